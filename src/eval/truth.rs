@@ -1,0 +1,152 @@
+//! Loading ground truth (CORE layout) and a run's predictions.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::error::{Error, InputError, Location, Result};
+use crate::io::{FieldSpec, Input, InputFormat};
+
+/// One labelled document.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TruthDoc {
+    /// Its id.
+    pub id: String,
+    /// Its `cat` label (`exact_dup`, `near_dup`, `non_dup`), or `unlabelled` if absent.
+    pub cat: String,
+    /// The ids of its labelled duplicates.
+    pub duplicates: Vec<String>,
+}
+
+/// The labelled documents of a corpus.
+#[derive(Clone, Debug, Default)]
+pub struct Truth {
+    /// In file order.
+    pub docs: Vec<TruthDoc>,
+}
+
+impl Truth {
+    /// Reads a JSONL file in the CORE layout: `core_id` (or `id_field`), `labelled_duplicates`,
+    /// and optionally `cat`.
+    pub fn load(path: &Path, id_field: &str) -> Result<Self> {
+        let input = Input::new(path, Some(InputFormat::Jsonl))?;
+        let fields = FieldSpec {
+            id: id_field.to_owned(),
+            text: Vec::new(),
+        };
+        let mut docs = Vec::new();
+        let mut seen = HashSet::new();
+        for raw in input.open(&fields)? {
+            let raw = raw?;
+            let record = raw.parse(&fields)?;
+            let bad = |field: &str, problem: &str| {
+                Error::from(InputError {
+                    location: raw.location.clone(),
+                    field: Some(field.to_owned()),
+                    problem: problem.to_owned(),
+                    hint: "ground truth needs the CORE layout: core_id, labelled_duplicates, cat"
+                        .into(),
+                })
+            };
+            let object: serde_json::Map<String, Value> =
+                serde_json::from_slice(&raw.original_json(&fields)?)
+                    .map_err(|e| bad(id_field, &e.to_string()))?;
+            let duplicates = match object.get("labelled_duplicates") {
+                Some(Value::Array(items)) => items
+                    .iter()
+                    .map(|v| match v {
+                        Value::String(s) => Ok(s.clone()),
+                        Value::Number(n) if n.is_u64() => Ok(n.to_string()),
+                        _ => Err(bad("labelled_duplicates", "expected a list of id strings")),
+                    })
+                    .collect::<Result<Vec<_>>>()?,
+                Some(Value::Null) | None => {
+                    return Err(bad("labelled_duplicates", "missing"));
+                }
+                Some(_) => return Err(bad("labelled_duplicates", "expected a list of id strings")),
+            };
+            let cat = match object.get("cat") {
+                Some(Value::String(s)) => s.clone(),
+                None | Some(Value::Null) => "unlabelled".into(),
+                Some(_) => return Err(bad("cat", "expected a string")),
+            };
+            if !seen.insert(record.id.clone()) {
+                return Err(bad(id_field, &format!("duplicate id {:?}", record.id)));
+            }
+            docs.push(TruthDoc {
+                id: record.id,
+                cat,
+                duplicates,
+            });
+        }
+        Ok(Truth { docs })
+    }
+}
+
+/// Which predicted set a document is scored with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Predicted {
+    /// The other members of its group (`groups.jsonl`).
+    Groups,
+    /// Its confirmed pair partners (`pairs.jsonl`).
+    Pairs,
+}
+
+/// Reads a run's predicted duplicates: id -> predicted duplicate ids (documents with none are
+/// absent).
+pub fn load_predictions(dir: &Path, mode: Predicted) -> Result<HashMap<String, HashSet<String>>> {
+    let file = match mode {
+        Predicted::Groups => "groups.jsonl",
+        Predicted::Pairs => "pairs.jsonl",
+    };
+    let path = dir.join(file);
+    if !path.is_file() {
+        return Err(Error::input(
+            Location::file(&path),
+            None,
+            "not found",
+            "give --pred the output folder of `neardup dedup`",
+        ));
+    }
+    let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+    let mut predicted: HashMap<String, HashSet<String>> = HashMap::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let location = Location::line(&path, i as u64 + 1);
+        let value: Value = serde_json::from_str(line).map_err(|e| {
+            Error::input(location.clone(), None, format!("not valid JSON: {e}"), "")
+        })?;
+        let string_field = |v: &Value, field: &str| -> Result<String> {
+            v.get(field)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .ok_or_else(|| Error::input(location.clone(), Some(field), "missing", ""))
+        };
+        match mode {
+            Predicted::Groups => {
+                let members: Vec<String> = value
+                    .get("members")
+                    .and_then(Value::as_array)
+                    .ok_or_else(|| Error::input(location.clone(), Some("members"), "missing", ""))?
+                    .iter()
+                    .filter_map(|m| m.as_str().map(str::to_owned))
+                    .collect();
+                for m in &members {
+                    let others = members.iter().filter(|o| *o != m).cloned();
+                    predicted.entry(m.clone()).or_default().extend(others);
+                }
+            }
+            Predicted::Pairs => {
+                let a = string_field(&value, "id_a")?;
+                let b = string_field(&value, "id_b")?;
+                predicted.entry(a.clone()).or_default().insert(b.clone());
+                predicted.entry(b).or_default().insert(a);
+            }
+        }
+    }
+    Ok(predicted)
+}

@@ -1,0 +1,199 @@
+//! Corpora of text files: a folder (searched recursively) or a `.zip` archive. Each file is one
+//! document whose id is its path inside the folder or archive, with `/` separators.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use super::{Body, RawRecord, RawRecords, Record};
+use crate::error::{Error, InputError, Location, Result};
+
+pub(super) fn open_folder(root: &Path) -> Result<RawRecords> {
+    let mut paths = Vec::new();
+    for entry in walkdir::WalkDir::new(root).sort_by_file_name() {
+        let entry = entry.map_err(|e| {
+            let path = e.path().unwrap_or(root).to_owned();
+            Error::io(&path, e.into())
+        })?;
+        if entry.file_type().is_file() {
+            paths.push(entry.into_path());
+        }
+    }
+    let root = root.to_owned();
+    Ok(Box::new(paths.into_iter().map(move |path| {
+        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        let id = relative_id(&root, &path);
+        Ok(RawRecord {
+            location: Location::entry(&root, &id),
+            input_bytes: bytes.len() as u64,
+            body: Body::File { id, bytes },
+        })
+    })))
+}
+
+fn relative_id(root: &Path, path: &Path) -> String {
+    let relative = path.strip_prefix(root).unwrap_or(path);
+    relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+pub(super) fn open_zip(path: &Path) -> Result<RawRecords> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let archive = zip::ZipArchive::new(std::io::BufReader::new(file)).map_err(|e| {
+        Error::input(
+            Location::file(path),
+            None,
+            format!("not a readable zip archive: {e}"),
+            "check that the file is a complete .zip",
+        )
+    })?;
+    Ok(Box::new(ZipEntries {
+        path: path.to_owned(),
+        archive,
+        next: 0,
+    }))
+}
+
+struct ZipEntries {
+    path: PathBuf,
+    archive: zip::ZipArchive<std::io::BufReader<File>>,
+    next: usize,
+}
+
+impl Iterator for ZipEntries {
+    type Item = Result<RawRecord>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while self.next < self.archive.len() {
+            let index = self.next;
+            self.next += 1;
+            let mut entry = match self.archive.by_index(index) {
+                Ok(entry) => entry,
+                Err(e) => {
+                    let location = Location::entry(&self.path, &format!("#{index}"));
+                    return Some(Ok(invalid(location, format!("unreadable entry: {e}"))));
+                }
+            };
+            if !entry.is_file() {
+                continue;
+            }
+            let id = match entry.name() {
+                Ok(name) => name.into_owned(),
+                Err(e) => {
+                    let location = Location::entry(&self.path, &format!("#{index}"));
+                    return Some(Ok(invalid(location, format!("unreadable entry name: {e}"))));
+                }
+            };
+            let location = Location::entry(&self.path, &id);
+            let input_bytes = entry.compressed_size();
+            let mut bytes = Vec::with_capacity(entry.size() as usize);
+            if let Err(e) = entry.read_to_end(&mut bytes) {
+                return Some(Ok(invalid(location, format!("cannot decompress: {e}"))));
+            }
+            return Some(Ok(RawRecord {
+                location,
+                input_bytes,
+                body: Body::File { id, bytes },
+            }));
+        }
+        None
+    }
+}
+
+fn invalid(location: Location, problem: String) -> RawRecord {
+    RawRecord {
+        location: location.clone(),
+        input_bytes: 0,
+        body: Body::Invalid(InputError {
+            location,
+            field: None,
+            problem,
+            hint: "repair the archive, or pass --skip-invalid to skip bad entries".into(),
+        }),
+    }
+}
+
+pub(super) fn parse(id: &str, bytes: &[u8], location: &Location) -> Result<Record, InputError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| InputError {
+        location: location.clone(),
+        field: None,
+        problem: format!("not valid UTF-8 (byte {})", e.valid_up_to() + 1),
+        hint: "convert the file to UTF-8, or pass --skip-invalid to skip it".into(),
+    })?;
+    Ok(Record {
+        id: id.to_owned(),
+        text: text.to_owned(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use crate::io::{FieldSpec, Input};
+
+    fn read_all(input: &Input) -> Vec<(String, String)> {
+        input
+            .open(&FieldSpec::default())
+            .unwrap()
+            .map(|r| {
+                let r = r.unwrap().parse(&FieldSpec::default()).unwrap();
+                (r.id, r.text)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn folder_ids_are_relative_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        std::fs::write(dir.path().join("b.txt"), "Zażółć gęślą jaźń").unwrap();
+        std::fs::write(dir.path().join("sub/a.txt"), "hello").unwrap();
+        let docs = read_all(&Input::new(dir.path(), None).unwrap());
+        assert_eq!(
+            docs,
+            vec![
+                ("b.txt".to_string(), "Zażółć gęślą jaźń".to_string()),
+                ("sub/a.txt".to_string(), "hello".to_string())
+            ]
+        );
+    }
+
+    #[test]
+    fn zip_entries_are_documents_and_bad_utf8_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("docs.zip");
+        let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
+        let options = zip::write::SimpleFileOptions::default();
+        zip.add_directory("news/", options).unwrap();
+        zip.start_file("news/1.txt", options).unwrap();
+        zip.write_all("Brexit news".as_bytes()).unwrap();
+        zip.start_file("news/2.txt", options).unwrap();
+        zip.write_all(b"\xff broken").unwrap();
+        zip.finish().unwrap();
+
+        let input = Input::new(&path, None).unwrap();
+        let raws: Vec<_> = input
+            .open(&FieldSpec::default())
+            .unwrap()
+            .map(|r| r.unwrap())
+            .collect();
+        assert_eq!(raws.len(), 2);
+        let first = raws[0].parse(&FieldSpec::default()).unwrap();
+        assert_eq!(
+            (first.id.as_str(), first.text.as_str()),
+            ("news/1.txt", "Brexit news")
+        );
+        let err = raws[1]
+            .parse(&FieldSpec::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("docs.zip/news/2.txt") && err.contains("UTF-8"),
+            "{err}"
+        );
+    }
+}

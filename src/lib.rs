@@ -1,0 +1,26 @@
+//! neardup finds duplicate and near-duplicate documents in collections from a few hundred texts
+//! to millions.
+//!
+//! The crate is organised by concept:
+//! - [`text`]: words, stoplists and shingles;
+//! - [`sketch`]: MinHash signatures and LSH banding;
+//! - [`group`]: confirmed pairs into duplicate groups with a representative each;
+//! - [`io`]: reading corpora (JSONL, CSV, folders and zips of text files) and writing results
+//!   atomically;
+//! - [`pipeline`]: the deduplication methods end to end;
+//! - [`eval`]: scoring a run against labelled duplicates (the CORE 2020 metrics);
+//! - [`synth`]: synthetic labelled corpora for tests and benchmarks;
+//! - [`cli`]: the `neardup` command line, a thin layer over the above.
+
+pub mod cli;
+pub mod error;
+pub mod eval;
+pub mod group;
+pub mod io;
+pub mod pipeline;
+pub mod progress;
+pub mod sketch;
+pub mod synth;
+pub mod text;
+
+pub use error::{Error, Result};

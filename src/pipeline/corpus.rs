@@ -1,0 +1,167 @@
+//! Reading a corpus into ids and sketches, in parallel, with per-document memory only for the
+//! raw text (records are parsed in chunks and their text dropped once sketched).
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+
+use crate::error::{Error, InputError, Location, Result};
+use crate::io::{FieldSpec, Input, RawRecord};
+use crate::progress;
+use crate::sketch::{MinHasher, Signatures};
+use crate::text::Shingler;
+
+/// Records per parallel chunk: large enough to keep both cores busy, small enough that the raw
+/// text in flight stays a few megabytes.
+const CHUNK: usize = 4096;
+
+/// How many skipped-record locations a report keeps.
+const SKIPS_SHOWN: usize = 5;
+
+/// Records skipped under `--skip-invalid`: how many, and the first few problems.
+#[derive(Clone, Debug, Default)]
+pub struct SkipReport {
+    /// Number of records skipped.
+    pub count: usize,
+    /// The first few problems, with their locations.
+    pub first: Vec<String>,
+}
+
+impl SkipReport {
+    fn add(&mut self, error: &InputError) {
+        self.count += 1;
+        if self.first.len() < SKIPS_SHOWN {
+            self.first.push(error.to_string());
+        }
+    }
+}
+
+/// A sketched corpus: document `i` has id `ids[i]` and signature row `i`.
+pub struct Corpus {
+    /// Document ids, in input order.
+    pub ids: Vec<String>,
+    /// MinHash signatures, one row per document.
+    pub signatures: Signatures,
+    /// For each document, its position among all raw records read (to find it again).
+    pub ordinals: Vec<u64>,
+    /// What `--skip-invalid` skipped.
+    pub skipped: SkipReport,
+}
+
+/// How to read and sketch a corpus.
+#[derive(Clone, Debug)]
+pub struct ReadOptions {
+    /// Which fields hold id and text.
+    pub fields: FieldSpec,
+    /// Skip bad records (counting them) instead of stopping at the first.
+    pub skip_invalid: bool,
+}
+
+/// Calls `each` with every raw record of `inputs`, in order, in chunks of up to [`CHUNK`],
+/// advancing a byte progress bar labelled `label`.
+pub fn for_each_chunk(
+    inputs: &[Input],
+    fields: &FieldSpec,
+    label: &str,
+    mut each: impl FnMut(Vec<RawRecord>) -> Result<()>,
+) -> Result<()> {
+    let total = inputs.iter().map(Input::size).sum();
+    let bar = progress::bytes(total, label);
+    for input in inputs {
+        let mut records = input.open(fields)?;
+        loop {
+            let chunk = records.by_ref().take(CHUNK).collect::<Result<Vec<_>>>()?;
+            if chunk.is_empty() {
+                break;
+            }
+            bar.inc(chunk.iter().map(|r| r.input_bytes).sum());
+            each(chunk)?;
+        }
+    }
+    bar.finish_and_clear();
+    Ok(())
+}
+
+/// Reads every input and signs every document.
+///
+/// Stops at the first bad record (an [`Error::Input`] naming it) unless `skip_invalid` is set;
+/// a repeated id is a bad record too.
+pub fn sketch(
+    inputs: &[Input],
+    options: &ReadOptions,
+    shingler: &Shingler,
+    hasher: &MinHasher,
+) -> Result<Corpus> {
+    let num_perm = hasher.num_perm();
+    let mut signatures = Signatures::new(num_perm);
+    // id -> (document, input, line): enough to name the first occurrence of a repeated id
+    // without keeping a path per document.
+    let mut index: HashMap<String, (u32, u32, u64)> = HashMap::new();
+    let mut ordinals = Vec::new();
+    let mut skipped = SkipReport::default();
+    let mut ordinal = 0u64;
+    for_each_chunk(inputs, &options.fields, "sketching", |chunk| {
+        let signed: Vec<_> = chunk
+            .par_iter()
+            .map_init(Vec::new, |shingles, raw| {
+                let record = raw.parse(&options.fields)?;
+                shingles.clear();
+                shingler.hash_shingles(&record.text, shingles);
+                let mut signature = vec![0u32; num_perm];
+                hasher.sign_into(shingles, &mut signature);
+                Ok((record.id, signature, shingles.is_empty()))
+            })
+            .collect();
+        for (raw, result) in chunk.iter().zip(signed) {
+            let this = ordinal;
+            ordinal += 1;
+            let (id, signature, empty) = match result {
+                Ok(ok) => ok,
+                Err(e) if options.skip_invalid => {
+                    skipped.add(&e);
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
+            let input = inputs
+                .iter()
+                .position(|i| i.path == raw.location.path)
+                .unwrap_or(0);
+            if let Some(&(_, first_input, first_line)) = index.get(&id) {
+                let first = match raw.location.line {
+                    Some(_) => Location::line(&inputs[first_input as usize].path, first_line),
+                    None => Location::entry(&inputs[first_input as usize].path, &id),
+                };
+                let e = InputError {
+                    location: raw.location.clone(),
+                    field: Some(options.fields.id.clone()),
+                    problem: format!("duplicate id {id:?}, first seen at {first}"),
+                    hint:
+                        "ids must be unique; fix the data, or pass --skip-invalid to keep the first"
+                            .into(),
+                };
+                if options.skip_invalid {
+                    skipped.add(&e);
+                    continue;
+                }
+                return Err(Error::from(e));
+            }
+            let doc = signatures.len() as u32;
+            let line = raw.location.line.unwrap_or(0);
+            index.insert(id, (doc, input as u32, line));
+            signatures.push(&signature, empty);
+            ordinals.push(this);
+        }
+        Ok(())
+    })?;
+    let mut ids = vec![String::new(); signatures.len()];
+    for (id, (doc, _, _)) in index {
+        ids[doc as usize] = id;
+    }
+    Ok(Corpus {
+        ids,
+        signatures,
+        ordinals,
+        skipped,
+    })
+}

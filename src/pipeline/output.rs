@@ -1,0 +1,176 @@
+//! The files a run leaves in its output folder, each written atomically:
+//! - `pairs.jsonl`: one confirmed pair a line, `{"id_a", "id_b", "jaccard"}`, `id_a < id_b`,
+//!   sorted;
+//! - `groups.jsonl`: one group a line, `{"group", "representative", "members", ...}`, members
+//!   sorted by id, groups by their smallest id; singletons are left out;
+//! - `unique.jsonl`: the input records of representatives and of documents in no group, in input
+//!   order (JSONL lines byte-for-byte as read);
+//! - `summary.json`: settings, counts and stage times.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::{Dedup, ReadOptions, StageTimes, for_each_chunk};
+use crate::error::{Error, Result};
+use crate::io::{AtomicFile, Input, write_json_lines};
+
+#[derive(Serialize)]
+struct PairLine<'a> {
+    id_a: &'a str,
+    id_b: &'a str,
+    jaccard: f64,
+}
+
+#[derive(Serialize)]
+struct GroupLine<'a> {
+    group: usize,
+    representative: &'a str,
+    representative_similarity: f64,
+    size: usize,
+    members: Vec<&'a str>,
+}
+
+/// What a run did, as written to `summary.json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunSummary {
+    /// The method and its settings.
+    pub settings: serde_json::Value,
+    /// Documents read (valid ones).
+    pub documents: usize,
+    /// Records skipped under `--skip-invalid`.
+    pub skipped: usize,
+    /// The first few skipped records' problems.
+    pub skipped_first: Vec<String>,
+    /// Candidate pairs compared.
+    pub candidates: usize,
+    /// Confirmed pairs.
+    pub pairs: usize,
+    /// Groups of two or more.
+    pub groups: usize,
+    /// Documents that belong to a group.
+    pub documents_in_groups: usize,
+    /// Records written to `unique.jsonl`.
+    pub unique: usize,
+    /// Seconds per stage.
+    pub seconds: StageTimes,
+    /// Seconds spent writing the outputs.
+    pub write_seconds: f64,
+}
+
+/// Writes the run's files into `dir` (created if missing) and returns the summary.
+pub fn write_results(
+    dir: &Path,
+    inputs: &[Input],
+    read: &ReadOptions,
+    dedup: &Dedup,
+    settings: serde_json::Value,
+) -> Result<RunSummary> {
+    let clock = Instant::now();
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let ids = &dedup.corpus.ids;
+
+    let mut pairs: Vec<PairLine> = dedup
+        .pairs
+        .iter()
+        .map(|p| {
+            let (x, y) = (ids[p.a as usize].as_str(), ids[p.b as usize].as_str());
+            PairLine {
+                id_a: x.min(y),
+                id_b: x.max(y),
+                jaccard: p.jaccard,
+            }
+        })
+        .collect();
+    pairs.sort_by(|p, q| (p.id_a, p.id_b).cmp(&(q.id_a, q.id_b)));
+    write_json_lines(&dir.join("pairs.jsonl"), &pairs)?;
+
+    let groups = dedup.groups.iter().enumerate().map(|(i, g)| GroupLine {
+        group: i,
+        representative: &ids[g.representative as usize],
+        representative_similarity: g.representative_similarity,
+        size: g.members.len(),
+        members: g
+            .members
+            .iter()
+            .map(|&m| ids[m as usize].as_str())
+            .collect(),
+    });
+    write_json_lines(&dir.join("groups.jsonl"), groups)?;
+
+    let unique = write_unique(&dir.join("unique.jsonl"), inputs, read, dedup)?;
+
+    let summary = RunSummary {
+        settings,
+        documents: ids.len(),
+        skipped: dedup.corpus.skipped.count,
+        skipped_first: dedup.corpus.skipped.first.clone(),
+        candidates: dedup.candidates,
+        pairs: dedup.pairs.len(),
+        groups: dedup.groups.len(),
+        documents_in_groups: dedup.groups.iter().map(|g| g.members.len()).sum(),
+        unique,
+        seconds: dedup.times.clone(),
+        write_seconds: clock.elapsed().as_secs_f64(),
+    };
+    let path = dir.join("summary.json");
+    let mut file = AtomicFile::create(&path)?;
+    serde_json::to_writer_pretty(&mut file, &summary).map_err(|e| Error::io(&path, e.into()))?;
+    file.write_all(b"\n").map_err(|e| Error::io(&path, e))?;
+    file.commit()?;
+    Ok(summary)
+}
+
+/// Re-reads the inputs and copies out the records to keep; returns how many.
+fn write_unique(path: &Path, inputs: &[Input], read: &ReadOptions, dedup: &Dedup) -> Result<usize> {
+    let corpus = &dedup.corpus;
+    let mut keep = vec![true; corpus.ids.len()];
+    for group in &dedup.groups {
+        for &m in &group.members {
+            keep[m as usize] = m == group.representative;
+        }
+    }
+    // Documents to keep, by their position among the raw records (ascending, as read).
+    let mut wanted = (0..corpus.ids.len())
+        .filter(|&d| keep[d])
+        .map(|d| (corpus.ordinals[d], d))
+        .peekable();
+    let mut file = AtomicFile::create(path)?;
+    let mut written = 0;
+    let mut ordinal = 0u64;
+    for_each_chunk(inputs, &read.fields, "writing", |chunk| {
+        for raw in chunk {
+            let this = ordinal;
+            ordinal += 1;
+            let Some(&(want, doc)) = wanted.peek() else {
+                continue;
+            };
+            if want != this {
+                continue;
+            }
+            wanted.next();
+            let same = raw.parse(&read.fields).map(|r| r.id == corpus.ids[doc]);
+            if same != Ok(true) {
+                return Err(Error::Usage(format!(
+                    "{}: the input changed while neardup was reading it; run again on a stable copy",
+                    raw.location
+                )));
+            }
+            let line = raw.original_json(&read.fields)?;
+            file.write_all(&line).map_err(|e| Error::io(path, e))?;
+            file.write_all(b"\n").map_err(|e| Error::io(path, e))?;
+            written += 1;
+        }
+        Ok(())
+    })?;
+    if wanted.peek().is_some() {
+        return Err(Error::Usage(
+            "the input became shorter while neardup was reading it; run again on a stable copy"
+                .into(),
+        ));
+    }
+    file.commit()?;
+    Ok(written)
+}

@@ -1,0 +1,170 @@
+//! Locality-sensitive hashing over MinHash signatures (banding).
+//!
+//! A signature of `b·r` slots is cut into `b` bands of `r` rows. Two documents become
+//! candidates when any band is identical, which happens with probability
+//! `1 − (1 − s^r)^b` for Jaccard similarity `s`: an S-curve whose steepest point sits near the
+//! threshold when `(b, r)` are chosen well. [`LshParams::optimal`] picks them as datasketch
+//! does: the pair that minimises the (equally weighted) area of false positives below the
+//! threshold plus false negatives above it.
+
+use rayon::prelude::*;
+use xxhash_rust::xxh3::xxh3_64;
+
+use super::minhash::Signatures;
+
+/// The banding of a signature.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LshParams {
+    /// Number of bands.
+    pub bands: usize,
+    /// Slots per band.
+    pub rows: usize,
+}
+
+impl LshParams {
+    /// The `(bands, rows)` with `bands·rows ≤ num_perm` that minimises
+    /// `∫₀ᵗ P(s) ds + ∫ₜ¹ (1 − P(s)) ds` for the collision probability `P` above.
+    pub fn optimal(threshold: f64, num_perm: usize) -> Self {
+        assert!(
+            (0.0..=1.0).contains(&threshold),
+            "threshold must lie in [0, 1]"
+        );
+        let mut best = (f64::INFINITY, LshParams { bands: 1, rows: 1 });
+        for bands in 1..=num_perm {
+            for rows in 1..=num_perm / bands {
+                let collide = |s: f64| 1.0 - (1.0 - s.powi(rows as i32)).powi(bands as i32);
+                let false_pos = integrate(collide, 0.0, threshold);
+                let false_neg = integrate(|s| 1.0 - collide(s), threshold, 1.0);
+                let error = 0.5 * false_pos + 0.5 * false_neg;
+                if error < best.0 {
+                    best = (error, LshParams { bands, rows });
+                }
+            }
+        }
+        best.1
+    }
+
+    /// The probability that two documents of Jaccard similarity `s` share a band.
+    pub fn collision_probability(&self, s: f64) -> f64 {
+        1.0 - (1.0 - s.powi(self.rows as i32)).powi(self.bands as i32)
+    }
+}
+
+/// Composite Simpson's rule on 256 intervals: the integrands are smooth polynomials, for
+/// which this is exact to far below the differences between neighbouring `(b, r)` choices.
+fn integrate(f: impl Fn(f64) -> f64, lo: f64, hi: f64) -> f64 {
+    const STEPS: usize = 256;
+    let h = (hi - lo) / STEPS as f64;
+    let mut sum = f(lo) + f(hi);
+    for i in 1..STEPS {
+        let weight = if i % 2 == 1 { 4.0 } else { 2.0 };
+        sum += weight * f(lo + i as f64 * h);
+    }
+    sum * h / 3.0
+}
+
+/// All pairs `(x, y)`, `x < y`, of documents that share at least one band, sorted and without
+/// repeats. Documents without shingles take part in no pair.
+///
+/// Each band is handled by sorting `(band hash, doc)` keys, so memory is linear in the corpus
+/// plus the pairs found, and bands run in parallel.
+pub fn candidate_pairs(signatures: &Signatures, params: LshParams) -> Vec<(u32, u32)> {
+    assert!(
+        params.bands * params.rows <= signatures.num_perm(),
+        "banding needs {} slots, signatures have {}",
+        params.bands * params.rows,
+        signatures.num_perm()
+    );
+    let docs: Vec<u32> = (0..signatures.len() as u32)
+        .filter(|&d| !signatures.is_empty_doc(d as usize))
+        .collect();
+    let mut pairs: Vec<(u32, u32)> = (0..params.bands)
+        .into_par_iter()
+        .flat_map_iter(|band| {
+            let range = band * params.rows..(band + 1) * params.rows;
+            let mut keys: Vec<(u64, u32)> = docs
+                .iter()
+                .map(|&d| {
+                    let slots = &signatures.row(d as usize)[range.clone()];
+                    (band_hash(slots), d)
+                })
+                .collect();
+            keys.sort_unstable();
+            let mut band_pairs = Vec::new();
+            for bucket in keys.chunk_by(|x, y| x.0 == y.0) {
+                for (i, &(_, x)) in bucket.iter().enumerate() {
+                    for &(_, y) in &bucket[i + 1..] {
+                        band_pairs.push((x.min(y), x.max(y)));
+                    }
+                }
+            }
+            band_pairs
+        })
+        .collect();
+    pairs.par_sort_unstable();
+    pairs.dedup();
+    pairs
+}
+
+fn band_hash(slots: &[u32]) -> u64 {
+    let mut bytes = [0u8; 4 * 64];
+    if slots.len() <= 64 {
+        for (chunk, slot) in bytes.chunks_exact_mut(4).zip(slots) {
+            chunk.copy_from_slice(&slot.to_le_bytes());
+        }
+        xxh3_64(&bytes[..4 * slots.len()])
+    } else {
+        let bytes: Vec<u8> = slots.iter().flat_map(|s| s.to_le_bytes()).collect();
+        xxh3_64(&bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sketch::MinHasher;
+    use crate::text::Shingler;
+    use datasketch_minhash_lsh::{LshParams as Oracle, Weights};
+
+    #[test]
+    fn banding_matches_datasketch_rule() {
+        for num_perm in [16, 32, 64, 128, 256] {
+            for threshold in [0.3, 0.5, 0.7, 0.8, 0.9] {
+                let ours = LshParams::optimal(threshold, num_perm);
+                let oracle = Oracle::find_optimal_params(threshold, num_perm, &Weights(0.5, 0.5));
+                assert_eq!(
+                    (ours.bands, ours.rows),
+                    (oracle.b, oracle.r),
+                    "threshold {threshold}, {num_perm} permutations"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn default_banding_is_steep_around_the_threshold() {
+        let p = LshParams::optimal(0.7, 128);
+        assert!(p.collision_probability(0.9) > 0.99);
+        assert!(p.collision_probability(0.3) < 0.01);
+    }
+
+    #[test]
+    fn candidates_include_near_duplicates_and_skip_unrelated_and_empty() {
+        let shingler = Shingler::word_unigrams();
+        let hasher = MinHasher::new(128, 1);
+        let texts = [
+            "deep learning for protein structure prediction from sequence data alone",
+            "deep learning for protein structure prediction from sequence data",
+            "a survey of medieval trade routes in the baltic sea region",
+            "",
+            "",
+        ];
+        let mut sigs = Signatures::new(128);
+        for t in texts {
+            let set = shingler.shingle_set(t);
+            sigs.push(&hasher.sign(&set), set.is_empty());
+        }
+        let pairs = candidate_pairs(&sigs, LshParams::optimal(0.7, 128));
+        assert_eq!(pairs, vec![(0, 1)]);
+    }
+}

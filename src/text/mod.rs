@@ -1,0 +1,220 @@
+//! Text normalisation: from a raw string to the set of hashed shingles a sketch is built from.
+//!
+//! A document is split into Unicode word tokens (the `\w+` of most regex engines, so Polish,
+//! Cyrillic and accented text work), lower-cased, optionally filtered through a [`Stoplist`],
+//! and turned into shingles: word n-grams (default: single words, as in the CORE notebook) or
+//! character n-grams over the normalised text. Each shingle is hashed to 64 bits with XXH3, a
+//! hash that is specified byte-for-byte and therefore identical on every platform and Rust
+//! version (unlike `std`'s `DefaultHasher`).
+
+mod stoplist;
+
+pub use stoplist::Stoplist;
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use xxhash_rust::xxh3::xxh3_64;
+
+static WORD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\w+").expect("valid regex"));
+
+/// Calls `each` with every lower-cased word of `text`, in order.
+///
+/// Words are maximal runs of Unicode word characters (letters, marks, digits, connector
+/// punctuation), so `"Zażółć gęślą jaźń"` has three words and punctuation never sticks to one.
+pub fn for_each_word(text: &str, mut each: impl FnMut(&str)) {
+    let mut lowered = String::new();
+    for word in WORD.find_iter(text) {
+        let word = word.as_str();
+        if word
+            .bytes()
+            .any(|b| b.is_ascii_uppercase() || !b.is_ascii())
+        {
+            lowered.clear();
+            lowered.extend(word.chars().flat_map(char::to_lowercase));
+            each(&lowered);
+        } else {
+            each(word);
+        }
+    }
+}
+
+/// The lower-cased words of `text`, in order.
+///
+/// ```
+/// assert_eq!(neardup::text::words("Zażółć gęślą JAŹŃ!"), ["zażółć", "gęślą", "jaźń"]);
+/// ```
+pub fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for_each_word(text, |w| out.push(w.to_owned()));
+    out
+}
+
+/// What a shingle is made of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShingleKind {
+    /// `n` consecutive words (after the stoplist).
+    Words(usize),
+    /// `n` consecutive characters of the normalised text (words joined by single spaces).
+    Chars(usize),
+}
+
+impl std::fmt::Display for ShingleKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ShingleKind::Words(n) => write!(f, "word {n}-grams"),
+            ShingleKind::Chars(n) => write!(f, "char {n}-grams"),
+        }
+    }
+}
+
+/// Turns text into hashed shingles.
+///
+/// A text with fewer words (or characters) than the n-gram size, but at least one, yields one
+/// shingle made of all of it, so short titles still get a sketch. An empty text yields none.
+#[derive(Clone, Debug)]
+pub struct Shingler {
+    kind: ShingleKind,
+    stoplist: Stoplist,
+}
+
+impl Shingler {
+    /// A shingler for `kind`; `n` must be at least 1.
+    pub fn new(kind: ShingleKind, stoplist: Stoplist) -> Self {
+        let n = match kind {
+            ShingleKind::Words(n) | ShingleKind::Chars(n) => n,
+        };
+        assert!(n >= 1, "shingle size must be at least 1");
+        Shingler { kind, stoplist }
+    }
+
+    /// Word 1-grams, no stoplist: the CORE notebook's features.
+    pub fn word_unigrams() -> Self {
+        Shingler::new(ShingleKind::Words(1), Stoplist::default())
+    }
+
+    /// The kind of shingle this produces.
+    pub fn kind(&self) -> ShingleKind {
+        self.kind
+    }
+
+    /// Appends the 64-bit hash of every shingle of `text` to `out` (repeats included: a
+    /// MinHash ignores them, and removing them costs more than it saves).
+    pub fn hash_shingles(&self, text: &str, out: &mut Vec<u64>) {
+        match self.kind {
+            ShingleKind::Words(1) => {
+                for_each_word(text, |w| {
+                    if !self.stoplist.contains(w) {
+                        out.push(xxh3_64(w.as_bytes()));
+                    }
+                });
+            }
+            ShingleKind::Words(n) => {
+                let kept = self.kept_words(text);
+                if kept.is_empty() {
+                    return;
+                }
+                let mut joined = String::new();
+                for window in kept.windows(n.min(kept.len())) {
+                    joined.clear();
+                    for (i, w) in window.iter().enumerate() {
+                        if i > 0 {
+                            joined.push(' ');
+                        }
+                        joined.push_str(w);
+                    }
+                    out.push(xxh3_64(joined.as_bytes()));
+                }
+            }
+            ShingleKind::Chars(n) => {
+                let normalised = self.kept_words(text).join(" ");
+                let boundaries: Vec<usize> = normalised
+                    .char_indices()
+                    .map(|(i, _)| i)
+                    .chain(std::iter::once(normalised.len()))
+                    .collect();
+                let chars = boundaries.len() - 1;
+                if chars == 0 {
+                    return;
+                }
+                let n = n.min(chars);
+                for start in 0..=chars - n {
+                    let gram = &normalised[boundaries[start]..boundaries[start + n]];
+                    out.push(xxh3_64(gram.as_bytes()));
+                }
+            }
+        }
+    }
+
+    /// The set of shingle hashes of `text`, sorted and without repeats.
+    pub fn shingle_set(&self, text: &str) -> Vec<u64> {
+        let mut out = Vec::new();
+        self.hash_shingles(text, &mut out);
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    fn kept_words(&self, text: &str) -> Vec<String> {
+        let mut kept = Vec::new();
+        for_each_word(text, |w| {
+            if !self.stoplist.contains(w) {
+                kept.push(w.to_owned());
+            }
+        });
+        kept
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn polish_words_tokenise_and_fold_case() {
+        assert_eq!(words("Zażółć gęślą jaźń"), ["zażółć", "gęślą", "jaźń"]);
+        assert_eq!(words("ŁÓDŹ łódź"), ["łódź", "łódź"]);
+        assert_eq!(words("Привет, МИР! café_1"), ["привет", "мир", "café_1"]);
+    }
+
+    #[test]
+    fn punctuation_and_case_do_not_change_the_shingles() {
+        let s = Shingler::word_unigrams();
+        assert_eq!(s.shingle_set("Hello, World!"), s.shingle_set("hello world"));
+        assert_ne!(s.shingle_set("hello world"), s.shingle_set("hello word"));
+    }
+
+    #[test]
+    fn word_ngrams_slide_and_short_texts_get_one_shingle() {
+        let s = Shingler::new(ShingleKind::Words(2), Stoplist::default());
+        assert_eq!(s.shingle_set("a b c").len(), 2);
+        assert_eq!(s.shingle_set("a").len(), 1);
+        assert!(s.shingle_set("  ,; ").is_empty());
+        assert_eq!(s.shingle_set("a b"), s.shingle_set("A, B."));
+    }
+
+    #[test]
+    fn stoplist_removes_words_before_shingling() {
+        let stop = Stoplist::from_words(["the", "of"]);
+        let s = Shingler::new(ShingleKind::Words(2), stop);
+        assert_eq!(
+            s.shingle_set("the history of rome"),
+            s.shingle_set("history rome")
+        );
+    }
+
+    #[test]
+    fn char_ngrams_count_characters_not_bytes() {
+        let s = Shingler::new(ShingleKind::Chars(3), Stoplist::default());
+        // "żółw" has 4 characters (7 bytes): 2 trigrams.
+        assert_eq!(s.shingle_set("Żółw").len(), 2);
+        assert_eq!(s.shingle_set("ab").len(), 1);
+    }
+
+    #[test]
+    fn hashes_are_stable_across_platforms() {
+        // XXH3-64 of "hello" is fixed by the XXH3 specification.
+        let s = Shingler::word_unigrams();
+        assert_eq!(s.shingle_set("Hello"), vec![0x9555e8555c62dcfd]);
+    }
+}
