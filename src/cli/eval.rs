@@ -36,19 +36,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
     let evaluation = evaluate(&truth, &predicted);
     print!("{}", render_table(&evaluation));
     if let Some(path) = &args.json {
-        let json = serde_json::json!({
-            "truth": args.truth,
-            "pred": args.pred,
-            "predicted": args.predicted,
-            "metrics": evaluation,
-        });
-        let mut value = serde_json::to_value(&evaluation).expect("metrics serialise");
-        if let (Some(obj), Some(extra)) = (value.as_object_mut(), json.as_object()) {
-            obj.insert("truth".into(), extra["truth"].clone());
-            obj.insert("pred".into(), extra["pred"].clone());
-            obj.insert("predicted".into(), extra["predicted"].clone());
-        }
-        super::write_json(path, &value)?;
+        super::write_json(path, &evaluation)?;
     }
     Ok(())
 }

@@ -4,6 +4,7 @@
 
 mod dedup;
 mod eval;
+mod run;
 mod synth;
 
 use std::process::ExitCode;
@@ -29,6 +30,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     Dedup(dedup::DedupArgs),
+    Run(run::RunArgs),
     Eval(eval::EvalArgs),
     Gen(synth::GenArgs),
 }
@@ -40,6 +42,7 @@ pub fn run() -> ExitCode {
     crate::progress::set_quiet(cli.quiet);
     let result = match cli.command {
         Command::Dedup(args) => dedup::run(args),
+        Command::Run(args) => run::run(args),
         Command::Eval(args) => eval::run(args),
         Command::Gen(args) => synth::run(args),
     };

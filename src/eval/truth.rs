@@ -85,7 +85,9 @@ impl Truth {
 }
 
 /// Which predicted set a document is scored with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Predicted {
     /// The other members of its group (`groups.jsonl`).

@@ -8,7 +8,8 @@
 //! Formats, chosen by [`InputFormat::detect`] or explicitly:
 //! - JSONL (CORE 2020 layout by default: id `core_id`, text `processed_title` + `processed_abstract`),
 //! - CSV / TSV with a header row (the same field names),
-//! - a folder or a `.zip` of text files, id = the path inside it.
+//! - a folder or a `.zip` of text files, id = the path inside it,
+//! - Parquet (cargo feature `parquet`, on by default), read in slices of rows.
 //!
 //! Results are written through [`AtomicFile`]: a temporary file beside the target, renamed into
 //! place only when complete.
@@ -17,6 +18,8 @@ mod csv_input;
 mod files;
 mod jsonl;
 mod output;
+#[cfg(feature = "parquet")]
+mod parquet;
 
 pub use output::{AtomicFile, write_json_lines};
 
@@ -54,7 +57,10 @@ pub struct Record {
 }
 
 /// The formats neardup reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum InputFormat {
     /// One JSON object a line.
     Jsonl,
@@ -66,6 +72,8 @@ pub enum InputFormat {
     Folder,
     /// A .zip archive of text files.
     Zip,
+    /// Apache Parquet (needs the `parquet` cargo feature, on by default).
+    Parquet,
 }
 
 impl InputFormat {
@@ -83,11 +91,12 @@ impl InputFormat {
             Some("csv") => Ok(InputFormat::Csv),
             Some("tsv" | "tab") => Ok(InputFormat::Tsv),
             Some("zip") => Ok(InputFormat::Zip),
+            Some("parquet" | "pq") => Ok(InputFormat::Parquet),
             _ => Err(Error::input(
                 Location::file(path),
                 None,
                 "cannot tell the input format from the file name",
-                "name it .jsonl, .csv, .tsv or .zip, give a folder, or pass --format",
+                "name it .jsonl, .csv, .tsv, .parquet or .zip, give a folder, or pass --format",
             )),
         }
     }
@@ -107,7 +116,13 @@ pub struct RawRecord {
 enum Body {
     Json(Vec<u8>),
     Csv(Arc<csv_input::Columns>, csv::ByteRecord),
-    File { id: String, bytes: Vec<u8> },
+    File {
+        id: String,
+        bytes: Vec<u8>,
+    },
+    /// Formats decoded in bulk (Parquet): the record and its JSON form.
+    #[cfg_attr(not(feature = "parquet"), allow(dead_code))]
+    Parsed(Result<Record, InputError>, Vec<u8>),
     Invalid(InputError),
 }
 
@@ -119,6 +134,7 @@ impl RawRecord {
             Body::Json(line) => jsonl::parse(line, fields, &self.location),
             Body::Csv(columns, row) => columns.parse(row, &self.location),
             Body::File { id, bytes } => files::parse(id, bytes, &self.location),
+            Body::Parsed(record, _) => record.clone(),
             Body::Invalid(e) => Err(e.clone()),
         }
     }
@@ -134,6 +150,7 @@ impl RawRecord {
                 let json = serde_json::json!({ "id": record.id, "text": record.text });
                 Ok(json.to_string().into_bytes())
             }
+            Body::Parsed(record, json) => record.clone().map(|_| json.clone()),
             Body::Invalid(e) => Err(e.clone()),
         }
     }
@@ -178,6 +195,13 @@ impl Input {
             InputFormat::Tsv => csv_input::open(&self.path, b'\t', fields),
             InputFormat::Folder => files::open_folder(&self.path),
             InputFormat::Zip => files::open_zip(&self.path),
+            #[cfg(feature = "parquet")]
+            InputFormat::Parquet => parquet::open(&self.path, fields),
+            #[cfg(not(feature = "parquet"))]
+            InputFormat::Parquet => Err(Error::Usage(format!(
+                "{}: this neardup was built without Parquet support; rebuild with `--features parquet`",
+                self.path.display()
+            ))),
         }
     }
 

@@ -11,9 +11,11 @@
 
 mod corpus;
 mod output;
+mod spec;
 
 pub use corpus::{Corpus, ReadOptions, SkipReport, for_each_chunk, sketch};
 pub use output::{RunSummary, write_results};
+pub use spec::{EvalSpec, InputSpec, MethodSpec, MinHashSpec, OutputSpec, PipelineSpec};
 
 use std::time::Instant;
 
@@ -26,7 +28,9 @@ use crate::sketch::{LshParams, MinHasher, candidate_pairs};
 use crate::text::{ShingleKind, Shingler, Stoplist};
 
 /// How MinHash candidates are confirmed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Confirm {
     /// The signatures' Jaccard estimate must reach the threshold.

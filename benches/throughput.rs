@@ -1,0 +1,131 @@
+//! Throughput benchmark: `cargo bench --bench throughput`.
+//!
+//! Measures, on a generated CORE-layout corpus, in one run:
+//! 1. signatures per second of neardup's `MinHasher` against the `datasketch-minhash-lsh` crate's
+//!    `MinHash` on the same word sets (the baseline, reported as a ratio, since absolute times
+//!    drift on shared machines);
+//! 2. end-to-end documents per second of `dedup --method minhash` (read, tokenise, sign, band,
+//!    confirm, group, write) at each corpus size.
+//!
+//! Sizes come from `NEARDUP_BENCH_DOCS` (comma-separated, default `10000,100000`).
+
+use std::time::Instant;
+
+use neardup::io::{FieldSpec, Input};
+use neardup::pipeline::{self, MinHashConfig, ReadOptions};
+use neardup::sketch::MinHasher;
+use neardup::synth::Generator;
+use neardup::text::{Shingler, words};
+
+fn main() {
+    let sizes: Vec<usize> = std::env::var("NEARDUP_BENCH_DOCS")
+        .unwrap_or_else(|_| "10000,100000".into())
+        .split(',')
+        .map(|s| {
+            s.trim()
+                .parse()
+                .expect("NEARDUP_BENCH_DOCS: comma-separated numbers")
+        })
+        .collect();
+    let dir = tempfile::tempdir().expect("temp dir");
+
+    signature_rates(&Generator::new(5_000, 1));
+
+    println!(
+        "\nend to end, dedup --method minhash (128 permutations, threshold 0.7, word 1-grams):"
+    );
+    println!(
+        "{:>10} {:>10} {:>12} {:>9} {:>9} {:>9}",
+        "documents", "seconds", "docs/s", "sketch s", "lsh s", "write s"
+    );
+    for &docs in &sizes {
+        let path = dir.path().join(format!("gen-{docs}.jsonl"));
+        Generator::new(docs, 1).write(&path).expect("write corpus");
+        let inputs = [Input::new(&path, None).expect("input")];
+        let read = ReadOptions {
+            fields: FieldSpec::default(),
+            skip_invalid: false,
+        };
+        let clock = Instant::now();
+        let dedup =
+            pipeline::minhash_dedup(&inputs, &read, &MinHashConfig::default()).expect("dedup");
+        let summary = pipeline::write_results(
+            &dir.path().join(format!("out-{docs}")),
+            &inputs,
+            &read,
+            &dedup,
+            serde_json::Value::Null,
+        )
+        .expect("write");
+        let seconds = clock.elapsed().as_secs_f64();
+        println!(
+            "{:>10} {:>10.2} {:>12.0} {:>9.2} {:>9.2} {:>9.2}",
+            docs,
+            seconds,
+            docs as f64 / seconds,
+            summary.seconds.sketch,
+            summary.seconds.candidates + summary.seconds.confirm + summary.seconds.group,
+            summary.write_seconds
+        );
+    }
+}
+
+/// Signs the same word sets with both implementations, single-threaded, and prints the rates.
+fn signature_rates(corpus: &Generator) {
+    let texts: Vec<String> = (0..corpus.len())
+        .map(|i| {
+            let d = corpus.doc(i);
+            format!("{} {}", d.processed_title, d.processed_abstract)
+        })
+        .collect();
+    let shingler = Shingler::word_unigrams();
+    let sets: Vec<Vec<u64>> = texts.iter().map(|t| shingler.shingle_set(t)).collect();
+    let tokens: usize = sets.iter().map(Vec::len).sum();
+
+    let hasher = MinHasher::new(128, 1);
+    let mut out = vec![0u32; 128];
+    let clock = Instant::now();
+    let mut checksum = 0u64;
+    for set in &sets {
+        hasher.sign_into(set, &mut out);
+        checksum = checksum.wrapping_add(u64::from(out[0]));
+    }
+    let ours = clock.elapsed().as_secs_f64();
+
+    let word_sets: Vec<Vec<String>> = texts
+        .iter()
+        .map(|t| {
+            let mut w = words(t);
+            w.sort();
+            w.dedup();
+            w
+        })
+        .collect();
+    let clock = Instant::now();
+    for set in &word_sets {
+        let mut m = <datasketch_minhash_lsh::MinHash>::new(128, Some(1));
+        for w in set {
+            m.update(w);
+        }
+        std::hint::black_box(&m);
+    }
+    let baseline = clock.elapsed().as_secs_f64();
+    std::hint::black_box(checksum);
+
+    let n = sets.len() as f64;
+    println!(
+        "signatures, 128 permutations, one thread, {} documents, {:.0} distinct words each:",
+        sets.len(),
+        tokens as f64 / n
+    );
+    println!(
+        "  neardup MinHasher            {:>10.0} signatures/s  ({:.1} ns per word-permutation)",
+        n / ours,
+        ours * 1e9 / (tokens as f64 * 128.0)
+    );
+    println!(
+        "  datasketch-minhash-lsh 0.0.1 {:>10.0} signatures/s  (baseline)",
+        n / baseline
+    );
+    println!("  ratio                        {:>10.1}x", baseline / ours);
+}

@@ -1,0 +1,60 @@
+//! `neardup run`: execute a pipeline file; also the shared back end of `neardup dedup`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::error::Result;
+use crate::eval::{Truth, evaluate, load_predictions, render_table};
+use crate::pipeline::{self, MethodSpec, PipelineSpec};
+
+/// Run a declarative pipeline file (see pipelines/).
+#[derive(Debug, Args)]
+#[command(after_help = "Example:\n  neardup run pipelines/minhash.toml")]
+pub struct RunArgs {
+    /// The pipeline TOML file.
+    pipeline: PathBuf,
+}
+
+pub fn run(args: RunArgs) -> Result<()> {
+    execute(&PipelineSpec::load(&args.pipeline)?)
+}
+
+/// Runs `spec`: deduplicate, write results, print a summary, score if asked.
+pub fn execute(spec: &PipelineSpec) -> Result<()> {
+    let inputs = spec.inputs()?;
+    let read = spec.read_options();
+    let dedup = match &spec.method {
+        MethodSpec::Minhash(m) => pipeline::minhash_dedup(&inputs, &read, &m.config()?)?,
+    };
+    let settings = serde_json::to_value(spec).expect("settings serialise");
+    let summary = pipeline::write_results(&spec.output.dir, &inputs, &read, &dedup, settings)?;
+    let s = &summary.seconds;
+    let total = s.sketch + s.candidates + s.confirm + s.group + summary.write_seconds;
+    println!(
+        "{} documents, {} duplicate pairs, {} groups ({} documents), {} unique records kept -> {} ({:.2} s, {:.0} docs/s)",
+        summary.documents,
+        summary.pairs,
+        summary.groups,
+        summary.documents_in_groups,
+        summary.unique,
+        spec.output.dir.display(),
+        total,
+        summary.documents as f64 / total.max(1e-9),
+    );
+    if summary.skipped > 0 {
+        eprintln!("skipped {} invalid records; the first:", summary.skipped);
+        for problem in &summary.skipped_first {
+            eprintln!("  {problem}");
+        }
+    }
+    if let Some(eval) = &spec.eval {
+        let truth = Truth::load(&eval.truth, &read.fields.id)?;
+        let predicted = load_predictions(&spec.output.dir, eval.predicted)?;
+        let evaluation = evaluate(&truth, &predicted);
+        println!();
+        print!("{}", render_table(&evaluation));
+        super::write_json(&spec.output.dir.join("eval.json"), &evaluation)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,336 @@
+//! End-to-end tests of the `neardup` binary on real and generated files.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+
+/// The real labelled data shared with the project (bib-dedupe, CORE layout).
+fn shared_data() -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/bibdedupe-core.jsonl");
+    assert!(
+        path.is_file(),
+        "{} is missing: the tests need the shared data folder beside the checkout",
+        path.display()
+    );
+    path
+}
+
+fn sample() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("data/bibdedupe-sample.jsonl")
+}
+
+fn neardup(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args(args)
+        .output()
+        .expect("run neardup")
+}
+
+fn ok(args: &[&str]) -> Output {
+    let out = neardup(args);
+    assert!(
+        out.status.success(),
+        "neardup {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn eval_json(truth: &Path, pred: &Path) -> serde_json::Value {
+    let json = pred.join("eval.json");
+    ok(&[
+        "eval",
+        "--truth",
+        s(truth),
+        "--pred",
+        s(pred),
+        "--json",
+        s(&json),
+    ]);
+    serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap()
+}
+
+#[test]
+fn minhash_on_real_data_matches_the_reference_measured_outside() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = shared_data();
+    ok(&[
+        "dedup",
+        s(&data),
+        "--method",
+        "minhash",
+        "--out",
+        s(dir.path()),
+        "--quiet",
+    ]);
+    let metrics = eval_json(&data, dir.path());
+    let accuracy = metrics["accuracy"].as_f64().unwrap();
+    let macro_f1 = metrics["macro_f1"].as_f64().unwrap();
+    // Reference: datasketch-style MinHash LSH, word 1-grams, 128 permutations, threshold 0.7.
+    assert!((accuracy - 0.92).abs() <= 0.01, "accuracy {accuracy}");
+    assert!((macro_f1 - 0.91).abs() <= 0.01, "macro-F1 {macro_f1}");
+    for key in ["dup", "non_dup"] {
+        for field in ["precision", "recall", "f1", "tp", "fp", "tn", "fn"] {
+            assert!(metrics[key][field].is_number(), "{key}.{field}");
+        }
+    }
+    assert!(metrics["by_cat"]["near_dup"]["accuracy"].is_number());
+    assert!(metrics["by_num_duplicates"]["1"]["correct"].is_number());
+    assert!(metrics["mean_precision"].is_number() && metrics["mean_recall"].is_number());
+}
+
+#[test]
+fn shuffled_input_gives_identical_groups_and_pairs() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = shared_data();
+    let text = std::fs::read_to_string(&data).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(11));
+    let shuffled = dir.path().join("shuffled.jsonl");
+    std::fs::write(&shuffled, lines.join("\n") + "\n").unwrap();
+
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    ok(&["dedup", s(&data), "--out", s(&a), "-q"]);
+    ok(&["dedup", s(&shuffled), "--out", s(&b), "-q"]);
+    for file in ["groups.jsonl", "pairs.jsonl"] {
+        let x = std::fs::read(a.join(file)).unwrap();
+        let y = std::fs::read(b.join(file)).unwrap();
+        assert!(!x.is_empty());
+        assert!(x == y, "{file} differs between input orders");
+    }
+    let unique = |d: &Path| -> BTreeSet<String> {
+        std::fs::read_to_string(d.join("unique.jsonl"))
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(unique(&a), unique(&b));
+}
+
+#[test]
+fn unique_records_are_copied_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    ok(&["dedup", s(&sample()), "--out", s(dir.path()), "-q"]);
+    let input: BTreeSet<String> = std::fs::read_to_string(sample())
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let unique = std::fs::read_to_string(dir.path().join("unique.jsonl")).unwrap();
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("summary.json")).unwrap())
+            .unwrap();
+    let n = |k: &str| summary[k].as_u64().unwrap() as usize;
+    assert_eq!(
+        unique.lines().count(),
+        n("documents") - n("documents_in_groups") + n("groups")
+    );
+    for line in unique.lines() {
+        assert!(input.contains(line), "not an input line: {line}");
+    }
+    // Every group's representative is kept, its other members are not.
+    let groups = std::fs::read_to_string(dir.path().join("groups.jsonl")).unwrap();
+    let kept: BTreeSet<String> = unique
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["core_id"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    for g in groups.lines() {
+        let g: serde_json::Value = serde_json::from_str(g).unwrap();
+        let rep = g["representative"].as_str().unwrap();
+        for m in g["members"].as_array().unwrap() {
+            assert_eq!(kept.contains(m.as_str().unwrap()), m == rep);
+        }
+    }
+}
+
+#[test]
+fn a_broken_line_stops_the_run_and_skip_invalid_counts_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(sample()).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    lines[4] = r#"{"core_id": "stroke/broken", "processed_title": "#.into();
+    let broken = dir.path().join("broken.jsonl");
+    std::fs::write(&broken, lines.join("\n")).unwrap();
+
+    let out_dir = dir.path().join("out");
+    let out = neardup(&["dedup", s(&broken), "--out", s(&out_dir)]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("broken.jsonl:5:"), "{stderr}");
+    assert!(stderr.contains("--skip-invalid"), "{stderr}");
+    assert!(
+        !out_dir.join("groups.jsonl").exists(),
+        "no output after a failed run"
+    );
+
+    let out = ok(&["dedup", s(&broken), "--out", s(&out_dir), "--skip-invalid"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("skipped 1 invalid record"), "{stderr}");
+    assert!(stderr.contains("broken.jsonl:5:"), "{stderr}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["skipped"], 1);
+    assert_eq!(
+        summary["documents"].as_u64().unwrap() as usize,
+        lines.len() - 1
+    );
+}
+
+#[test]
+fn wrong_types_duplicate_ids_and_bad_settings_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("in.jsonl");
+    let out_dir = dir.path().join("out");
+    std::fs::write(
+        &path,
+        "{\"core_id\":\"1\",\"processed_title\":\"a\",\"processed_abstract\":\"\"}\n\
+         {\"core_id\":\"2\",\"processed_title\":[\"b\"],\"processed_abstract\":\"\"}\n",
+    )
+    .unwrap();
+    let out = neardup(&["dedup", s(&path), "--out", s(&out_dir)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr.contains("in.jsonl:2: field `processed_title`: expected a string, found an array"),
+        "{stderr}"
+    );
+
+    std::fs::write(
+        &path,
+        "{\"core_id\":\"1\",\"processed_title\":\"a\",\"processed_abstract\":\"\"}\n\
+         {\"core_id\":\"1\",\"processed_title\":\"b\",\"processed_abstract\":\"\"}\n",
+    )
+    .unwrap();
+    let out = neardup(&["dedup", s(&path), "--out", s(&out_dir)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr.contains("in.jsonl:2: field `core_id`: duplicate id \"1\", first seen at"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("in.jsonl:1"), "{stderr}");
+
+    let out = neardup(&[
+        "dedup",
+        s(&path),
+        "--out",
+        s(&out_dir),
+        "--threshold",
+        "1.5",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--threshold"));
+
+    let out = neardup(&["dedup", "no/such/file.jsonl", "--out", s(&out_dir)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no/such/file.jsonl"));
+}
+
+#[test]
+fn empty_texts_match_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("in.jsonl");
+    std::fs::write(
+        &path,
+        "{\"core_id\":\"1\",\"processed_title\":\"\",\"processed_abstract\":\"\"}\n\
+         {\"core_id\":\"2\",\"processed_title\":\"\",\"processed_abstract\":null}\n\
+         {\"core_id\":\"3\",\"processed_title\":\"same words here\",\"processed_abstract\":\"\"}\n\
+         {\"core_id\":\"4\",\"processed_title\":\"Same words, here!\",\"processed_abstract\":\"\"}\n",
+    )
+    .unwrap();
+    ok(&["dedup", s(&path), "--out", s(dir.path()), "-q"]);
+    let pairs = std::fs::read_to_string(dir.path().join("pairs.jsonl")).unwrap();
+    assert_eq!(pairs, "{\"id_a\":\"3\",\"id_b\":\"4\",\"jaccard\":1.0}\n");
+}
+
+#[test]
+fn csv_and_text_folder_inputs_deduplicate() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("docs.csv");
+    std::fs::write(
+        &csv,
+        "id,title,body\n\
+         a,Zażółć gęślą jaźń,\"Ćma, łoś i żółw idą razem przez las\"\n\
+         b,ZAŻÓŁĆ GĘŚLĄ JAŹŃ,ćma łoś i żółw idą razem przez las\n\
+         c,Something else,entirely different words in this one\n",
+    )
+    .unwrap();
+    let out = dir.path().join("csv-out");
+    ok(&[
+        "dedup",
+        s(&csv),
+        "--id-field",
+        "id",
+        "--text-field",
+        "title",
+        "--text-field",
+        "body",
+        "--out",
+        s(&out),
+        "-q",
+    ]);
+    let groups = std::fs::read_to_string(out.join("groups.jsonl")).unwrap();
+    assert_eq!(groups.lines().count(), 1);
+    assert!(groups.contains("\"members\":[\"a\",\"b\"]"), "{groups}");
+    let unique = std::fs::read_to_string(out.join("unique.jsonl")).unwrap();
+    assert_eq!(unique.lines().count(), 2);
+    assert!(unique.contains("\"id\":\"c\""), "{unique}");
+
+    let folder = dir.path().join("texts");
+    std::fs::create_dir_all(folder.join("2024")).unwrap();
+    std::fs::write(
+        folder.join("one.txt"),
+        "The referendum result was announced on Friday morning in London.",
+    )
+    .unwrap();
+    std::fs::write(
+        folder.join("2024/copy.txt"),
+        "the referendum result was announced on friday morning in london",
+    )
+    .unwrap();
+    std::fs::write(
+        folder.join("other.txt"),
+        "Football results from the weekend league matches.",
+    )
+    .unwrap();
+    let out = dir.path().join("folder-out");
+    ok(&["dedup", s(&folder), "--out", s(&out), "-q"]);
+    let groups = std::fs::read_to_string(out.join("groups.jsonl")).unwrap();
+    assert!(
+        groups.contains("\"members\":[\"2024/copy.txt\",\"one.txt\"]"),
+        "{groups}"
+    );
+}
+
+#[test]
+fn generated_corpus_runs_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("gen.jsonl");
+    ok(&["gen", "--docs", "5000", "--seed", "3", "--out", s(&corpus)]);
+    let again = dir.path().join("gen2.jsonl");
+    ok(&["gen", "--docs", "5000", "--seed", "3", "--out", s(&again)]);
+    assert!(
+        std::fs::read(&corpus).unwrap() == std::fs::read(&again).unwrap(),
+        "gen is deterministic"
+    );
+    let out = dir.path().join("out");
+    ok(&["dedup", s(&corpus), "--out", s(&out), "-q"]);
+    let metrics = eval_json(&corpus, &out);
+    let accuracy = metrics["accuracy"].as_f64().unwrap();
+    assert!(accuracy > 0.9, "accuracy {accuracy} on generated data");
+    assert_eq!(metrics["documents"], 5000);
+}
