@@ -6,6 +6,7 @@ use clap::Args;
 
 use crate::error::Result;
 use crate::eval::{Predicted, Truth, evaluate, load_predictions, render_table};
+use crate::io::write_json_pretty;
 
 /// Score a dedup output folder against ground truth (CORE 2020 metrics).
 #[derive(Debug, Args)]
@@ -36,7 +37,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
     let evaluation = evaluate(&truth, &predicted);
     print!("{}", render_table(&evaluation));
     if let Some(path) = &args.json {
-        super::write_json(path, &evaluation)?;
+        write_json_pretty(path, &evaluation)?;
     }
     Ok(())
 }

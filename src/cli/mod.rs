@@ -11,8 +11,6 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::error::Error;
-
 /// Find duplicate and near-duplicate documents.
 #[derive(Debug, Parser)]
 #[command(name = "neardup", version, about, long_about = None)]
@@ -68,13 +66,4 @@ fn init_logging(quiet: bool, verbose: u8) {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .try_init();
-}
-
-/// Writes `value` as pretty JSON to `path`, atomically.
-fn write_json(path: &std::path::Path, value: &impl serde::Serialize) -> Result<(), Error> {
-    use std::io::Write;
-    let mut file = crate::io::AtomicFile::create(path)?;
-    serde_json::to_writer_pretty(&mut file, value).map_err(|e| Error::io(path, e.into()))?;
-    file.write_all(b"\n").map_err(|e| Error::io(path, e))?;
-    file.commit()
 }

@@ -6,6 +6,7 @@ use clap::Args;
 
 use crate::error::Result;
 use crate::eval::{Truth, evaluate, load_predictions, render_table};
+use crate::io::write_json_pretty;
 use crate::pipeline::{self, MethodSpec, PipelineSpec};
 
 /// Run a declarative pipeline file (see pipelines/).
@@ -54,7 +55,7 @@ pub fn execute(spec: &PipelineSpec) -> Result<()> {
         let evaluation = evaluate(&truth, &predicted);
         println!();
         print!("{}", render_table(&evaluation));
-        super::write_json(&spec.output.dir.join("eval.json"), &evaluation)?;
+        write_json_pretty(&spec.output.dir.join("eval.json"), &evaluation)?;
     }
     Ok(())
 }

@@ -21,7 +21,7 @@ mod output;
 #[cfg(feature = "parquet")]
 mod parquet;
 
-pub use output::{AtomicFile, write_json_lines};
+pub use output::{AtomicFile, write_json_lines, write_json_pretty};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -26,11 +26,14 @@ impl AtomicFile {
         let name = target
             .file_name()
             .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-        let temp = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
-            .suffix(".tmp")
-            .tempfile_in(dir)
-            .map_err(|e| Error::io(target, e))?;
+        let prefix = format!(".{name}.");
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(".tmp");
+        // Temporary files are private (0600) by default; a result file should get the usual
+        // permissions (0666 less the umask), like any file the user creates.
+        #[cfg(unix)]
+        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+        let temp = builder.tempfile_in(dir).map_err(|e| Error::io(target, e))?;
         Ok(AtomicFile {
             target: target.to_owned(),
             writer: BufWriter::with_capacity(1 << 20, temp),
@@ -81,6 +84,14 @@ pub fn write_json_lines<T: Serialize>(
     file.commit()
 }
 
+/// Writes `value` as pretty-printed JSON to `path`, atomically.
+pub fn write_json_pretty(path: &Path, value: &impl Serialize) -> Result<()> {
+    let mut file = AtomicFile::create(path)?;
+    serde_json::to_writer_pretty(&mut file, value).map_err(|e| Error::io(path, e.into()))?;
+    file.write_all(b"\n").map_err(|e| Error::io(path, e))?;
+    file.commit()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,5 +115,16 @@ mod tests {
 
         write_json_lines(&target, [serde_json::json!({"a": 1})]).unwrap();
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "{\"a\":1}\n");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn results_are_readable_by_others_like_any_new_file() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out.jsonl");
+        write_json_lines(&target, [1]).unwrap();
+        let mode = std::fs::metadata(&target).unwrap().permissions().mode();
+        assert_ne!(mode & 0o044, 0, "mode {mode:o}: not private to the owner");
     }
 }

@@ -108,11 +108,12 @@ impl Iterator for Rows {
     type Item = Result<RawRecord>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.buffered.is_empty() && self.next_row < self.rows {
-            if let Err(e) = self.read_slice() {
-                self.next_row = self.rows;
-                return Some(Err(e));
-            }
+        if self.buffered.is_empty()
+            && self.next_row < self.rows
+            && let Err(e) = self.read_slice()
+        {
+            self.next_row = self.rows;
+            return Some(Err(e));
         }
         self.buffered.pop_front().map(Ok)
     }

@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use super::{Dedup, ReadOptions, StageTimes, for_each_chunk};
 use crate::error::{Error, Result};
-use crate::io::{AtomicFile, Input, write_json_lines};
+use crate::io::{AtomicFile, Input, write_json_lines, write_json_pretty};
 
 #[derive(Serialize)]
 struct PairLine<'a> {
@@ -115,11 +115,7 @@ pub fn write_results(
         seconds: dedup.times.clone(),
         write_seconds: clock.elapsed().as_secs_f64(),
     };
-    let path = dir.join("summary.json");
-    let mut file = AtomicFile::create(&path)?;
-    serde_json::to_writer_pretty(&mut file, &summary).map_err(|e| Error::io(&path, e.into()))?;
-    file.write_all(b"\n").map_err(|e| Error::io(&path, e))?;
-    file.commit()?;
+    write_json_pretty(&dir.join("summary.json"), &summary)?;
     Ok(summary)
 }
 

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Scores neardup's methods on the shared bib-dedupe data (13,722 labelled records, CORE 2020
+# layout) and prints one line per run: method, settings, accuracy, macro-F1, docs/s.
+# Usage: eval/bibdedupe.sh [path/to/bibdedupe-core.jsonl]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+data=${1:-../shared/data/bibdedupe-core.jsonl}
+cargo build --release --quiet
+bin=target/release/neardup
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+run() {
+    local name=$1; shift
+    "$bin" dedup "$data" --out "$out/$name" --quiet "$@" >/dev/null
+    "$bin" eval --truth "$data" --pred "$out/$name" --json "$out/$name/eval.json" >/dev/null
+    python3 - "$name" "$*" "$out/$name" <<'PY'
+import json, sys
+name, settings, d = sys.argv[1:]
+e = json.load(open(f"{d}/eval.json")); s = json.load(open(f"{d}/summary.json"))
+t = sum(s["seconds"].values()) + s["write_seconds"]
+print(f"| {name} | {settings or 'defaults'} | {e['accuracy']:.4f} | {e['macro_f1']:.4f} | "
+      f"{e['dup']['precision']:.3f} | {e['dup']['recall']:.3f} | {s['documents'] / t:,.0f} |")
+PY
+}
+
+echo "| method | settings | accuracy | macro-F1 | P dup | R dup | docs/s |"
+echo "|---|---|---|---|---|---|---|"
+run minhash
+run minhash-band --confirm band
+run minhash-2gram --ngram 2 --threshold 0.5
+run minhash-char5 --char-ngram 5 --threshold 0.6
