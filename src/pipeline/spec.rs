@@ -252,8 +252,9 @@ mod tests {
 
         std::fs::write(&path, "[input]\npaths = [\"x.jsonl\"]\n[method]\nname = \"minhash\"\nthreshhold = 0.8\n[output]\ndir = \"out\"\n").unwrap();
         let err = PipelineSpec::load(&path).unwrap_err().to_string();
+        // The line is that of the `[method]` table holding the typo.
         assert!(
-            err.contains("p.toml:5") && err.contains("threshhold"),
+            err.contains("p.toml:3") && err.contains("unknown field `threshhold`"),
             "{err}"
         );
     }
