@@ -3,7 +3,9 @@
 //!
 //! The crate is organised by concept:
 //! - [`text`]: words, stoplists and shingles;
-//! - [`sketch`]: MinHash signatures and LSH banding;
+//! - [`sketch`]: MinHash signatures, LSH banding, SimHash fingerprints;
+//! - [`similarity`]: exact measures (Jaccard, overlap, cosine) and the exact Jaccard join;
+//! - [`index`]: searchable stores (n-gram resemblance, SimHash Hamming index);
 //! - [`group`]: confirmed pairs into duplicate groups with a representative each;
 //! - [`io`]: reading corpora (JSONL, CSV, folders and zips of text files) and writing results
 //!   atomically;
@@ -20,9 +22,11 @@ pub mod cli;
 pub mod error;
 pub mod eval;
 pub mod group;
+pub mod index;
 pub mod io;
 pub mod pipeline;
 pub mod progress;
+pub mod similarity;
 pub mod sketch;
 pub mod synth;
 pub mod text;

@@ -252,9 +252,29 @@ fn empty_texts_match_nothing() {
          {\"core_id\":\"4\",\"processed_title\":\"Same words, here!\",\"processed_abstract\":\"\"}\n",
     )
     .unwrap();
-    ok(&["dedup", s(&path), "--out", s(dir.path()), "-q"]);
-    let pairs = std::fs::read_to_string(dir.path().join("pairs.jsonl")).unwrap();
-    assert_eq!(pairs, "{\"id_a\":\"3\",\"id_b\":\"4\",\"jaccard\":1.0}\n");
+    for (method, score) in [
+        ("minhash", "jaccard_estimate"),
+        ("jaccard", "jaccard"),
+        ("resemblance", "resemblance"),
+        ("simhash", "simhash_similarity"),
+    ] {
+        let out = dir.path().join(method);
+        ok(&[
+            "dedup",
+            s(&path),
+            "--method",
+            method,
+            "--out",
+            s(&out),
+            "-q",
+        ]);
+        let pairs = std::fs::read_to_string(out.join("pairs.jsonl")).unwrap();
+        assert_eq!(
+            pairs,
+            format!("{{\"id_a\":\"3\",\"id_b\":\"4\",\"{score}\":1.0}}\n"),
+            "{method}"
+        );
+    }
 }
 
 #[test]

@@ -2,25 +2,21 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use crate::error::Result;
+use crate::group::Linkage;
 use crate::io::{FieldSpec, InputFormat};
-use crate::pipeline::{Confirm, InputSpec, MethodSpec, MinHashSpec, OutputSpec, PipelineSpec};
-
-/// Deduplication methods.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum Method {
-    /// MinHash signatures, LSH banding, confirmation by Jaccard estimate.
-    Minhash,
-}
+use crate::pipeline::{Confirm, InputSpec, MethodName, MethodSpec, OutputSpec, PipelineSpec};
 
 /// Find duplicate groups and write pairs.jsonl, groups.jsonl, unique.jsonl and summary.json.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  \
     neardup dedup data/bibdedupe-sample.jsonl --out out/\n  \
     neardup dedup docs.csv --id-field id --text-field title --text-field body --out out/\n  \
-    neardup dedup articles/ --ngram 3 --stoplist stop.txt --threshold 0.5 --out out/")]
+    neardup dedup articles/ --ngram 3 --stoplist stop.txt --threshold 0.5 --out out/\n  \
+    neardup dedup corpus.jsonl --method jaccard --threshold 0.8 --linkage complete --out out/\n  \
+    neardup dedup pages/ --method simhash --max-distance 3 --out out/")]
 pub struct DedupArgs {
     /// Input files or folders (JSONL, CSV, TSV, a folder or .zip of text files).
     #[arg(required = true)]
@@ -29,8 +25,8 @@ pub struct DedupArgs {
     #[arg(long)]
     out: PathBuf,
     /// Deduplication method.
-    #[arg(long, value_enum, default_value_t = Method::Minhash)]
-    method: Method,
+    #[arg(long, value_enum, default_value_t = MethodName::Minhash)]
+    method: MethodName,
     /// Input format, if the file names do not tell.
     #[arg(long, value_enum)]
     format: Option<InputFormat>,
@@ -43,11 +39,11 @@ pub struct DedupArgs {
     /// Skip bad records (reporting how many and where) instead of stopping at the first.
     #[arg(long)]
     skip_invalid: bool,
-    /// Word n-gram size of the shingles.
-    #[arg(long, default_value_t = 1)]
-    ngram: usize,
-    /// Use character n-grams of this size instead of word n-grams.
+    /// Word n-gram size of the shingles [default: 1; 5 for resemblance].
     #[arg(long)]
+    ngram: Option<usize>,
+    /// Use character n-grams of this size instead of word n-grams.
+    #[arg(long, conflicts_with = "ngram")]
     char_ngram: Option<usize>,
     /// Stoplist file: one word a line (# comments allowed).
     #[arg(long)]
@@ -55,33 +51,45 @@ pub struct DedupArgs {
     /// Stop words given inline, comma-separated.
     #[arg(long, value_delimiter = ',')]
     stopwords: Vec<String>,
-    /// Number of MinHash permutations.
-    #[arg(long, default_value_t = 128)]
-    num_perm: usize,
-    /// Seed of the permutations.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// Jaccard similarity at or above which two documents are duplicates.
-    #[arg(long, default_value_t = 0.7)]
-    threshold: f64,
-    /// How LSH candidates are confirmed.
-    #[arg(long, value_enum, default_value_t = Confirm::Estimate)]
-    confirm: Confirm,
+    /// Similarity threshold [default: 0.7; 0.2 for resemblance, which must exceed it].
+    #[arg(long)]
+    threshold: Option<f64>,
+    /// MinHash: number of permutations [default: 128].
+    #[arg(long)]
+    num_perm: Option<usize>,
+    /// MinHash: seed of the permutations [default: 1].
+    #[arg(long)]
+    seed: Option<u64>,
+    /// MinHash: how LSH candidates are confirmed [default: estimate].
+    #[arg(long, value_enum)]
+    confirm: Option<Confirm>,
+    /// SimHash: largest Hamming distance of a duplicate [default: 3].
+    #[arg(long)]
+    max_distance: Option<u32>,
+    /// SimHash: probe this many likeliest bit-flip sets per document instead of the exact search.
+    #[arg(long)]
+    probes: Option<usize>,
+    /// How pairs become groups: single (connected), complete (all pairs similar), star (all
+    /// similar to the representative) [default: single].
+    #[arg(long, value_enum)]
+    linkage: Option<Linkage>,
 }
 
 impl DedupArgs {
     fn into_spec(self) -> PipelineSpec {
-        let method = match self.method {
-            Method::Minhash => MethodSpec::Minhash(MinHashSpec {
-                ngram: self.ngram,
-                char_ngram: self.char_ngram,
-                stoplist: self.stoplist,
-                stopwords: self.stopwords,
-                num_perm: self.num_perm,
-                seed: self.seed,
-                threshold: self.threshold,
-                confirm: self.confirm,
-            }),
+        let method = MethodSpec {
+            name: self.method,
+            ngram: self.ngram,
+            char_ngram: self.char_ngram,
+            stoplist: self.stoplist,
+            stopwords: self.stopwords,
+            threshold: self.threshold,
+            num_perm: self.num_perm,
+            seed: self.seed,
+            confirm: self.confirm,
+            max_distance: self.max_distance,
+            probes: self.probes,
+            linkage: self.linkage,
         };
         PipelineSpec {
             input: InputSpec {

@@ -7,7 +7,7 @@ use clap::Args;
 use crate::error::Result;
 use crate::eval::{Truth, evaluate, load_predictions, render_table};
 use crate::io::write_json_pretty;
-use crate::pipeline::{self, MethodSpec, PipelineSpec};
+use crate::pipeline::{self, PipelineSpec};
 
 /// Run a declarative pipeline file (see pipelines/).
 #[derive(Debug, Args)]
@@ -25,9 +25,7 @@ pub fn run(args: RunArgs) -> Result<()> {
 pub fn execute(spec: &PipelineSpec) -> Result<()> {
     let inputs = spec.inputs()?;
     let read = spec.read_options();
-    let dedup = match &spec.method {
-        MethodSpec::Minhash(m) => pipeline::minhash_dedup(&inputs, &read, &m.config()?)?,
-    };
+    let dedup = pipeline::dedup(&inputs, &read, &spec.method.method()?)?;
     let settings = serde_json::to_value(spec).expect("settings serialise");
     let summary = pipeline::write_results(&spec.output.dir, &inputs, &read, &dedup, settings)?;
     let s = &summary.seconds;
@@ -43,6 +41,12 @@ pub fn execute(spec: &PipelineSpec) -> Result<()> {
         total,
         summary.documents as f64 / total.max(1e-9),
     );
+    if let Some(probes) = summary.probes {
+        println!(
+            "simhash probing: {probes} probes ({:.1} per document)",
+            probes as f64 / summary.documents.max(1) as f64
+        );
+    }
     if summary.skipped > 0 {
         eprintln!("skipped {} invalid records; the first:", summary.skipped);
         for problem in &summary.skipped_first {

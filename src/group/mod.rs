@@ -1,14 +1,138 @@
 //! From confirmed duplicate pairs to duplicate groups.
 //!
-//! Pairs are edges; a group is a connected component of two or more documents (single
-//! linkage). Each group gets a representative: the member with the highest mean similarity to
-//! the other members (ties: the smallest id), the document a curator would keep.
+//! Pairs are edges between documents similar enough to be duplicates. How edges become groups
+//! is the [`Linkage`]:
+//! - `single`: connected components. Simple, but chains: A~B and B~C put A and C together
+//!   however different they are (the seed-002 blog's "a..p", "b..p", ..., "p" collapse);
+//! - `complete`: every two members of a group are similar (cliques, built greedily);
+//! - `star`: every member is similar to the group's centre, which is its representative.
+//!
+//! Each group gets a representative: for single and complete linkage, the member with the
+//! highest mean similarity to the other members (ties: the smallest id), the document a curator
+//! would keep.
 //!
 //! Everything here is ordered by document id, never by input position, so the same corpus in
 //! any order gives the same groups, members and representatives.
 
 use petgraph::unionfind::UnionFind;
 use rayon::prelude::*;
+
+/// How similar pairs become groups.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Linkage {
+    /// Connected components of the similarity graph.
+    #[default]
+    Single,
+    /// Every pair of members is similar.
+    Complete,
+    /// Every member is similar to the representative.
+    Star,
+}
+
+/// Groups the documents linked by `pairs` under `linkage`. `pairs` must hold every similar
+/// pair (as the exact methods produce) for complete and star linkage to be exact.
+pub fn linked_groups<F>(
+    ids: &[String],
+    pairs: &[(u32, u32)],
+    linkage: Linkage,
+    similarity: F,
+) -> Vec<Group>
+where
+    F: Fn(u32, u32) -> f64 + Sync,
+{
+    if linkage == Linkage::Single {
+        return connected_groups(ids, pairs, similarity);
+    }
+    let mut neighbours: Vec<Vec<u32>> = vec![Vec::new(); ids.len()];
+    for &(x, y) in pairs {
+        neighbours[x as usize].push(y);
+        neighbours[y as usize].push(x);
+    }
+    for list in &mut neighbours {
+        list.sort_by(|&a, &b| ids[a as usize].cmp(&ids[b as usize]));
+        list.dedup();
+    }
+    // Best-connected documents seed groups first; ties by id, so input order never matters.
+    let mut order: Vec<u32> = (0..ids.len() as u32)
+        .filter(|&d| !neighbours[d as usize].is_empty())
+        .collect();
+    order.sort_by(|&a, &b| {
+        neighbours[b as usize]
+            .len()
+            .cmp(&neighbours[a as usize].len())
+            .then_with(|| ids[a as usize].cmp(&ids[b as usize]))
+    });
+    let linked = |x: u32, y: u32| {
+        neighbours[x as usize]
+            .binary_search_by(|n| ids[*n as usize].cmp(&ids[y as usize]))
+            .is_ok()
+    };
+    let mut assigned = vec![false; ids.len()];
+    let mut groups = Vec::new();
+    for centre in order {
+        if assigned[centre as usize] {
+            continue;
+        }
+        let free: Vec<u32> = neighbours[centre as usize]
+            .iter()
+            .copied()
+            .filter(|&n| !assigned[n as usize])
+            .collect();
+        let mut members = vec![centre];
+        match linkage {
+            Linkage::Star => members.extend(free),
+            _ => {
+                // Most similar first, so a clique keeps the closest documents.
+                let mut free = free;
+                free.sort_by(|&a, &b| {
+                    similarity(centre, b)
+                        .total_cmp(&similarity(centre, a))
+                        .then_with(|| ids[a as usize].cmp(&ids[b as usize]))
+                });
+                for candidate in free {
+                    if members.iter().all(|&m| linked(m, candidate)) {
+                        members.push(candidate);
+                    }
+                }
+            }
+        }
+        if members.len() < 2 {
+            continue;
+        }
+        for &m in &members {
+            assigned[m as usize] = true;
+        }
+        members.sort_by(|&a, &b| ids[a as usize].cmp(&ids[b as usize]));
+        let (representative, representative_similarity) = if linkage == Linkage::Star {
+            let sum: f64 = members
+                .iter()
+                .filter(|&&m| m != centre)
+                .map(|&m| similarity(centre, m))
+                .sum();
+            (centre, sum / (members.len() - 1) as f64)
+        } else {
+            choose_representative(&members, &similarity)
+        };
+        groups.push(Group {
+            members,
+            representative,
+            representative_similarity,
+        });
+    }
+    groups.sort_by(|a, b| ids[a.members[0] as usize].cmp(&ids[b.members[0] as usize]));
+    groups
+}
 
 /// One duplicate group: indices into the corpus, members sorted by id.
 #[derive(Clone, Debug, PartialEq)]
@@ -88,6 +212,108 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::similarity::{jaccard, similar_pairs};
+    use crate::text::Shingler;
+    use rand::SeedableRng;
+    use rand::seq::SliceRandom;
+
+    /// Groups of `texts` (as sets of texts) at Jaccard ≥ `t` under `linkage`.
+    fn group_texts(texts: &[&str], t: f64, linkage: Linkage) -> Vec<Vec<String>> {
+        let shingler = Shingler::word_unigrams();
+        let sets: Vec<Vec<u64>> = texts.iter().map(|t| shingler.shingle_set(t)).collect();
+        let pairs: Vec<(u32, u32)> = similar_pairs(&sets, t).iter().map(|p| (p.0, p.1)).collect();
+        let ids: Vec<String> = texts.iter().map(|t| t.to_string()).collect();
+        let mut groups: Vec<Vec<String>> = linked_groups(&ids, &pairs, linkage, |x, y| {
+            jaccard(texts[x as usize], texts[y as usize])
+        })
+        .into_iter()
+        .map(|g| g.members.iter().map(|&m| ids[m as usize].clone()).collect())
+        .collect();
+        groups.sort();
+        groups
+    }
+
+    const SEED_SAMPLE: [&str; 6] = [
+        "a b c d e f g h i j",
+        "a b c d e f g h i 1",
+        "a b c d e f g h 1 2",
+        "0 1 2 3 4 5 6 7 8 9",
+        "0 1 2 3 4 5 6 7 8 x",
+        "x y z",
+    ];
+
+    #[test]
+    fn seed_sample_groups_for_every_input_order() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        let mut texts = SEED_SAMPLE.to_vec();
+        // {4, 5} and {1, 2, 3}; members listed by id (here the text itself).
+        let expected = vec![
+            vec![SEED_SAMPLE[3].to_string(), SEED_SAMPLE[4].to_string()],
+            vec![
+                SEED_SAMPLE[2].to_string(),
+                SEED_SAMPLE[1].to_string(),
+                SEED_SAMPLE[0].to_string(),
+            ],
+        ];
+        for _ in 0..20 {
+            texts.shuffle(&mut rng);
+            let groups = group_texts(&texts, 0.8, Linkage::Single);
+            assert_eq!(groups, expected);
+            // Three documents kept: one per group, plus "x y z".
+            let kept = texts.len() - groups.iter().map(|g| g.len() - 1).sum::<usize>();
+            assert_eq!(kept, 3);
+        }
+    }
+
+    #[test]
+    fn the_seed_chain_collapses_only_under_single_linkage() {
+        let letters: Vec<char> = "abcdefghijklmnop".chars().collect();
+        let chain: Vec<String> = (0..16)
+            .map(|i| {
+                letters[i..]
+                    .iter()
+                    .map(|c| c.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        let chain: Vec<&str> = chain.iter().map(String::as_str).collect();
+        let single = group_texts(&chain, 0.8, Linkage::Single);
+        let biggest = single.iter().map(Vec::len).max().unwrap();
+        assert!(biggest >= 12, "single linkage chains: {single:?}");
+        // "a..p" and "m n o p" share 4 of 16 words, yet single linkage groups them.
+        assert!(
+            single
+                .iter()
+                .any(|g| g.contains(&chain[0].to_string()) && g.contains(&chain[12].to_string()))
+        );
+
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2);
+        for linkage in [Linkage::Complete, Linkage::Star] {
+            let reference = group_texts(&chain, 0.8, linkage);
+            assert!(reference.len() > 1, "{linkage:?}: {reference:?}");
+            for group in &reference {
+                for a in group {
+                    for b in group {
+                        let ok = match linkage {
+                            Linkage::Complete => jaccard(a, b) >= 0.8,
+                            _ => true,
+                        };
+                        assert!(ok, "{linkage:?}: {a} / {b}");
+                    }
+                }
+            }
+            let mut shuffled = chain.clone();
+            for _ in 0..20 {
+                shuffled.shuffle(&mut rng);
+                assert_eq!(
+                    group_texts(&shuffled, 0.8, linkage),
+                    reference,
+                    "{linkage:?}"
+                );
+            }
+        }
+    }
 
     fn ids(names: &[&str]) -> Vec<String> {
         names.iter().map(|s| s.to_string()).collect()

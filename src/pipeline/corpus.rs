@@ -36,12 +36,11 @@ impl SkipReport {
     }
 }
 
-/// A sketched corpus: document `i` has id `ids[i]` and signature row `i`.
+/// The documents of a corpus, without their text: document `i` has id `ids[i]`; what each
+/// method keeps per document (a signature, a shingle set, a fingerprint) lives beside it.
 pub struct Corpus {
     /// Document ids, in input order.
     pub ids: Vec<String>,
-    /// MinHash signatures, one row per document.
-    pub signatures: Signatures,
     /// For each document, its position among all raw records read (to find it again).
     pub ordinals: Vec<u64>,
     /// What `--skip-invalid` skipped.
@@ -82,18 +81,17 @@ pub fn for_each_chunk(
     Ok(())
 }
 
-/// Reads every input and signs every document.
+/// Reads every input, turns each document's text into a sketch with `sketch` (in parallel),
+/// and hands the sketches to `keep` in document order.
 ///
 /// Stops at the first bad record (an [`Error::Input`] naming it) unless `skip_invalid` is set;
 /// a repeated id is a bad record too.
-pub fn sketch(
+pub fn read_corpus<T: Send>(
     inputs: &[Input],
     options: &ReadOptions,
-    shingler: &Shingler,
-    hasher: &MinHasher,
+    sketch: impl Fn(&str) -> T + Sync,
+    mut keep: impl FnMut(T),
 ) -> Result<Corpus> {
-    let num_perm = hasher.num_perm();
-    let mut signatures = Signatures::new(num_perm);
     // id -> (document, input, line): enough to name the first occurrence of a repeated id
     // without keeping a path per document.
     let mut index: HashMap<String, (u32, u32, u64)> = HashMap::new();
@@ -101,21 +99,17 @@ pub fn sketch(
     let mut skipped = SkipReport::default();
     let mut ordinal = 0u64;
     for_each_chunk(inputs, &options.fields, "sketching", |chunk| {
-        let signed: Vec<_> = chunk
+        let sketched: Vec<_> = chunk
             .par_iter()
-            .map_init(Vec::new, |shingles, raw| {
+            .map(|raw| {
                 let record = raw.parse(&options.fields)?;
-                shingles.clear();
-                shingler.hash_shingles(&record.text, shingles);
-                let mut signature = vec![0u32; num_perm];
-                hasher.sign_into(shingles, &mut signature);
-                Ok((record.id, signature, shingles.is_empty()))
+                Ok((record.id, sketch(&record.text)))
             })
             .collect();
-        for (raw, result) in chunk.iter().zip(signed) {
+        for (raw, result) in chunk.iter().zip(sketched) {
             let this = ordinal;
             ordinal += 1;
-            let (id, signature, empty) = match result {
+            let (id, item) = match result {
                 Ok(ok) => ok,
                 Err(e) if options.skip_invalid => {
                     skipped.add(&e);
@@ -146,22 +140,42 @@ pub fn sketch(
                 }
                 return Err(Error::from(e));
             }
-            let doc = signatures.len() as u32;
+            let doc = ordinals.len() as u32;
             let line = raw.location.line.unwrap_or(0);
             index.insert(id, (doc, input as u32, line));
-            signatures.push(&signature, empty);
+            keep(item);
             ordinals.push(this);
         }
         Ok(())
     })?;
-    let mut ids = vec![String::new(); signatures.len()];
+    let mut ids = vec![String::new(); ordinals.len()];
     for (id, (doc, _, _)) in index {
         ids[doc as usize] = id;
     }
     Ok(Corpus {
         ids,
-        signatures,
         ordinals,
         skipped,
     })
+}
+
+/// Reads every input and signs every document with `hasher`.
+pub fn sketch(
+    inputs: &[Input],
+    options: &ReadOptions,
+    shingler: &Shingler,
+    hasher: &MinHasher,
+) -> Result<(Corpus, Signatures)> {
+    let mut signatures = Signatures::new(hasher.num_perm());
+    let corpus = read_corpus(
+        inputs,
+        options,
+        |text| {
+            let mut shingles = Vec::new();
+            shingler.hash_shingles(text, &mut shingles);
+            (hasher.sign(&shingles), shingles.is_empty())
+        },
+        |(signature, empty)| signatures.push(&signature, empty),
+    )?;
+    Ok((corpus, signatures))
 }

@@ -1,30 +1,31 @@
 //! Deduplication end to end: read, sketch, find candidate pairs, confirm, group, write.
 //!
-//! A method turns a corpus into confirmed [`Pair`]s; everything after that (groups,
-//! representatives, the three output files) is shared by all methods. The MinHash method:
-//! 1. each document's shingle set is signed with a [`MinHasher`];
-//! 2. LSH banding tuned to the threshold proposes candidate pairs;
-//! 3. a candidate is confirmed when its signatures' Jaccard estimate reaches the threshold
-//!    ([`Confirm::Estimate`], the default) or simply because it collided in a band
-//!    ([`Confirm::Band`], datasketch's `MinHashLSH.query` behaviour);
-//! 4. confirmed pairs become connected groups, each with a representative.
+//! A [`Method`] turns a corpus into confirmed [`Pair`]s with a score; everything after that
+//! (groups under a [`Linkage`], representatives, the output files) is shared by all methods:
+//! - `minhash`: MinHash signatures, LSH banding tuned to the threshold, candidates confirmed by
+//!   the Jaccard estimate ([`Confirm::Estimate`]) or the band collision alone
+//!   ([`Confirm::Band`], datasketch's `MinHashLSH.query`);
+//! - `jaccard`: exact Jaccard of the shingle sets, candidates from a prefix-filtered inverted
+//!   index (never all pairs);
+//! - `resemblance`: the same exact join over word 5-grams, keeping pairs whose resemblance
+//!   exceeds the threshold (Text::DeDuper's measure and defaults);
+//! - `simhash`: 64-bit SimHash fingerprints within a Hamming distance, found exactly through
+//!   block tables or by probing the likeliest bit flips.
 
 mod corpus;
+mod exact;
+mod minhash;
 mod output;
+mod simhash;
 mod spec;
 
-pub use corpus::{Corpus, ReadOptions, SkipReport, for_each_chunk, sketch};
+pub use corpus::{Corpus, ReadOptions, SkipReport, for_each_chunk, read_corpus, sketch};
 pub use output::{RunSummary, write_results};
-pub use spec::{EvalSpec, InputSpec, MethodSpec, MinHashSpec, OutputSpec, PipelineSpec};
-
-use std::time::Instant;
-
-use rayon::prelude::*;
+pub use spec::{EvalSpec, InputSpec, MethodName, MethodSpec, OutputSpec, PipelineSpec};
 
 use crate::error::{Error, Result};
-use crate::group::{Group, connected_groups};
+use crate::group::{Group, Linkage, linked_groups};
 use crate::io::Input;
-use crate::sketch::{LshParams, MinHasher, candidate_pairs};
 use crate::text::{ShingleKind, Shingler, Stoplist};
 
 /// How MinHash candidates are confirmed.
@@ -39,50 +40,22 @@ pub enum Confirm {
     Band,
 }
 
-/// Settings of the MinHash method.
+/// What a shingle is and which words are ignored: shared by every method.
 #[derive(Clone, Debug)]
-pub struct MinHashConfig {
-    /// What a shingle is.
-    pub shingle: ShingleKind,
-    /// Words removed before shingling.
+pub struct Shingling {
+    /// Word or character n-grams.
+    pub kind: ShingleKind,
+    /// Words removed first.
     pub stoplist: Stoplist,
-    /// Signature length.
-    pub num_perm: usize,
-    /// Seed of the permutations.
-    pub seed: u64,
-    /// Jaccard threshold for a duplicate.
-    pub threshold: f64,
-    /// How candidates are confirmed.
-    pub confirm: Confirm,
 }
 
-impl Default for MinHashConfig {
-    /// Word 1-grams, 128 permutations, threshold 0.7, confirmed by the estimate.
-    fn default() -> Self {
-        MinHashConfig {
-            shingle: ShingleKind::Words(1),
-            stoplist: Stoplist::default(),
-            num_perm: 128,
-            seed: 1,
-            threshold: 0.7,
-            confirm: Confirm::Estimate,
-        }
+impl Shingling {
+    fn shingler(&self) -> Shingler {
+        Shingler::new(self.kind, self.stoplist.clone())
     }
-}
 
-impl MinHashConfig {
-    /// Checks the settings, naming the one that is off.
-    pub fn validate(&self) -> Result<()> {
-        if !(0.0..=1.0).contains(&self.threshold) {
-            return Err(Error::Usage(format!(
-                "--threshold {} is outside [0, 1]",
-                self.threshold
-            )));
-        }
-        if self.num_perm == 0 {
-            return Err(Error::Usage("--num-perm must be at least 1".into()));
-        }
-        match self.shingle {
+    fn validate(&self) -> Result<()> {
+        match self.kind {
             ShingleKind::Words(0) | ShingleKind::Chars(0) => {
                 Err(Error::Usage("the n-gram size must be at least 1".into()))
             }
@@ -91,23 +64,155 @@ impl MinHashConfig {
     }
 }
 
-/// A confirmed duplicate pair (document indices, `a < b`) and its Jaccard estimate.
+/// Settings of the MinHash method.
+#[derive(Clone, Debug)]
+pub struct MinHashConfig {
+    /// Shingles.
+    pub shingling: Shingling,
+    /// Signature length.
+    pub num_perm: usize,
+    /// Seed of the permutations.
+    pub seed: u64,
+    /// Jaccard threshold for a duplicate.
+    pub threshold: f64,
+    /// How candidates are confirmed.
+    pub confirm: Confirm,
+    /// How pairs become groups.
+    pub linkage: Linkage,
+}
+
+impl Default for MinHashConfig {
+    /// Word 1-grams, 128 permutations, threshold 0.7, confirmed by the estimate, single linkage.
+    fn default() -> Self {
+        MinHashConfig {
+            shingling: Shingling {
+                kind: ShingleKind::Words(1),
+                stoplist: Stoplist::default(),
+            },
+            num_perm: 128,
+            seed: 1,
+            threshold: 0.7,
+            confirm: Confirm::Estimate,
+            linkage: Linkage::Single,
+        }
+    }
+}
+
+/// Settings of the exact set methods (`jaccard`, `resemblance`).
+#[derive(Clone, Debug)]
+pub struct SetConfig {
+    /// Shingles.
+    pub shingling: Shingling,
+    /// Similarity a pair must reach (`jaccard`) or exceed (`resemblance`).
+    pub threshold: f64,
+    /// How pairs become groups.
+    pub linkage: Linkage,
+}
+
+/// Settings of the SimHash method.
+#[derive(Clone, Debug)]
+pub struct SimHashConfig {
+    /// Features.
+    pub shingling: Shingling,
+    /// Largest Hamming distance of a duplicate.
+    pub max_distance: u32,
+    /// Probe at most this many flip sets per document instead of the exact block search.
+    pub probes: Option<usize>,
+    /// How pairs become groups.
+    pub linkage: Linkage,
+}
+
+/// A deduplication method with its checked settings.
+#[derive(Clone, Debug)]
+pub enum Method {
+    /// MinHash + LSH.
+    MinHash(MinHashConfig),
+    /// Exact Jaccard.
+    Jaccard(SetConfig),
+    /// Exact n-gram resemblance.
+    Resemblance(SetConfig),
+    /// SimHash + Hamming distance.
+    SimHash(SimHashConfig),
+}
+
+fn check_threshold(threshold: f64) -> Result<()> {
+    if threshold > 0.0 && threshold <= 1.0 {
+        Ok(())
+    } else {
+        Err(Error::Usage(format!(
+            "--threshold {threshold} is outside (0, 1]"
+        )))
+    }
+}
+
+impl Method {
+    /// Checks the settings, naming the one that is off.
+    pub fn validate(&self) -> Result<()> {
+        match self {
+            Method::MinHash(c) => {
+                c.shingling.validate()?;
+                check_threshold(c.threshold)?;
+                if c.num_perm == 0 {
+                    return Err(Error::Usage("--num-perm must be at least 1".into()));
+                }
+                Ok(())
+            }
+            Method::Jaccard(c) => {
+                c.shingling.validate()?;
+                check_threshold(c.threshold)
+            }
+            Method::Resemblance(c) => {
+                c.shingling.validate()?;
+                if (0.0..1.0).contains(&c.threshold) {
+                    Ok(())
+                } else {
+                    Err(Error::Usage(format!(
+                        "--threshold {} is outside [0, 1): resemblance must exceed it",
+                        c.threshold
+                    )))
+                }
+            }
+            Method::SimHash(c) => {
+                c.shingling.validate()?;
+                if c.max_distance >= 64 {
+                    return Err(Error::Usage("--max-distance must be below 64".into()));
+                }
+                if c.probes == Some(0) {
+                    return Err(Error::Usage("--probes must be at least 1".into()));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The name of the score written for each pair.
+    pub fn score_name(&self) -> &'static str {
+        match self {
+            Method::MinHash(_) => "jaccard_estimate",
+            Method::Jaccard(_) => "jaccard",
+            Method::Resemblance(_) => "resemblance",
+            Method::SimHash(_) => "simhash_similarity",
+        }
+    }
+}
+
+/// A confirmed duplicate pair (document indices, `a < b`) and its score in `[0, 1]`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Pair {
     /// First document.
     pub a: u32,
     /// Second document.
     pub b: u32,
-    /// Estimated Jaccard similarity of their shingle sets.
-    pub jaccard: f64,
+    /// The method's similarity (see [`Method::score_name`]).
+    pub score: f64,
 }
 
 /// Seconds spent in each stage.
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct StageTimes {
-    /// Reading, parsing, shingling and signing.
+    /// Reading, parsing, shingling and sketching.
     pub sketch: f64,
-    /// LSH banding.
+    /// Finding candidate pairs.
     pub candidates: f64,
     /// Confirming candidates.
     pub confirm: f64,
@@ -117,77 +222,51 @@ pub struct StageTimes {
 
 /// The outcome of a deduplication run, before it is written.
 pub struct Dedup {
-    /// The sketched corpus.
+    /// The documents read.
     pub corpus: Corpus,
     /// Number of candidate pairs considered.
     pub candidates: usize,
     /// Confirmed pairs.
     pub pairs: Vec<Pair>,
+    /// What a pair's score is.
+    pub score_name: &'static str,
     /// Duplicate groups.
     pub groups: Vec<Group>,
+    /// Probes spent by SimHash's probing search, if used.
+    pub probes: Option<usize>,
     /// Where the time went.
     pub times: StageTimes,
 }
 
-/// Runs the MinHash method over `inputs`.
+/// Runs `method` over `inputs`.
+pub fn dedup(inputs: &[Input], read: &ReadOptions, method: &Method) -> Result<Dedup> {
+    method.validate()?;
+    let mut dedup = match method {
+        Method::MinHash(c) => minhash::run(inputs, read, c)?,
+        Method::Jaccard(c) => exact::run(inputs, read, c, false)?,
+        Method::Resemblance(c) => exact::run(inputs, read, c, true)?,
+        Method::SimHash(c) => simhash::run(inputs, read, c)?,
+    };
+    dedup.score_name = method.score_name();
+    Ok(dedup)
+}
+
+/// Runs the MinHash method (shorthand for [`dedup`] with [`Method::MinHash`]).
 pub fn minhash_dedup(
     inputs: &[Input],
     read: &ReadOptions,
     config: &MinHashConfig,
 ) -> Result<Dedup> {
-    config.validate()?;
-    let shingler = Shingler::new(config.shingle, config.stoplist.clone());
-    let hasher = MinHasher::new(config.num_perm, config.seed);
-    let mut times = StageTimes::default();
+    dedup(inputs, read, &Method::MinHash(config.clone()))
+}
 
-    let clock = Instant::now();
-    let corpus = sketch(inputs, read, &shingler, &hasher)?;
-    times.sketch = clock.elapsed().as_secs_f64();
-    tracing::info!(
-        documents = corpus.ids.len(),
-        seconds = times.sketch,
-        "sketched"
-    );
-
-    let clock = Instant::now();
-    let params = LshParams::optimal(config.threshold, config.num_perm);
-    let candidates = candidate_pairs(&corpus.signatures, params);
-    times.candidates = clock.elapsed().as_secs_f64();
-    tracing::info!(
-        bands = params.bands,
-        rows = params.rows,
-        candidates = candidates.len(),
-        "banded"
-    );
-
-    let clock = Instant::now();
-    let signatures = &corpus.signatures;
-    let pairs: Vec<Pair> = candidates
-        .par_iter()
-        .filter_map(|&(a, b)| {
-            let jaccard = signatures.similarity(a as usize, b as usize);
-            let confirmed = match config.confirm {
-                Confirm::Estimate => jaccard >= config.threshold,
-                Confirm::Band => true,
-            };
-            confirmed.then_some(Pair { a, b, jaccard })
-        })
-        .collect();
-    times.confirm = clock.elapsed().as_secs_f64();
-    tracing::info!(pairs = pairs.len(), "confirmed");
-
-    let clock = Instant::now();
+/// Groups confirmed pairs; shared by every method.
+fn group_pairs(
+    ids: &[String],
+    pairs: &[Pair],
+    linkage: Linkage,
+    similarity: impl Fn(u32, u32) -> f64 + Sync,
+) -> Vec<Group> {
     let edges: Vec<(u32, u32)> = pairs.iter().map(|p| (p.a, p.b)).collect();
-    let groups = connected_groups(&corpus.ids, &edges, |x, y| {
-        signatures.similarity(x as usize, y as usize)
-    });
-    times.group = clock.elapsed().as_secs_f64();
-
-    Ok(Dedup {
-        corpus,
-        candidates: candidates.len(),
-        pairs,
-        groups,
-        times,
-    })
+    linked_groups(ids, &edges, linkage, similarity)
 }

@@ -1,6 +1,7 @@
 //! The files a run leaves in its output folder, each written atomically:
-//! - `pairs.jsonl`: one confirmed pair a line, `{"id_a", "id_b", "jaccard"}`, `id_a < id_b`,
-//!   sorted;
+//! - `pairs.jsonl`: one confirmed pair a line, `{"id_a", "id_b", SCORE}`, `id_a < id_b`,
+//!   sorted; SCORE is named by the method (`jaccard_estimate`, `jaccard`, `resemblance`,
+//!   `simhash_similarity`);
 //! - `groups.jsonl`: one group a line, `{"group", "representative", "members", ...}`, members
 //!   sorted by id, groups by their smallest id; singletons are left out;
 //! - `unique.jsonl`: the input records of representatives and of documents in no group, in input
@@ -21,7 +22,9 @@ use crate::io::{AtomicFile, Input, write_json_lines, write_json_pretty};
 struct PairLine<'a> {
     id_a: &'a str,
     id_b: &'a str,
-    jaccard: f64,
+    /// The method's score, under the method's name for it (`jaccard`, `resemblance`, ...).
+    #[serde(flatten)]
+    score: std::collections::BTreeMap<&'static str, f64>,
 }
 
 #[derive(Serialize)]
@@ -54,6 +57,9 @@ pub struct RunSummary {
     pub documents_in_groups: usize,
     /// Records written to `unique.jsonl`.
     pub unique: usize,
+    /// Probes spent by SimHash's probing search, if used.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probes: Option<usize>,
     /// Seconds per stage.
     pub seconds: StageTimes,
     /// Seconds spent writing the outputs.
@@ -80,7 +86,7 @@ pub fn write_results(
             PairLine {
                 id_a: x.min(y),
                 id_b: x.max(y),
-                jaccard: p.jaccard,
+                score: [(dedup.score_name, p.score)].into(),
             }
         })
         .collect();
@@ -112,6 +118,7 @@ pub fn write_results(
         groups: dedup.groups.len(),
         documents_in_groups: dedup.groups.iter().map(|g| g.members.len()).sum(),
         unique,
+        probes: dedup.probes,
         seconds: dedup.times.clone(),
         write_seconds: clock.elapsed().as_secs_f64(),
     };

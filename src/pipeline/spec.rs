@@ -26,9 +26,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Confirm, MinHashConfig, ReadOptions};
+use super::{Confirm, Method, MinHashConfig, ReadOptions, SetConfig, Shingling, SimHashConfig};
 use crate::error::{Error, Location, Result};
 use crate::eval::Predicted;
+use crate::group::Linkage;
 use crate::io::{FieldSpec, Input, InputFormat};
 use crate::text::{ShingleKind, Stoplist};
 
@@ -75,21 +76,31 @@ fn default_text_fields() -> Vec<String> {
     FieldSpec::default().text
 }
 
-/// The method and its settings.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(tag = "name", rename_all = "kebab-case", deny_unknown_fields)]
-pub enum MethodSpec {
-    /// MinHash + LSH.
-    Minhash(MinHashSpec),
+/// The methods a pipeline can name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum MethodName {
+    /// MinHash signatures + LSH (approximate Jaccard, fast at any size).
+    Minhash,
+    /// Exact Jaccard of shingle sets.
+    Jaccard,
+    /// Exact n-gram resemblance (Text::DeDuper: word 5-grams, above 0.2).
+    Resemblance,
+    /// SimHash fingerprints within a Hamming distance.
+    Simhash,
 }
 
-/// MinHash settings as written in a pipeline file; defaults as in [`MinHashConfig`].
+/// The method and its settings, as written in a pipeline file or given on the command line.
+/// Unset settings take the method's defaults; a setting that does not apply to the method is
+/// an error rather than silently ignored.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct MinHashSpec {
-    /// Word n-gram size.
-    #[serde(default = "one")]
-    pub ngram: usize,
+pub struct MethodSpec {
+    /// Which method.
+    pub name: MethodName,
+    /// Word n-gram size (default 1; 5 for resemblance).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ngram: Option<usize>,
     /// Character n-gram size, instead of words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub char_ngram: Option<usize>,
@@ -99,34 +110,117 @@ pub struct MinHashSpec {
     /// Inline stop words.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stopwords: Vec<String>,
-    /// Permutations.
-    #[serde(default = "default_num_perm")]
-    pub num_perm: usize,
-    /// Permutation seed.
-    #[serde(default = "one_u64")]
-    pub seed: u64,
-    /// Jaccard threshold.
-    #[serde(default = "default_threshold")]
-    pub threshold: f64,
-    /// Confirmation rule.
-    #[serde(default = "default_confirm")]
-    pub confirm: Confirm,
+    /// Similarity threshold (default 0.7; 0.2 for resemblance). Not for simhash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
+    /// MinHash permutations (default 128).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub num_perm: Option<usize>,
+    /// MinHash permutation seed (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// MinHash confirmation rule (default estimate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirm: Option<Confirm>,
+    /// SimHash: largest Hamming distance of a duplicate (default 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_distance: Option<u32>,
+    /// SimHash: probe this many likeliest flip sets per document instead of the exact search.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probes: Option<usize>,
+    /// How pairs become groups (default single).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linkage: Option<Linkage>,
 }
 
-fn one() -> usize {
-    1
-}
-fn one_u64() -> u64 {
-    1
-}
-fn default_num_perm() -> usize {
-    MinHashConfig::default().num_perm
-}
-fn default_threshold() -> f64 {
-    MinHashConfig::default().threshold
-}
-fn default_confirm() -> Confirm {
-    MinHashConfig::default().confirm
+impl MethodSpec {
+    /// A spec naming `name` with every setting at its default.
+    pub fn defaults(name: MethodName) -> Self {
+        MethodSpec {
+            name,
+            ngram: None,
+            char_ngram: None,
+            stoplist: None,
+            stopwords: Vec::new(),
+            threshold: None,
+            num_perm: None,
+            seed: None,
+            confirm: None,
+            max_distance: None,
+            probes: None,
+            linkage: None,
+        }
+    }
+
+    /// The checked method (reads the stoplist file, if any).
+    pub fn method(&self) -> Result<Method> {
+        let misplaced = |setting: &str, given: bool, applies: &[MethodName]| -> Result<()> {
+            if given && !applies.contains(&self.name) {
+                return Err(Error::Usage(format!(
+                    "`{setting}` does not apply to method {:?}",
+                    self.name
+                )));
+            }
+            Ok(())
+        };
+        use MethodName::*;
+        misplaced("num_perm", self.num_perm.is_some(), &[Minhash])?;
+        misplaced("seed", self.seed.is_some(), &[Minhash])?;
+        misplaced("confirm", self.confirm.is_some(), &[Minhash])?;
+        misplaced(
+            "threshold",
+            self.threshold.is_some(),
+            &[Minhash, Jaccard, Resemblance],
+        )?;
+        misplaced("max_distance", self.max_distance.is_some(), &[Simhash])?;
+        misplaced("probes", self.probes.is_some(), &[Simhash])?;
+        if self.ngram.is_some() && self.char_ngram.is_some() {
+            return Err(Error::Usage(
+                "give either `ngram` or `char_ngram`, not both".into(),
+            ));
+        }
+
+        let mut stoplist = Stoplist::from_words(&self.stopwords);
+        if let Some(path) = &self.stoplist {
+            stoplist.extend(Stoplist::from_file(path)?);
+        }
+        let default_ngram = if self.name == Resemblance { 5 } else { 1 };
+        let kind = match self.char_ngram {
+            Some(n) => ShingleKind::Chars(n),
+            None => ShingleKind::Words(self.ngram.unwrap_or(default_ngram)),
+        };
+        let shingling = Shingling { kind, stoplist };
+        let linkage = self.linkage.unwrap_or_default();
+        let minhash_defaults = MinHashConfig::default();
+        let method = match self.name {
+            Minhash => Method::MinHash(MinHashConfig {
+                shingling,
+                num_perm: self.num_perm.unwrap_or(minhash_defaults.num_perm),
+                seed: self.seed.unwrap_or(minhash_defaults.seed),
+                threshold: self.threshold.unwrap_or(minhash_defaults.threshold),
+                confirm: self.confirm.unwrap_or(minhash_defaults.confirm),
+                linkage,
+            }),
+            Jaccard => Method::Jaccard(SetConfig {
+                shingling,
+                threshold: self.threshold.unwrap_or(0.7),
+                linkage,
+            }),
+            Resemblance => Method::Resemblance(SetConfig {
+                shingling,
+                threshold: self.threshold.unwrap_or(0.2),
+                linkage,
+            }),
+            Simhash => Method::SimHash(SimHashConfig {
+                shingling,
+                max_distance: self.max_distance.unwrap_or(3),
+                probes: self.probes,
+                linkage,
+            }),
+        };
+        method.validate()?;
+        Ok(method)
+    }
 }
 
 /// Where results go.
@@ -197,30 +291,6 @@ impl PipelineSpec {
     }
 }
 
-impl MinHashSpec {
-    /// The checked configuration (reads the stoplist file, if any).
-    pub fn config(&self) -> Result<MinHashConfig> {
-        let mut stoplist = Stoplist::from_words(&self.stopwords);
-        if let Some(path) = &self.stoplist {
-            stoplist.extend(Stoplist::from_file(path)?);
-        }
-        let shingle = match self.char_ngram {
-            Some(n) => ShingleKind::Chars(n),
-            None => ShingleKind::Words(self.ngram),
-        };
-        let config = MinHashConfig {
-            shingle,
-            stoplist,
-            num_perm: self.num_perm,
-            seed: self.seed,
-            threshold: self.threshold,
-            confirm: self.confirm,
-        };
-        config.validate()?;
-        Ok(config)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,21 +310,43 @@ mod tests {
     }
 
     #[test]
+    fn settings_of_another_method_are_refused_and_defaults_differ_by_method() {
+        let mut spec = MethodSpec::defaults(MethodName::Jaccard);
+        spec.num_perm = Some(64);
+        let err = spec.method().unwrap_err().to_string();
+        assert!(err.contains("num_perm") && err.contains("Jaccard"), "{err}");
+        let Method::Resemblance(r) = MethodSpec::defaults(MethodName::Resemblance)
+            .method()
+            .unwrap()
+        else {
+            panic!("resemblance")
+        };
+        assert_eq!(
+            (r.shingling.kind, r.threshold),
+            (ShingleKind::Words(5), 0.2)
+        );
+        let Method::SimHash(s) = MethodSpec::defaults(MethodName::Simhash).method().unwrap() else {
+            panic!("simhash")
+        };
+        assert_eq!((s.max_distance, s.probes), (3, None));
+    }
+
+    #[test]
     fn defaults_fill_in_and_typos_are_named_with_their_line() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("p.toml");
         std::fs::write(&path, "[input]\npaths = [\"x.jsonl\"]\n[method]\nname = \"minhash\"\n[output]\ndir = \"out\"\n").unwrap();
         let spec = PipelineSpec::load(&path).unwrap();
-        let MethodSpec::Minhash(m) = &spec.method;
-        let config = m.config().unwrap();
+        let Method::MinHash(config) = spec.method.method().unwrap() else {
+            panic!("a minhash pipeline gives the minhash method")
+        };
         assert_eq!((config.num_perm, config.threshold), (128, 0.7));
         assert_eq!(spec.read_options().fields, FieldSpec::default());
 
         std::fs::write(&path, "[input]\npaths = [\"x.jsonl\"]\n[method]\nname = \"minhash\"\nthreshhold = 0.8\n[output]\ndir = \"out\"\n").unwrap();
         let err = PipelineSpec::load(&path).unwrap_err().to_string();
-        // The line is that of the `[method]` table holding the typo.
         assert!(
-            err.contains("p.toml:3") && err.contains("unknown field `threshhold`"),
+            err.contains("p.toml:5") && err.contains("unknown field `threshhold`"),
             "{err}"
         );
     }

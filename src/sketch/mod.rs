@@ -2,10 +2,13 @@
 //!
 //! [`MinHasher`] turns shingle sets into MinHash signatures whose slot agreement estimates
 //! Jaccard similarity; [`lsh`] bands those signatures so that only likely-similar pairs are ever
-//! compared, which keeps deduplication near-linear in the corpus size.
+//! compared, which keeps deduplication near-linear in the corpus size. [`SimHash`] is the
+//! other classic: one 64-bit fingerprint whose Hamming distance tracks dissimilarity.
 
 pub mod lsh;
 mod minhash;
+mod simhash;
 
 pub use lsh::{LshParams, candidate_pairs};
 pub use minhash::{EMPTY_SLOT, MinHasher, Signatures, jaccard_estimate};
+pub use simhash::{SimHash, hamming};

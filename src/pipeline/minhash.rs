@@ -1,0 +1,67 @@
+//! The MinHash method: signatures, LSH banding, confirmation.
+
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use super::{Confirm, Dedup, MinHashConfig, Pair, ReadOptions, StageTimes, group_pairs, sketch};
+use crate::error::Result;
+use crate::io::Input;
+use crate::sketch::{LshParams, MinHasher, candidate_pairs};
+
+pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) -> Result<Dedup> {
+    let shingler = config.shingling.shingler();
+    let hasher = MinHasher::new(config.num_perm, config.seed);
+    let mut times = StageTimes::default();
+
+    let clock = Instant::now();
+    let (corpus, signatures) = sketch(inputs, read, &shingler, &hasher)?;
+    times.sketch = clock.elapsed().as_secs_f64();
+    tracing::info!(
+        documents = corpus.ids.len(),
+        seconds = times.sketch,
+        "sketched"
+    );
+
+    let clock = Instant::now();
+    let params = LshParams::optimal(config.threshold, config.num_perm);
+    let candidates = candidate_pairs(&signatures, params);
+    times.candidates = clock.elapsed().as_secs_f64();
+    tracing::info!(
+        bands = params.bands,
+        rows = params.rows,
+        candidates = candidates.len(),
+        "banded"
+    );
+
+    let clock = Instant::now();
+    let pairs: Vec<Pair> = candidates
+        .par_iter()
+        .filter_map(|&(a, b)| {
+            let score = signatures.similarity(a as usize, b as usize);
+            let confirmed = match config.confirm {
+                Confirm::Estimate => score >= config.threshold,
+                Confirm::Band => true,
+            };
+            confirmed.then_some(Pair { a, b, score })
+        })
+        .collect();
+    times.confirm = clock.elapsed().as_secs_f64();
+    tracing::info!(pairs = pairs.len(), "confirmed");
+
+    let clock = Instant::now();
+    let groups = group_pairs(&corpus.ids, &pairs, config.linkage, |x, y| {
+        signatures.similarity(x as usize, y as usize)
+    });
+    times.group = clock.elapsed().as_secs_f64();
+
+    Ok(Dedup {
+        corpus,
+        candidates: candidates.len(),
+        pairs,
+        score_name: "",
+        groups,
+        probes: None,
+        times,
+    })
+}

@@ -1,0 +1,83 @@
+//! The SimHash method: fingerprints within a Hamming distance.
+
+use std::time::Instant;
+
+use super::{Dedup, Pair, ReadOptions, SimHashConfig, StageTimes, group_pairs, read_corpus};
+use crate::error::Result;
+use crate::index::SimHashIndex;
+use crate::io::Input;
+use crate::sketch::{SimHash, hamming};
+
+/// How far a bit's vote is assumed to move under an edit, relative to its spread over the
+/// corpus (the seed notebook's `alpha`: about a tenth of the words added or removed).
+const EDIT_ALPHA: f64 = 0.1;
+
+pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &SimHashConfig) -> Result<Dedup> {
+    let shingler = config.shingling.shingler();
+    let mut times = StageTimes::default();
+
+    let clock = Instant::now();
+    let (mut fingerprints, mut empty, mut votes) = (Vec::new(), Vec::new(), Vec::new());
+    let corpus = read_corpus(
+        inputs,
+        read,
+        |text| {
+            let mut features = Vec::new();
+            shingler.hash_shingles(text, &mut features);
+            (SimHash::of(&features), features.is_empty())
+        },
+        |(hash, is_empty)| {
+            fingerprints.push(hash.fingerprint);
+            empty.push(is_empty);
+            if config.probes.is_some() {
+                votes.push(hash.votes);
+            }
+        },
+    )?;
+    times.sketch = clock.elapsed().as_secs_f64();
+
+    let clock = Instant::now();
+    let index = SimHashIndex::new(fingerprints.clone(), empty, config.max_distance);
+    let (found, probes) = match config.probes {
+        Some(max) => {
+            let (pairs, probes) = index.probe_pairs(&votes, EDIT_ALPHA, max);
+            (pairs, Some(probes))
+        }
+        None => (index.pairs(), None),
+    };
+    times.candidates = clock.elapsed().as_secs_f64();
+    if let Some(p) = probes {
+        tracing::info!(
+            probes = p,
+            per_document = p as f64 / corpus.ids.len().max(1) as f64,
+            "probed"
+        );
+    }
+
+    let similarity = |d: u32| 1.0 - f64::from(d) / 64.0;
+    let candidates = found.len();
+    let pairs: Vec<Pair> = found
+        .into_iter()
+        .map(|(a, b, d)| Pair {
+            a,
+            b,
+            score: similarity(d),
+        })
+        .collect();
+
+    let clock = Instant::now();
+    let groups = group_pairs(&corpus.ids, &pairs, config.linkage, |x, y| {
+        similarity(hamming(fingerprints[x as usize], fingerprints[y as usize]))
+    });
+    times.group = clock.elapsed().as_secs_f64();
+
+    Ok(Dedup {
+        corpus,
+        candidates,
+        pairs,
+        score_name: "",
+        groups,
+        probes,
+        times,
+    })
+}

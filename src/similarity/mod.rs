@@ -1,0 +1,154 @@
+//! Exact similarity measures between two texts, for the classic methods and for people who want
+//! one number for one pair.
+//!
+//! - [`jaccard`]: `|A ∩ B| / |A ∪ B|` of the two word sets;
+//! - [`overlap`]: the share of one side's words that the other side also has (asymmetric, as in
+//!   the WebSty tutorial's document comparison);
+//! - [`cosine`]: cosine of the word-count vectors.
+//!
+//! Words are those of [`crate::text::words`]: Unicode `\w+`, lower-cased.
+
+mod join;
+
+pub use join::{SetJoin, similar_pairs};
+
+use std::collections::{HashMap, HashSet};
+
+use crate::text::for_each_word;
+
+fn word_set(text: &str) -> HashSet<String> {
+    let mut set = HashSet::new();
+    for_each_word(text, |w| {
+        set.insert(w.to_owned());
+    });
+    set
+}
+
+/// Jaccard similarity of the word sets of two texts.
+///
+/// ```
+/// use neardup::similarity::jaccard;
+/// assert_eq!(jaccard("", ""), 1.0);              // two empty texts are the same
+/// assert_eq!(jaccard("test", ""), 0.0);          // one empty: nothing shared
+/// assert_eq!(jaccard("bar foo", "bar"), 0.5);    // 1 of 2 words in common
+/// assert_eq!(jaccard("bar", "bar foo"), 0.5);    // order does not matter
+/// assert_eq!(jaccard("Bar", "baR foo"), 0.5);    // case does not matter
+/// assert_eq!(jaccard("bar,", "bar: -foo-"), 0.5); // punctuation is ignored
+/// assert_eq!(jaccard("1", "2 1"), 0.5);          // numbers are words
+/// assert_eq!(jaccard("bar bar", "bar"), 1.0);    // repeats do not count
+/// let s = jaccard("To jest pierwsze zdanie.", "To nie jest pierwsze zdanie, tylko drugie.");
+/// assert!((s - 4.0 / 7.0).abs() < 1e-12);
+/// ```
+pub fn jaccard(a: &str, b: &str) -> f64 {
+    let (a, b) = (word_set(a), word_set(b));
+    let union = a.union(&b).count();
+    if union == 0 {
+        return 1.0;
+    }
+    a.intersection(&b).count() as f64 / union as f64
+}
+
+/// How much of `a`'s vocabulary `b` shares: `|A ∩ B| / |A|` over word sets (1 when `a` has no
+/// words).
+///
+/// ```
+/// use neardup::similarity::overlap;
+/// assert_eq!(overlap("a b c d", "a b"), 0.5);
+/// assert_eq!(overlap("a b", "a b c d"), 1.0);
+/// ```
+pub fn overlap(a: &str, b: &str) -> f64 {
+    let (a, b) = (word_set(a), word_set(b));
+    if a.is_empty() {
+        return 1.0;
+    }
+    a.intersection(&b).count() as f64 / a.len() as f64
+}
+
+/// The word counts of a text.
+pub fn word_counts(text: &str) -> HashMap<String, u32> {
+    let mut counts = HashMap::new();
+    for_each_word(text, |w| *counts.entry(w.to_owned()).or_insert(0) += 1);
+    counts
+}
+
+/// Cosine similarity of two word-count vectors (0 when either is empty).
+pub fn cosine_counts(a: &HashMap<String, u32>, b: &HashMap<String, u32>) -> f64 {
+    let norm = |v: &HashMap<String, u32>| {
+        v.values()
+            .map(|&c| f64::from(c).powi(2))
+            .sum::<f64>()
+            .sqrt()
+    };
+    let (na, nb) = (norm(a), norm(b));
+    if na == 0.0 || nb == 0.0 {
+        return 0.0;
+    }
+    let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    let dot: f64 = small
+        .iter()
+        .filter_map(|(w, &c)| large.get(w).map(|&d| f64::from(c) * f64::from(d)))
+        .sum();
+    dot / (na * nb)
+}
+
+/// Cosine similarity of the word-count vectors of two texts.
+///
+/// ```
+/// use neardup::similarity::cosine;
+/// assert!((cosine("a b", "a b") - 1.0).abs() < 1e-12);
+/// assert_eq!(cosine("a", "b"), 0.0);
+/// ```
+pub fn cosine(a: &str, b: &str) -> f64 {
+    cosine_counts(&word_counts(a), &word_counts(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The seed-002 sample and its printed pairwise scores (two decimals).
+    #[test]
+    fn seed_pairwise_scores_are_reproduced() {
+        let texts = [
+            "a b c d e f g h i j",
+            "a b c d e f g h i 1",
+            "a b c d e f g h 1 2",
+            "0 1 2 3 4 5 6 7 8 9",
+            "0 1 2 3 4 5 6 7 8 x",
+            "x y z",
+        ];
+        let expected = [
+            (0, 1, 0.82),
+            (0, 2, 0.67),
+            (0, 3, 0.00),
+            (0, 4, 0.00),
+            (0, 5, 0.00),
+            (1, 2, 0.82),
+            (1, 3, 0.05),
+            (1, 4, 0.05),
+            (1, 5, 0.00),
+            (2, 3, 0.11),
+            (2, 4, 0.11),
+            (2, 5, 0.00),
+            (3, 4, 0.82),
+            (3, 5, 0.00),
+            (4, 5, 0.08),
+        ];
+        for (i, j, score) in expected {
+            let got = jaccard(texts[i], texts[j]);
+            assert_eq!(
+                format!("{got:.2}"),
+                format!("{score:.2}"),
+                "texts {} and {}",
+                i + 1,
+                j + 1
+            );
+        }
+    }
+
+    #[test]
+    fn polish_case_folding_counts_as_the_same_word() {
+        assert_eq!(jaccard("Łódź", "łódź"), 1.0);
+        assert_eq!(jaccard("Zażółć gęślą jaźń", "zażółć gęślą"), 2.0 / 3.0);
+    }
+}
