@@ -19,7 +19,8 @@ import json, sys
 name, settings, d = sys.argv[1:]
 e = json.load(open(f"{d}/eval.json")); s = json.load(open(f"{d}/summary.json"))
 t = sum(s["seconds"].values()) + s["write_seconds"]
-print(f"| {name} | {settings or 'defaults'} | {e['accuracy']:.4f} | {e['macro_f1']:.4f} | "
+method = s["settings"]["method"]["name"]
+print(f"| {method} | {settings or 'defaults'} | {e['accuracy']:.4f} | {e['macro_f1']:.4f} | "
       f"{e['dup']['precision']:.3f} | {e['dup']['recall']:.3f} | {s['documents'] / t:,.0f} |")
 PY
 }
@@ -30,3 +31,11 @@ run minhash
 run minhash-band --confirm band
 run minhash-2gram --ngram 2 --threshold 0.5
 run minhash-char5 --char-ngram 5 --threshold 0.6
+run jaccard --method jaccard
+run jaccard-0.8 --method jaccard --threshold 0.8
+run jaccard-complete --method jaccard --linkage complete
+run resemblance --method resemblance
+run resemblance-3gram --method resemblance --ngram 3 --threshold 0.5
+run simhash --method simhash
+run simhash-d6 --method simhash --max-distance 6
+run simhash-probes --method simhash --probes 100

@@ -6,6 +6,7 @@
 //! - [`sketch`]: MinHash signatures, LSH banding, SimHash fingerprints;
 //! - [`similarity`]: exact measures (Jaccard, overlap, cosine) and the exact Jaccard join;
 //! - [`index`]: searchable stores (n-gram resemblance, SimHash Hamming index);
+//! - [`diff`]: word diffs of two documents with overlap ratios;
 //! - [`group`]: confirmed pairs into duplicate groups with a representative each;
 //! - [`io`]: reading corpora (JSONL, CSV, folders and zips of text files) and writing results
 //!   atomically;
@@ -19,6 +20,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod cli;
+pub mod diff;
 pub mod error;
 pub mod eval;
 pub mod group;

@@ -6,8 +6,7 @@ use clap::Args;
 
 use crate::error::Result;
 use crate::group::Linkage;
-use crate::io::{FieldSpec, InputFormat};
-use crate::pipeline::{Confirm, InputSpec, MethodName, MethodSpec, OutputSpec, PipelineSpec};
+use crate::pipeline::{Confirm, MethodName, MethodSpec, OutputSpec, PipelineSpec};
 
 /// Find duplicate groups and write pairs.jsonl, groups.jsonl, unique.jsonl and summary.json.
 #[derive(Debug, Args)]
@@ -27,18 +26,8 @@ pub struct DedupArgs {
     /// Deduplication method.
     #[arg(long, value_enum, default_value_t = MethodName::Minhash)]
     method: MethodName,
-    /// Input format, if the file names do not tell.
-    #[arg(long, value_enum)]
-    format: Option<InputFormat>,
-    /// Field (or column) holding the document id.
-    #[arg(long, default_value = "core_id")]
-    id_field: String,
-    /// Field(s) joined with a space to make the text [default: processed_title processed_abstract].
-    #[arg(long = "text-field")]
-    text_fields: Vec<String>,
-    /// Skip bad records (reporting how many and where) instead of stopping at the first.
-    #[arg(long)]
-    skip_invalid: bool,
+    #[command(flatten)]
+    input: super::InputArgs,
     /// Word n-gram size of the shingles [default: 1; 5 for resemblance].
     #[arg(long)]
     ngram: Option<usize>,
@@ -92,17 +81,7 @@ impl DedupArgs {
             linkage: self.linkage,
         };
         PipelineSpec {
-            input: InputSpec {
-                paths: self.inputs,
-                format: self.format,
-                id_field: self.id_field,
-                text_fields: if self.text_fields.is_empty() {
-                    FieldSpec::default().text
-                } else {
-                    self.text_fields
-                },
-                skip_invalid: self.skip_invalid,
-            },
+            input: self.input.spec(self.inputs),
             method,
             output: OutputSpec { dir: self.out },
             eval: None,

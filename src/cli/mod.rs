@@ -3,13 +3,25 @@
 //! Exit codes: 0 success, 1 failure (I/O and the like), 2 bad usage or bad input.
 
 mod dedup;
+mod diff;
 mod eval;
+mod groups;
+mod jaccard;
+mod overlap;
 mod run;
+mod stream;
 mod synth;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::error::{Error, Location, Result};
+use crate::io::{FieldSpec, Input, InputFormat};
+use crate::pipeline::{InputSpec, ReadOptions};
 
 /// Find duplicate and near-duplicate documents.
 #[derive(Debug, Parser)]
@@ -29,6 +41,11 @@ pub struct Cli {
 enum Command {
     Dedup(dedup::DedupArgs),
     Run(run::RunArgs),
+    Stream(stream::StreamArgs),
+    Groups(groups::GroupsArgs),
+    Jaccard(jaccard::JaccardArgs),
+    Diff(diff::DiffArgs),
+    Overlap(overlap::OverlapArgs),
     Eval(eval::EvalArgs),
     Gen(synth::GenArgs),
 }
@@ -41,6 +58,11 @@ pub fn run() -> ExitCode {
     let result = match cli.command {
         Command::Dedup(args) => dedup::run(args),
         Command::Run(args) => run::run(args),
+        Command::Stream(args) => stream::run(args),
+        Command::Groups(args) => groups::run(args),
+        Command::Jaccard(args) => jaccard::run(args),
+        Command::Diff(args) => diff::run(args),
+        Command::Overlap(args) => overlap::run(args),
         Command::Eval(args) => eval::run(args),
         Command::Gen(args) => synth::run(args),
     };
@@ -66,4 +88,87 @@ fn init_logging(quiet: bool, verbose: u8) {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .try_init();
+}
+
+/// Where ids and text come from: shared by every command that reads a corpus.
+#[derive(Debug, Args)]
+pub struct InputArgs {
+    /// Input format, if the file names do not tell.
+    #[arg(long, value_enum)]
+    format: Option<InputFormat>,
+    /// Field (or column) holding the document id.
+    #[arg(long, default_value = "core_id")]
+    id_field: String,
+    /// Field(s) joined with a space to make the text [default: processed_title processed_abstract].
+    #[arg(long = "text-field")]
+    text_fields: Vec<String>,
+    /// Skip bad records (reporting how many and where) instead of stopping at the first.
+    #[arg(long)]
+    skip_invalid: bool,
+}
+
+impl InputArgs {
+    fn spec(&self, paths: Vec<PathBuf>) -> InputSpec {
+        InputSpec {
+            paths,
+            format: self.format,
+            id_field: self.id_field.clone(),
+            text_fields: if self.text_fields.is_empty() {
+                FieldSpec::default().text
+            } else {
+                self.text_fields.clone()
+            },
+            skip_invalid: self.skip_invalid,
+        }
+    }
+
+    /// The inputs, checked, and how to read them.
+    fn open(&self, paths: &[PathBuf]) -> Result<(Vec<Input>, ReadOptions)> {
+        let spec = self.spec(paths.to_vec());
+        let inputs = paths
+            .iter()
+            .map(|p| Input::new(p, self.format))
+            .collect::<Result<Vec<_>>>()?;
+        let read = ReadOptions {
+            fields: FieldSpec {
+                id: spec.id_field,
+                text: spec.text_fields,
+            },
+            skip_invalid: spec.skip_invalid,
+        };
+        Ok((inputs, read))
+    }
+}
+
+/// The text of a file, or of standard input for `-`.
+fn read_text_arg(path: &Path) -> Result<String> {
+    let mut bytes = Vec::new();
+    if path == Path::new("-") {
+        std::io::stdin()
+            .read_to_end(&mut bytes)
+            .map_err(|e| Error::io(path, e))?;
+    } else {
+        bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        Error::input(
+            Location::file(path),
+            None,
+            format!(
+                "not valid UTF-8 (byte {})",
+                e.utf8_error().valid_up_to() + 1
+            ),
+            "convert the file to UTF-8",
+        )
+    })
+}
+
+/// Prints the skipped-record report, if anything was skipped.
+fn report_skipped(skipped: &crate::pipeline::SkipReport) {
+    if skipped.count > 0 {
+        eprintln!("skipped {} invalid records; the first:", skipped.count);
+        for problem in &skipped.first {
+            eprintln!("  {problem}");
+        }
+    }
 }

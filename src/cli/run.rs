@@ -47,12 +47,7 @@ pub fn execute(spec: &PipelineSpec) -> Result<()> {
             probes as f64 / summary.documents.max(1) as f64
         );
     }
-    if summary.skipped > 0 {
-        eprintln!("skipped {} invalid records; the first:", summary.skipped);
-        for problem in &summary.skipped_first {
-            eprintln!("  {problem}");
-        }
-    }
+    super::report_skipped(&dedup.corpus.skipped);
     if let Some(eval) = &spec.eval {
         let truth = Truth::load(&eval.truth, &read.fields.id)?;
         let predicted = load_predictions(&spec.output.dir, eval.predicted)?;

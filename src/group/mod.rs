@@ -212,6 +212,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::similarity::tests::SEED_SAMPLE;
     use crate::similarity::{jaccard, similar_pairs};
     use crate::text::Shingler;
     use rand::SeedableRng;
@@ -232,15 +233,6 @@ mod tests {
         groups.sort();
         groups
     }
-
-    const SEED_SAMPLE: [&str; 6] = [
-        "a b c d e f g h i j",
-        "a b c d e f g h i 1",
-        "a b c d e f g h 1 2",
-        "0 1 2 3 4 5 6 7 8 9",
-        "0 1 2 3 4 5 6 7 8 x",
-        "x y z",
-    ];
 
     #[test]
     fn seed_sample_groups_for_every_input_order() {

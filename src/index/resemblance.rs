@@ -42,6 +42,16 @@ impl Default for ResemblanceSettings {
     }
 }
 
+impl ResemblanceSettings {
+    /// Adds the words of a stoplist file (one word a line) to the stop words.
+    pub fn with_stoplist_file(mut self, path: &Path) -> Result<Self> {
+        self.stopwords.extend(Stoplist::from_file(path)?.words());
+        self.stopwords.sort();
+        self.stopwords.dedup();
+        Ok(self)
+    }
+}
+
 /// A store of documents' n-gram sets with an inverted index.
 pub struct ResemblanceStore {
     settings: ResemblanceSettings,
@@ -261,8 +271,10 @@ mod tests {
     #[test]
     fn a_saved_store_reopens_with_the_same_answers() {
         let dir = tempfile::tempdir().unwrap();
-        let mut settings = ResemblanceSettings::default();
-        settings.stopwords = vec!["the".into(), "a".into()];
+        let settings = ResemblanceSettings {
+            stopwords: vec!["the".into(), "a".into()],
+            ..ResemblanceSettings::default()
+        };
         let mut s = ResemblanceStore::new(settings.clone()).unwrap();
         s.add_doc("doc1", DOC1).unwrap();
         s.add_doc("doc3", DOC3).unwrap();
@@ -272,6 +284,12 @@ mod tests {
         for q in [DOC1, DOC2, DOC3, "peter piper picked a peck"] {
             assert_eq!(reopened.find_similar(q), s.find_similar(q));
         }
+        let file = dir.path().join("stop.txt");
+        std::fs::write(&file, "# English\nthe\nof\n").unwrap();
+        let from_file = ResemblanceSettings::default()
+            .with_stoplist_file(&file)
+            .unwrap();
+        assert_eq!(from_file.stopwords, ["of", "the"]);
         std::fs::write(dir.path().join("store.bin"), b"garbage").unwrap();
         let err = ResemblanceStore::open(dir.path())
             .err()

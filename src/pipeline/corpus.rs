@@ -28,7 +28,8 @@ pub struct SkipReport {
 }
 
 impl SkipReport {
-    fn add(&mut self, error: &InputError) {
+    /// Counts one skipped record, keeping its problem if it is among the first few.
+    pub fn add(&mut self, error: &InputError) {
         self.count += 1;
         if self.first.len() < SKIPS_SHOWN {
             self.first.push(error.to_string());

@@ -22,8 +22,11 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &SimHashConfig) 
         inputs,
         read,
         |text| {
-            let mut features = Vec::new();
-            shingler.hash_shingles(text, &mut features);
+            // Distinct shingles, each of weight 1: with term-frequency weights the most common
+            // words decide most bits of every document, and unrelated documents collide (on
+            // 20,000 generated documents: 1,287,665 pairs within distance 3, against 6,138
+            // with distinct features).
+            let features = shingler.shingle_set(text);
             (SimHash::of(&features), features.is_empty())
         },
         |(hash, is_empty)| {

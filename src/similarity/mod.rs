@@ -9,8 +9,10 @@
 //! Words are those of [`crate::text::words`]: Unicode `\w+`, lower-cased.
 
 mod join;
+mod measure;
 
 pub use join::{SetJoin, similar_pairs};
+pub use measure::{Measure, Scorer};
 
 use std::collections::{HashMap, HashSet};
 
@@ -103,20 +105,23 @@ pub fn cosine(a: &str, b: &str) -> f64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// The seed-002 blog's six sample texts.
+    pub(crate) const SEED_SAMPLE: [&str; 6] = [
+        "a b c d e f g h i j",
+        "a b c d e f g h i 1",
+        "a b c d e f g h 1 2",
+        "0 1 2 3 4 5 6 7 8 9",
+        "0 1 2 3 4 5 6 7 8 x",
+        "x y z",
+    ];
 
     /// The seed-002 sample and its printed pairwise scores (two decimals).
     #[test]
     fn seed_pairwise_scores_are_reproduced() {
-        let texts = [
-            "a b c d e f g h i j",
-            "a b c d e f g h i 1",
-            "a b c d e f g h 1 2",
-            "0 1 2 3 4 5 6 7 8 9",
-            "0 1 2 3 4 5 6 7 8 x",
-            "x y z",
-        ];
+        let texts = SEED_SAMPLE;
         let expected = [
             (0, 1, 0.82),
             (0, 2, 0.67),

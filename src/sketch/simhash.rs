@@ -1,8 +1,8 @@
 //! SimHash (Charikar): a 64-bit fingerprint whose Hamming distance tracks how different two
 //! documents' weighted feature sets are.
 //!
-//! Every feature (a hashed shingle; repeats add weight, so the weight is the term frequency)
-//! votes +w on the bits set in its hash and −w on the others; bit `i` of the fingerprint is set
+//! Every feature (a hashed shingle; a repeated one votes again, so callers choose the weighting
+//! by passing a set or a multiset) votes +1 on the bits set in its hash and −1 on the others; bit `i` of the fingerprint is set
 //! when the sum `v[i]` is positive. `|v[i]|` is how firmly the bit is decided: small margins are
 //! the bits an edit is most likely to flip, which [`crate::index::SimHashIndex`]'s probing
 //! search uses.

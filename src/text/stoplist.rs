@@ -47,6 +47,13 @@ impl Stoplist {
         Ok(Self::from_words(words))
     }
 
+    /// The words, sorted.
+    pub fn words(&self) -> Vec<String> {
+        let mut words: Vec<String> = self.words.iter().cloned().collect();
+        words.sort();
+        words
+    }
+
     /// Adds the words of `other`.
     pub fn extend(&mut self, other: Stoplist) {
         self.words.extend(other.words);
