@@ -4,7 +4,7 @@
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
 static QUIET: AtomicBool = AtomicBool::new(false);
 
@@ -25,6 +25,9 @@ fn bar(total: u64, template: &str, message: &str) -> ProgressBar {
     bar.set_style(
         ProgressStyle::with_template(template)
             .expect("valid template")
+            .with_key("rate", |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = write!(w, "{:.0}/s", state.per_sec());
+            })
             .progress_chars("=> "),
     );
     bar.set_message(message.to_owned());
@@ -44,7 +47,7 @@ pub fn bytes(total: u64, message: &str) -> ProgressBar {
 pub fn items(total: u64, message: &str) -> ProgressBar {
     bar(
         total,
-        "{msg:>10} [{bar:30}] {human_pos}/{human_len} {per_sec} ETA {eta}",
+        "{msg:>10} [{bar:30}] {human_pos}/{human_len} {rate} ETA {eta}",
         message,
     )
 }

@@ -4,8 +4,13 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use crate::error::Error;
 use crate::error::Result;
-use crate::eval::{Predicted, Truth, evaluate, load_predictions, render_table};
+use crate::eval::{
+    Predicted, ReportInput, Truth, best, evaluate, load_predictions, read_scored_pairs,
+    render_table, run_scored_pairs, score_names, sweep as sweep_scores, thresholds, write_report,
+};
+use crate::io::FieldSpec;
 use crate::io::write_json_pretty;
 
 /// Score a dedup output folder against ground truth (CORE 2020 metrics).
@@ -29,6 +34,12 @@ pub struct EvalArgs {
     /// Id field of the truth file.
     #[arg(long, default_value = "core_id")]
     id_field: String,
+    /// Also write a self-contained HTML report here: tables, plots, the worst errors with diffs.
+    #[arg(long)]
+    report: Option<PathBuf>,
+    /// Truth fields whose text the report's diffs show [default: processed_title processed_abstract].
+    #[arg(long = "text-field")]
+    text_fields: Vec<String>,
 }
 
 pub fn run(args: EvalArgs) -> Result<()> {
@@ -38,6 +49,133 @@ pub fn run(args: EvalArgs) -> Result<()> {
     print!("{}", render_table(&evaluation));
     if let Some(path) = &args.json {
         write_json_pretty(path, &evaluation)?;
+    }
+    if let Some(path) = &args.report {
+        let fields = FieldSpec {
+            id: args.id_field.clone(),
+            text: if args.text_fields.is_empty() {
+                FieldSpec::default().text
+            } else {
+                args.text_fields.clone()
+            },
+        };
+        let confirmed = read_scored_pairs(&args.pred.join("pairs.jsonl"))?;
+        let scored = run_scored_pairs(&args.pred)?;
+        let input = ReportInput {
+            truth_path: &args.truth,
+            fields: &fields,
+            truth: &truth,
+            run_dir: &args.pred,
+            evaluation: &evaluation,
+            predicted: &predicted,
+            mode: args.predicted,
+            confirmed: &confirmed,
+            scored: &scored,
+            threshold: run_threshold(&args.pred),
+        };
+        write_report(path, &input)?;
+        eprintln!("report -> {}", path.display());
+    }
+    Ok(())
+}
+
+/// The score name and threshold a run recorded in its summary, if it did.
+fn run_threshold(dir: &std::path::Path) -> Option<(String, f64)> {
+    let text = std::fs::read_to_string(dir.join("summary.json")).ok()?;
+    let summary: serde_json::Value = serde_json::from_str(&text).ok()?;
+    Some((
+        summary["score"].as_str()?.to_owned(),
+        summary["threshold"].as_f64()?,
+    ))
+}
+
+/// Re-score a run's stored pair scores at many thresholds (no sketches recomputed) and say
+/// which threshold maximises macro-F1. Choose on one labelled set, confirm on another.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Example:\n  neardup sweep --truth labelled.jsonl --pred out/ --from 0.5 --to 1.0 --step 0.02"
+)]
+pub struct SweepArgs {
+    /// Ground truth JSONL (CORE layout).
+    #[arg(long)]
+    truth: PathBuf,
+    /// Output folder of `neardup dedup` (reads candidates.jsonl, else pairs.jsonl).
+    #[arg(long)]
+    pred: PathBuf,
+    /// Lowest threshold.
+    #[arg(long, default_value_t = 0.3)]
+    from: f64,
+    /// Highest threshold.
+    #[arg(long, default_value_t = 1.0)]
+    to: f64,
+    /// Step between thresholds.
+    #[arg(long, default_value_t = 0.05)]
+    step: f64,
+    /// Which stored score to threshold [default: the only one, or jaccard_estimate].
+    #[arg(long)]
+    score: Option<String>,
+    /// A document's predicted duplicates: the rest of its group (single linkage) or its pair partners.
+    #[arg(long, value_enum, default_value_t = Predicted::Groups)]
+    predicted: Predicted,
+    /// Id field of the truth file.
+    #[arg(long, default_value = "core_id")]
+    id_field: String,
+    /// Also write every point as JSON here.
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+pub fn sweep(args: SweepArgs) -> Result<()> {
+    if !(args.step > 0.0 && args.from <= args.to) {
+        return Err(Error::Usage("need --step > 0 and --from <= --to".into()));
+    }
+    let truth = Truth::load(&args.truth, &args.id_field)?;
+    let pairs = run_scored_pairs(&args.pred)?;
+    let names = score_names(&pairs);
+    let score = match (&args.score, names.as_slice()) {
+        (Some(s), _) if names.contains(s) => s.clone(),
+        (Some(s), _) => {
+            return Err(Error::Usage(format!(
+                "no score {s:?} in the run; it has: {}",
+                names.join(", ")
+            )));
+        }
+        (None, [only]) => only.clone(),
+        (None, _) => {
+            return Err(Error::Usage(format!(
+                "the run has several scores ({}); choose one with --score",
+                names.join(", ")
+            )));
+        }
+    };
+    let points = sweep_scores(
+        &truth,
+        &pairs,
+        &score,
+        &thresholds(args.from, args.to, args.step),
+        args.predicted,
+    );
+    println!(
+        "{:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "threshold", "pairs", "accuracy", "macro-F1", "P dup", "R dup"
+    );
+    for p in &points {
+        println!(
+            "{:>9.3} {:>9} {:>9.4} {:>9.4} {:>9.4} {:>9.4}",
+            p.threshold, p.pairs, p.accuracy, p.macro_f1, p.dup_precision, p.dup_recall
+        );
+    }
+    if let Some(top) = best(&points) {
+        println!(
+            "\nbest {score} threshold by macro-F1: {:.3} (macro-F1 {:.4}, accuracy {:.4}); confirm it on another labelled set",
+            top.threshold, top.macro_f1, top.accuracy
+        );
+    }
+    if let Some(path) = &args.json {
+        write_json_pretty(
+            path,
+            &serde_json::json!({ "score": score, "points": points }),
+        )?;
     }
     Ok(())
 }

@@ -2,6 +2,7 @@
 //!
 //! Exit codes: 0 success, 1 failure (I/O and the like), 2 bad usage or bad input.
 
+mod completions;
 mod dedup;
 mod diff;
 mod eval;
@@ -25,7 +26,16 @@ use crate::pipeline::{InputSpec, ReadOptions};
 
 /// Find duplicate and near-duplicate documents.
 #[derive(Debug, Parser)]
-#[command(name = "neardup", version, about, long_about = None)]
+#[command(
+    name = "neardup",
+    version,
+    about,
+    long_about = None,
+    after_help = "Examples:\n  neardup run pipelines/minhash.toml\n  \
+        neardup dedup corpus.jsonl --out out/ && neardup eval --truth corpus.jsonl --pred out/\n\n\
+        Exit codes: 0 success, 1 failure (I/O and the like), 2 bad usage or bad input.\n\
+        Logs: -v, -vv or RUST_LOG=neardup=debug; progress bars only on a terminal."
+)]
 pub struct Cli {
     /// No progress bars; only errors and results.
     #[arg(short, long, global = true)]
@@ -46,6 +56,8 @@ enum Command {
     Jaccard(jaccard::JaccardArgs),
     Diff(diff::DiffArgs),
     Overlap(overlap::OverlapArgs),
+    Sweep(eval::SweepArgs),
+    Completions(completions::CompletionsArgs),
     Eval(eval::EvalArgs),
     Gen(synth::GenArgs),
 }
@@ -63,6 +75,8 @@ pub fn run() -> ExitCode {
         Command::Jaccard(args) => jaccard::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Overlap(args) => overlap::run(args),
+        Command::Sweep(args) => eval::sweep(args),
+        Command::Completions(args) => completions::run(args),
         Command::Eval(args) => eval::run(args),
         Command::Gen(args) => synth::run(args),
     };

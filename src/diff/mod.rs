@@ -151,6 +151,50 @@ impl DocumentDiff {
     }
 }
 
+impl DocumentDiff {
+    /// The diff as HTML: `<del>` only in A, `<ins>` only in B, both inside
+    /// `<span class="replaced">` for a replacement; text escaped.
+    pub fn render_html(&self) -> String {
+        let mut out = String::new();
+        for run in &self.runs {
+            match run {
+                Run::Both(t) => out.push_str(&escape_html(t)),
+                Run::OnlyA(t) => {
+                    let _ = write!(out, "<del>{}</del>", escape_html(t));
+                }
+                Run::OnlyB(t) => {
+                    let _ = write!(out, "<ins>{}</ins>", escape_html(t));
+                }
+                Run::Replaced(old, new) => {
+                    let _ = write!(
+                        out,
+                        "<span class=\"replaced\"><del>{}</del><ins>{}</ins></span>",
+                        escape_html(old),
+                        escape_html(new)
+                    );
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Escapes text for HTML element content and attribute values.
+pub fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,6 +214,11 @@ mod tests {
         assert!((d.overlap_a - 5.0 / 6.0).abs() < 1e-12);
         assert!((d.overlap_b - 5.0 / 7.0).abs() < 1e-12);
         assert!(d.render(true).contains("\u{1b}["));
+        let html = diff("a <b> c", "a <b> d", Tokens::Words).render_html();
+        assert_eq!(
+            html,
+            "a &lt;b&gt; <span class=\"replaced\"><del>c</del><ins>d</ins></span>"
+        );
     }
 
     #[test]

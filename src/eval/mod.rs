@@ -12,10 +12,17 @@
 //!   labelling (TP↔TN, FP↔FN); macro-F1 is the mean of the two F1 scores (the true mean of
 //!   F1s, not the mean of precisions that one public script prints under that name).
 
+mod html;
 mod metrics;
 mod report;
+mod sweep;
 mod truth;
 
+pub use html::{ReportInput, write_report};
 pub use metrics::{ClassMetrics, CorrectFalse, Evaluation, Scores, evaluate};
 pub use report::render_table;
+pub use sweep::{
+    ScoredPair, SweepPoint, best, predictions_at, read_scored_pairs, run_scored_pairs, score_names,
+    sweep, thresholds,
+};
 pub use truth::{Predicted, Truth, TruthDoc, load_predictions};

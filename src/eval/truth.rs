@@ -99,18 +99,25 @@ pub enum Predicted {
 /// Reads a run's predicted duplicates: id -> predicted duplicate ids (documents with none are
 /// absent).
 pub fn load_predictions(dir: &Path, mode: Predicted) -> Result<HashMap<String, HashSet<String>>> {
-    let file = match mode {
-        Predicted::Groups => "groups.jsonl",
-        Predicted::Pairs => "pairs.jsonl",
-    };
-    let path = dir.join(file);
+    if mode == Predicted::Pairs {
+        let path = dir.join("pairs.jsonl");
+        if !path.is_file() {
+            return Err(not_a_run(&path));
+        }
+        let pairs = super::read_scored_pairs(&path)?;
+        let mut predicted: HashMap<String, HashSet<String>> = HashMap::new();
+        for p in pairs {
+            predicted
+                .entry(p.a.clone())
+                .or_default()
+                .insert(p.b.clone());
+            predicted.entry(p.b).or_default().insert(p.a);
+        }
+        return Ok(predicted);
+    }
+    let path = dir.join("groups.jsonl");
     if !path.is_file() {
-        return Err(Error::input(
-            Location::file(&path),
-            None,
-            "not found",
-            "give --pred the output folder of `neardup dedup`",
-        ));
+        return Err(not_a_run(&path));
     }
     let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
     let mut predicted: HashMap<String, HashSet<String>> = HashMap::new();
@@ -122,33 +129,26 @@ pub fn load_predictions(dir: &Path, mode: Predicted) -> Result<HashMap<String, H
         let value: Value = serde_json::from_str(line).map_err(|e| {
             Error::input(location.clone(), None, format!("not valid JSON: {e}"), "")
         })?;
-        let string_field = |v: &Value, field: &str| -> Result<String> {
-            v.get(field)
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-                .ok_or_else(|| Error::input(location.clone(), Some(field), "missing", ""))
-        };
-        match mode {
-            Predicted::Groups => {
-                let members: Vec<String> = value
-                    .get("members")
-                    .and_then(Value::as_array)
-                    .ok_or_else(|| Error::input(location.clone(), Some("members"), "missing", ""))?
-                    .iter()
-                    .filter_map(|m| m.as_str().map(str::to_owned))
-                    .collect();
-                for m in &members {
-                    let others = members.iter().filter(|o| *o != m).cloned();
-                    predicted.entry(m.clone()).or_default().extend(others);
-                }
-            }
-            Predicted::Pairs => {
-                let a = string_field(&value, "id_a")?;
-                let b = string_field(&value, "id_b")?;
-                predicted.entry(a.clone()).or_default().insert(b.clone());
-                predicted.entry(b).or_default().insert(a);
-            }
+        let members: Vec<String> = value
+            .get("members")
+            .and_then(Value::as_array)
+            .ok_or_else(|| Error::input(location.clone(), Some("members"), "missing", ""))?
+            .iter()
+            .filter_map(|m| m.as_str().map(str::to_owned))
+            .collect();
+        for m in &members {
+            let others = members.iter().filter(|o| *o != m).cloned();
+            predicted.entry(m.clone()).or_default().extend(others);
         }
     }
     Ok(predicted)
+}
+
+fn not_a_run(path: &Path) -> Error {
+    Error::input(
+        Location::file(path),
+        None,
+        "not found",
+        "give --pred the output folder of `neardup dedup`",
+    )
 }

@@ -54,8 +54,10 @@ pub(super) fn run(
     Ok(Dedup {
         corpus,
         candidates,
+        scored_candidates: None,
         pairs,
         score_name: "",
+        threshold: 0.0,
         groups,
         probes: None,
         times,

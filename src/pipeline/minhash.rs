@@ -35,16 +35,21 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) 
     );
 
     let clock = Instant::now();
-    let pairs: Vec<Pair> = candidates
+    let scored: Vec<Pair> = candidates
         .par_iter()
-        .filter_map(|&(a, b)| {
-            let score = signatures.similarity(a as usize, b as usize);
-            let confirmed = match config.confirm {
-                Confirm::Estimate => score >= config.threshold,
-                Confirm::Band => true,
-            };
-            confirmed.then_some(Pair { a, b, score })
+        .map(|&(a, b)| Pair {
+            a,
+            b,
+            score: signatures.similarity(a as usize, b as usize),
         })
+        .collect();
+    let pairs: Vec<Pair> = scored
+        .iter()
+        .filter(|p| match config.confirm {
+            Confirm::Estimate => p.score >= config.threshold,
+            Confirm::Band => true,
+        })
+        .copied()
         .collect();
     times.confirm = clock.elapsed().as_secs_f64();
     tracing::info!(pairs = pairs.len(), "confirmed");
@@ -58,8 +63,10 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) 
     Ok(Dedup {
         corpus,
         candidates: candidates.len(),
+        scored_candidates: Some(scored),
         pairs,
         score_name: "",
+        threshold: 0.0,
         groups,
         probes: None,
         times,

@@ -185,6 +185,16 @@ impl Method {
         }
     }
 
+    /// The score a pair must reach to be confirmed, on the scale of [`Method::score_name`]
+    /// (SimHash: `1 − max_distance/64`; MinHash with band confirmation: its threshold).
+    pub fn threshold(&self) -> f64 {
+        match self {
+            Method::MinHash(c) => c.threshold,
+            Method::Jaccard(c) | Method::Resemblance(c) => c.threshold,
+            Method::SimHash(c) => 1.0 - f64::from(c.max_distance) / 64.0,
+        }
+    }
+
     /// The name of the score written for each pair.
     pub fn score_name(&self) -> &'static str {
         match self {
@@ -226,10 +236,15 @@ pub struct Dedup {
     pub corpus: Corpus,
     /// Number of candidate pairs considered.
     pub candidates: usize,
+    /// Every candidate with its score, where the method scores more pairs than it confirms
+    /// (MinHash: all LSH collisions), for threshold sweeps.
+    pub scored_candidates: Option<Vec<Pair>>,
     /// Confirmed pairs.
     pub pairs: Vec<Pair>,
     /// What a pair's score is.
     pub score_name: &'static str,
+    /// The score a pair had to reach.
+    pub threshold: f64,
     /// Duplicate groups.
     pub groups: Vec<Group>,
     /// Probes spent by SimHash's probing search, if used.
@@ -248,6 +263,7 @@ pub fn dedup(inputs: &[Input], read: &ReadOptions, method: &Method) -> Result<De
         Method::SimHash(c) => simhash::run(inputs, read, c)?,
     };
     dedup.score_name = method.score_name();
+    dedup.threshold = method.threshold();
     Ok(dedup)
 }
 

@@ -6,6 +6,8 @@
 //!   sorted by id, groups by their smallest id; singletons are left out;
 //! - `unique.jsonl`: the input records of representatives and of documents in no group, in input
 //!   order (JSONL lines byte-for-byte as read);
+//! - `candidates.jsonl`: every scored candidate, same layout, where the method scores more
+//!   pairs than it confirms (MinHash): what `neardup sweep` and the report re-threshold;
 //! - `summary.json`: settings, counts and stage times.
 
 use std::io::Write;
@@ -41,6 +43,10 @@ struct GroupLine<'a> {
 pub struct RunSummary {
     /// The method and its settings.
     pub settings: serde_json::Value,
+    /// The name of the pairs' score.
+    pub score: &'static str,
+    /// The score a pair had to reach.
+    pub threshold: f64,
     /// Documents read (valid ones).
     pub documents: usize,
     /// Records skipped under `--skip-invalid`.
@@ -78,20 +84,21 @@ pub fn write_results(
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let ids = &dedup.corpus.ids;
 
-    let mut pairs: Vec<PairLine> = dedup
-        .pairs
-        .iter()
-        .map(|p| {
-            let (x, y) = (ids[p.a as usize].as_str(), ids[p.b as usize].as_str());
-            PairLine {
-                id_a: x.min(y),
-                id_b: x.max(y),
-                score: [(dedup.score_name, p.score)].into(),
-            }
-        })
-        .collect();
-    pairs.sort_by(|p, q| (p.id_a, p.id_b).cmp(&(q.id_a, q.id_b)));
-    write_json_lines(&dir.join("pairs.jsonl"), &pairs)?;
+    write_pairs(
+        &dir.join("pairs.jsonl"),
+        ids,
+        &dedup.pairs,
+        dedup.score_name,
+    )?;
+    let candidates_path = dir.join("candidates.jsonl");
+    match &dedup.scored_candidates {
+        Some(scored) => write_pairs(&candidates_path, ids, scored, dedup.score_name)?,
+        // A stale file from an earlier run would mislead a sweep.
+        None if candidates_path.exists() => {
+            std::fs::remove_file(&candidates_path).map_err(|e| Error::io(&candidates_path, e))?
+        }
+        None => {}
+    }
 
     let groups = dedup.groups.iter().enumerate().map(|(i, g)| GroupLine {
         group: i,
@@ -110,6 +117,8 @@ pub fn write_results(
 
     let summary = RunSummary {
         settings,
+        score: dedup.score_name,
+        threshold: dedup.threshold,
         documents: ids.len(),
         skipped: dedup.corpus.skipped.count,
         skipped_first: dedup.corpus.skipped.first.clone(),
@@ -124,6 +133,28 @@ pub fn write_results(
     };
     write_json_pretty(&dir.join("summary.json"), &summary)?;
     Ok(summary)
+}
+
+/// Writes pairs as `{"id_a", "id_b", SCORE}` lines, `id_a < id_b`, sorted.
+fn write_pairs(
+    path: &Path,
+    ids: &[String],
+    pairs: &[super::Pair],
+    score_name: &'static str,
+) -> Result<()> {
+    let mut lines: Vec<PairLine> = pairs
+        .iter()
+        .map(|p| {
+            let (x, y) = (ids[p.a as usize].as_str(), ids[p.b as usize].as_str());
+            PairLine {
+                id_a: x.min(y),
+                id_b: x.max(y),
+                score: [(score_name, p.score)].into(),
+            }
+        })
+        .collect();
+    lines.sort_by(|p, q| (p.id_a, p.id_b).cmp(&(q.id_a, q.id_b)));
+    write_json_lines(path, &lines)
 }
 
 /// Re-reads the inputs and copies out the records to keep; returns how many.

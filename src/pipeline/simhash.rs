@@ -77,8 +77,10 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &SimHashConfig) 
     Ok(Dedup {
         corpus,
         candidates,
+        scored_candidates: None,
         pairs,
         score_name: "",
+        threshold: 0.0,
         groups,
         probes,
         times,

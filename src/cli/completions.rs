@@ -1,0 +1,25 @@
+//! `neardup completions`: shell completion scripts.
+
+use clap::{Args, CommandFactory};
+use clap_complete::Shell;
+
+use crate::error::Result;
+
+/// Print a completion script for a shell.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  neardup completions bash > ~/.local/share/bash-completion/completions/neardup\n  \
+    neardup completions zsh > ~/.zfunc/_neardup\n  \
+    neardup completions fish > ~/.config/fish/completions/neardup.fish"
+)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    shell: Shell,
+}
+
+pub fn run(args: CompletionsArgs) -> Result<()> {
+    let mut command = super::Cli::command();
+    clap_complete::generate(args.shell, &mut command, "neardup", &mut std::io::stdout());
+    Ok(())
+}

@@ -1,0 +1,292 @@
+//! Re-scoring a run's stored pair scores at other thresholds, without recomputing sketches.
+//!
+//! A run leaves its scored pairs (`candidates.jsonl` where the method scores more pairs than it
+//! confirms, else `pairs.jsonl`). Keeping the pairs whose score reaches a threshold, grouping
+//! them (single linkage) and scoring the groups shows what that threshold would have given.
+//! Thresholds below the run's own can only be judged where `candidates.jsonl` holds the lower
+//! scores. Choose a threshold on one labelled set and confirm it on another, never the same.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+
+use petgraph::unionfind::UnionFind;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::metrics::evaluate;
+use super::truth::{Predicted, Truth};
+use crate::error::{Error, Location, Result};
+
+/// A pair of ids with the scores a run wrote for it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScoredPair {
+    /// First id.
+    pub a: String,
+    /// Second id.
+    pub b: String,
+    /// Every numeric field of the line: score name -> value.
+    pub scores: BTreeMap<String, f64>,
+}
+
+/// Reads `{"id_a", "id_b", SCORE...}` lines.
+pub fn read_scored_pairs(path: &Path) -> Result<Vec<ScoredPair>> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let mut pairs = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let location = Location::line(path, i as u64 + 1);
+        let value: Value = serde_json::from_str(line).map_err(|e| {
+            Error::input(location.clone(), None, format!("not valid JSON: {e}"), "")
+        })?;
+        let id = |field: &str| -> Result<String> {
+            value
+                .get(field)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .ok_or_else(|| {
+                    Error::input(
+                        location.clone(),
+                        Some(field),
+                        "missing",
+                        "a pairs file of `neardup dedup` is expected",
+                    )
+                })
+        };
+        let scores = value
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter_map(|(k, v)| v.as_f64().map(|x| (k.clone(), x)))
+            .collect();
+        pairs.push(ScoredPair {
+            a: id("id_a")?,
+            b: id("id_b")?,
+            scores,
+        });
+    }
+    Ok(pairs)
+}
+
+/// The scored pairs of a run folder: `candidates.jsonl` if present, else `pairs.jsonl`.
+pub fn run_scored_pairs(dir: &Path) -> Result<Vec<ScoredPair>> {
+    let candidates = dir.join("candidates.jsonl");
+    let path = if candidates.is_file() {
+        candidates
+    } else {
+        dir.join("pairs.jsonl")
+    };
+    if !path.is_file() {
+        return Err(Error::input(
+            Location::file(&path),
+            None,
+            "not found",
+            "give the output folder of `neardup dedup`",
+        ));
+    }
+    read_scored_pairs(&path)
+}
+
+/// The score names present in `pairs` (sorted).
+pub fn score_names(pairs: &[ScoredPair]) -> Vec<String> {
+    let names: std::collections::BTreeSet<&String> =
+        pairs.iter().flat_map(|p| p.scores.keys()).collect();
+    names.into_iter().cloned().collect()
+}
+
+/// Predicted duplicates from the pairs whose `score` reaches `threshold`: pair partners, or the
+/// rest of each single-linkage group.
+pub fn predictions_at(
+    pairs: &[ScoredPair],
+    score: &str,
+    threshold: f64,
+    mode: Predicted,
+) -> HashMap<String, HashSet<String>> {
+    let kept: Vec<&ScoredPair> = pairs
+        .iter()
+        .filter(|p| p.scores.get(score).is_some_and(|&s| s >= threshold))
+        .collect();
+    let mut predicted: HashMap<String, HashSet<String>> = HashMap::new();
+    match mode {
+        Predicted::Pairs => {
+            for p in kept {
+                predicted
+                    .entry(p.a.clone())
+                    .or_default()
+                    .insert(p.b.clone());
+                predicted
+                    .entry(p.b.clone())
+                    .or_default()
+                    .insert(p.a.clone());
+            }
+        }
+        Predicted::Groups => {
+            let mut index: HashMap<&str, u32> = HashMap::new();
+            let mut names: Vec<&str> = Vec::new();
+            for p in &kept {
+                for id in [p.a.as_str(), p.b.as_str()] {
+                    index.entry(id).or_insert_with(|| {
+                        names.push(id);
+                        names.len() as u32 - 1
+                    });
+                }
+            }
+            let mut components = UnionFind::<u32>::new(names.len());
+            for p in &kept {
+                components.union(index[p.a.as_str()], index[p.b.as_str()]);
+            }
+            let labels = components.into_labeling();
+            let mut members: HashMap<u32, Vec<&str>> = HashMap::new();
+            for (i, &root) in labels.iter().enumerate() {
+                members.entry(root).or_default().push(names[i]);
+            }
+            for group in members.values() {
+                for &m in group {
+                    let others = group.iter().filter(|&&o| o != m).map(|&o| o.to_owned());
+                    predicted.entry(m.to_owned()).or_default().extend(others);
+                }
+            }
+        }
+    }
+    predicted
+}
+
+/// The scores at one threshold.
+#[derive(Clone, Debug, Serialize)]
+pub struct SweepPoint {
+    /// The threshold.
+    pub threshold: f64,
+    /// Pairs at or above it.
+    pub pairs: usize,
+    /// Accuracy.
+    pub accuracy: f64,
+    /// Macro-F1.
+    pub macro_f1: f64,
+    /// Duplicate-class precision.
+    pub dup_precision: f64,
+    /// Duplicate-class recall.
+    pub dup_recall: f64,
+    /// Duplicate-class F1.
+    pub dup_f1: f64,
+}
+
+/// Scores every threshold in `thresholds`.
+pub fn sweep(
+    truth: &Truth,
+    pairs: &[ScoredPair],
+    score: &str,
+    thresholds: &[f64],
+    mode: Predicted,
+) -> Vec<SweepPoint> {
+    thresholds
+        .iter()
+        .map(|&threshold| {
+            let predicted = predictions_at(pairs, score, threshold, mode);
+            let e = evaluate(truth, &predicted).overall;
+            SweepPoint {
+                threshold,
+                pairs: pairs
+                    .iter()
+                    .filter(|p| p.scores.get(score).is_some_and(|&s| s >= threshold))
+                    .count(),
+                accuracy: e.accuracy,
+                macro_f1: e.macro_f1,
+                dup_precision: e.dup.precision,
+                dup_recall: e.dup.recall,
+                dup_f1: e.dup.f1,
+            }
+        })
+        .collect()
+}
+
+/// The point with the highest macro-F1 (the lowest threshold among ties).
+pub fn best(points: &[SweepPoint]) -> Option<&SweepPoint> {
+    points
+        .iter()
+        .fold(None, |best: Option<&SweepPoint>, p| match best {
+            Some(b) if b.macro_f1 >= p.macro_f1 => Some(b),
+            _ => Some(p),
+        })
+}
+
+/// Evenly spaced thresholds from `from` to `to` inclusive.
+pub fn thresholds(from: f64, to: f64, step: f64) -> Vec<f64> {
+    let n = ((to - from) / step + 1e-9).floor() as usize;
+    (0..=n)
+        .map(|i| ((from + i as f64 * step) * 1e6).round() / 1e6)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::TruthDoc;
+
+    fn pair(a: &str, b: &str, s: f64) -> ScoredPair {
+        ScoredPair {
+            a: a.into(),
+            b: b.into(),
+            scores: [("jaccard".to_string(), s)].into(),
+        }
+    }
+
+    #[test]
+    fn the_best_threshold_separates_true_from_false_pairs() {
+        let doc = |id: &str, d: &[&str]| TruthDoc {
+            id: id.into(),
+            cat: "x".into(),
+            duplicates: d.iter().map(|s| s.to_string()).collect(),
+        };
+        let truth = Truth {
+            docs: vec![
+                doc("a", &["b"]),
+                doc("b", &["a"]),
+                doc("c", &[]),
+                doc("d", &[]),
+            ],
+        };
+        let pairs = vec![
+            pair("a", "b", 0.9),
+            pair("c", "d", 0.6),
+            pair("b", "c", 0.5),
+        ];
+        let points = sweep(
+            &truth,
+            &pairs,
+            "jaccard",
+            &thresholds(0.4, 1.0, 0.1),
+            Predicted::Groups,
+        );
+        assert_eq!(points.len(), 7);
+        let top = best(&points).unwrap();
+        assert!(top.threshold > 0.6 && top.threshold <= 0.9, "{top:?}");
+        assert_eq!(top.accuracy, 1.0);
+        assert_eq!(points[0].pairs, 3);
+        // At 0.4 everything chains into one group.
+        assert!(points[0].accuracy < 0.5);
+    }
+
+    #[test]
+    fn pairs_files_are_read_with_every_score() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pairs.jsonl");
+        std::fs::write(
+            &path,
+            "{\"id_a\":\"1\",\"id_b\":\"2\",\"jaccard\":0.5,\"cosine\":0.9}\n{\"id_a\":\"1\"}\n",
+        )
+        .unwrap();
+        let err = read_scored_pairs(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("pairs.jsonl:2: field `id_b`: missing"),
+            "{err}"
+        );
+        std::fs::write(
+            &path,
+            "{\"id_a\":\"1\",\"id_b\":\"2\",\"jaccard\":0.5,\"cosine\":0.9}\n",
+        )
+        .unwrap();
+        let pairs = read_scored_pairs(&path).unwrap();
+        assert_eq!(score_names(&pairs), ["cosine", "jaccard"]);
+    }
+}
