@@ -25,9 +25,12 @@ fn bar(total: u64, template: &str, message: &str) -> ProgressBar {
     bar.set_style(
         ProgressStyle::with_template(template)
             .expect("valid template")
-            .with_key("rate", |state: &ProgressState, w: &mut dyn std::fmt::Write| {
-                let _ = write!(w, "{:.0}/s", state.per_sec());
-            })
+            .with_key(
+                "rate",
+                |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(w, "{:.0}/s", state.per_sec());
+                },
+            )
             .progress_chars("=> "),
     );
     bar.set_message(message.to_owned());

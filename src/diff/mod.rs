@@ -149,9 +149,7 @@ impl DocumentDiff {
         }
         out
     }
-}
 
-impl DocumentDiff {
     /// The diff as HTML: `<del>` only in A, `<ins>` only in B, both inside
     /// `<span class="replaced">` for a replacement; text escaped.
     pub fn render_html(&self) -> String {

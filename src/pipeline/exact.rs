@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use super::{Dedup, Pair, ReadOptions, SetConfig, StageTimes, group_pairs, read_corpus};
+use super::{Found, Pair, ReadOptions, SetConfig, StageTimes, group_pairs, read_corpus};
 use crate::error::Result;
 use crate::io::Input;
 use crate::similarity::SetJoin;
@@ -13,7 +13,7 @@ pub(super) fn run(
     read: &ReadOptions,
     config: &SetConfig,
     strictly_above: bool,
-) -> Result<Dedup> {
+) -> Result<Found> {
     let shingler = config.shingling.shingler();
     let mut times = StageTimes::default();
 
@@ -51,13 +51,11 @@ pub(super) fn run(
     });
     times.group = clock.elapsed().as_secs_f64();
 
-    Ok(Dedup {
+    Ok(Found {
         corpus,
         candidates,
         scored_candidates: None,
         pairs,
-        score_name: "",
-        threshold: 0.0,
         groups,
         probes: None,
         times,

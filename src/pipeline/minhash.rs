@@ -4,12 +4,12 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::{Confirm, Dedup, MinHashConfig, Pair, ReadOptions, StageTimes, group_pairs, sketch};
+use super::{Confirm, Found, MinHashConfig, Pair, ReadOptions, StageTimes, group_pairs, sketch};
 use crate::error::Result;
 use crate::io::Input;
 use crate::sketch::{LshParams, MinHasher, candidate_pairs};
 
-pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) -> Result<Dedup> {
+pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) -> Result<Found> {
     let shingler = config.shingling.shingler();
     let hasher = MinHasher::new(config.num_perm, config.seed);
     let mut times = StageTimes::default();
@@ -60,13 +60,11 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) 
     });
     times.group = clock.elapsed().as_secs_f64();
 
-    Ok(Dedup {
+    Ok(Found {
         corpus,
         candidates: candidates.len(),
         scored_candidates: Some(scored),
         pairs,
-        score_name: "",
-        threshold: 0.0,
         groups,
         probes: None,
         times,

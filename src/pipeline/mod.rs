@@ -253,18 +253,37 @@ pub struct Dedup {
     pub times: StageTimes,
 }
 
+/// What a method found, before it is labelled with the method's score name and threshold.
+struct Found {
+    corpus: Corpus,
+    candidates: usize,
+    scored_candidates: Option<Vec<Pair>>,
+    pairs: Vec<Pair>,
+    groups: Vec<Group>,
+    probes: Option<usize>,
+    times: StageTimes,
+}
+
 /// Runs `method` over `inputs`.
 pub fn dedup(inputs: &[Input], read: &ReadOptions, method: &Method) -> Result<Dedup> {
     method.validate()?;
-    let mut dedup = match method {
+    let found = match method {
         Method::MinHash(c) => minhash::run(inputs, read, c)?,
         Method::Jaccard(c) => exact::run(inputs, read, c, false)?,
         Method::Resemblance(c) => exact::run(inputs, read, c, true)?,
         Method::SimHash(c) => simhash::run(inputs, read, c)?,
     };
-    dedup.score_name = method.score_name();
-    dedup.threshold = method.threshold();
-    Ok(dedup)
+    Ok(Dedup {
+        corpus: found.corpus,
+        candidates: found.candidates,
+        scored_candidates: found.scored_candidates,
+        pairs: found.pairs,
+        score_name: method.score_name(),
+        threshold: method.threshold(),
+        groups: found.groups,
+        probes: found.probes,
+        times: found.times,
+    })
 }
 
 /// Runs the MinHash method (shorthand for [`dedup`] with [`Method::MinHash`]).

@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use super::{Dedup, Pair, ReadOptions, SimHashConfig, StageTimes, group_pairs, read_corpus};
+use super::{Found, Pair, ReadOptions, SimHashConfig, StageTimes, group_pairs, read_corpus};
 use crate::error::Result;
 use crate::index::SimHashIndex;
 use crate::io::Input;
@@ -12,7 +12,7 @@ use crate::sketch::{SimHash, hamming};
 /// corpus (the seed notebook's `alpha`: about a tenth of the words added or removed).
 const EDIT_ALPHA: f64 = 0.1;
 
-pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &SimHashConfig) -> Result<Dedup> {
+pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &SimHashConfig) -> Result<Found> {
     let shingler = config.shingling.shingler();
     let mut times = StageTimes::default();
 
@@ -74,13 +74,11 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &SimHashConfig) 
     });
     times.group = clock.elapsed().as_secs_f64();
 
-    Ok(Dedup {
+    Ok(Found {
         corpus,
         candidates,
         scored_candidates: None,
         pairs,
-        score_name: "",
-        threshold: 0.0,
         groups,
         probes,
         times,
