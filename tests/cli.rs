@@ -483,10 +483,23 @@ fn diff_overlap_and_groups_show_what_people_read() {
     // a and b share 6 of their 7 distinct words, c nothing: a (first of the tie) represents.
     assert!(text.contains("a.txt (mean overlap 0.429)"), "{text}");
 
+    // Longer articles, one word apart (Jaccard 0.9), so that MinHash's LSH banding (tuned to
+    // 0.7, steep around 0.8-0.9) reliably proposes the pair.
+    let news = dir.path().join("news");
+    std::fs::create_dir(&news).unwrap();
+    let article = "Premier zapowiedział że referendum w sprawie Brexitu odbędzie się w czwartek \
+                   a wyniki zostaną ogłoszone w piątek rano przez komisję wyborczą w Londynie";
+    std::fs::write(news.join("a.txt"), article).unwrap();
+    std::fs::write(
+        news.join("b.txt"),
+        article.replace("Londynie", "Westminsterze"),
+    )
+    .unwrap();
+    std::fs::write(news.join("c.txt"), "Zażółć gęślą jaźń").unwrap();
     for similarity in ["cosine", "jaccard", "minhash"] {
         let out = ok(&[
             "groups",
-            s(&docs),
+            s(&news),
             "--similarity",
             similarity,
             "--threshold",

@@ -49,6 +49,12 @@ pub struct DedupArgs {
     /// MinHash: seed of the permutations [default: 1].
     #[arg(long)]
     seed: Option<u64>,
+    /// MinHash: LSH bands, with --rows [default: chosen for the threshold, 9 x 13 at 0.7].
+    #[arg(long, requires = "rows")]
+    bands: Option<usize>,
+    /// MinHash: slots per LSH band, with --bands.
+    #[arg(long, requires = "bands")]
+    rows: Option<usize>,
     /// MinHash: how LSH candidates are confirmed [default: estimate].
     #[arg(long, value_enum)]
     confirm: Option<Confirm>,
@@ -74,6 +80,8 @@ impl DedupArgs {
             stopwords: self.stopwords,
             threshold: self.threshold,
             num_perm: self.num_perm,
+            bands: self.bands,
+            rows: self.rows,
             seed: self.seed,
             confirm: self.confirm,
             max_distance: self.max_distance,

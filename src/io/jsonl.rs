@@ -4,6 +4,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
 use super::{Body, FieldSpec, RawRecord, RawRecords, Record};
@@ -72,15 +73,21 @@ pub(super) fn parse(
             format!("not valid UTF-8 (byte {} of the line)", e.valid_up_to() + 1),
         )
     })?;
-    let value: Value =
-        serde_json::from_str(text).map_err(|e| bad(None, format!("not valid JSON: {e}")))?;
-    let Value::Object(object) = value else {
-        return Err(bad(
-            None,
-            format!("expected a JSON object, found {}", kind(&value)),
-        ));
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let wanted = Wanted(fields)
+        .deserialize(&mut deserializer)
+        .and_then(|w| deserializer.end().map(|()| w));
+    let Ok((id, texts)) = wanted else {
+        // The fast path only says that something is wrong; a full parse says what.
+        return Err(match serde_json::from_str::<Value>(text) {
+            Ok(value) => bad(
+                None,
+                format!("expected a JSON object, found {}", kind(&value)),
+            ),
+            Err(e) => bad(None, format!("not valid JSON: {e}")),
+        });
     };
-    let id = match object.get(&fields.id) {
+    let id = match id.as_ref() {
         Some(Value::String(s)) if !s.is_empty() => s.clone(),
         Some(Value::Number(n)) if n.is_u64() || n.is_i64() => n.to_string(),
         Some(Value::String(_)) => return Err(bad(Some(&fields.id), "the id is empty".into())),
@@ -99,7 +106,7 @@ pub(super) fn parse(
     };
     let mut joined = String::new();
     for (i, name) in fields.text.iter().enumerate() {
-        let part = match object.get(name) {
+        let part = match texts[i].as_ref() {
             Some(Value::String(s)) => s.as_str(),
             Some(Value::Null) => "",
             Some(other) => {
@@ -121,6 +128,77 @@ pub(super) fn parse(
         joined.push_str(part);
     }
     Ok(Record { id, text: joined })
+}
+
+/// Extracts the id and text fields of one JSON object and skips the rest without building it:
+/// most of a CORE record (original title and abstract, labels) is never needed for sketching.
+struct Wanted<'a>(&'a FieldSpec);
+
+/// Which wanted field a key names.
+enum Slot {
+    Id,
+    Text(usize),
+    Other,
+}
+
+impl<'de> DeserializeSeed<'de> for Wanted<'_> {
+    type Value = (Option<Value>, Vec<Option<Value>>);
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Wanted<'_> {
+    type Value = (Option<Value>, Vec<Option<Value>>);
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut id = None;
+        let mut texts = vec![None; self.0.text.len()];
+        while let Some(slot) = map.next_key_seed(KeySlot(self.0))? {
+            match slot {
+                Slot::Id => id = Some(map.next_value()?),
+                Slot::Text(i) => texts[i] = Some(map.next_value()?),
+                Slot::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok((id, texts))
+    }
+}
+
+/// Matches a key against the wanted fields without allocating it.
+struct KeySlot<'a>(&'a FieldSpec);
+
+impl<'de> DeserializeSeed<'de> for KeySlot<'_> {
+    type Value = Slot;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Slot, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeySlot<'_> {
+    type Value = Slot;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a field name")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<Slot, E> {
+        Ok(if key == self.0.id {
+            Slot::Id
+        } else if let Some(i) = self.0.text.iter().position(|t| t == key) {
+            Slot::Text(i)
+        } else {
+            Slot::Other
+        })
+    }
 }
 
 fn kind(value: &Value) -> &'static str {

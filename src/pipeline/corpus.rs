@@ -172,8 +172,8 @@ pub fn sketch(
         inputs,
         options,
         |text| {
-            let mut shingles = Vec::new();
-            shingler.hash_shingles(text, &mut shingles);
+            // Signing each distinct shingle once is cheaper than sorting is expensive.
+            let shingles = shingler.shingle_set(text);
             (hasher.sign(&shingles), shingles.is_empty())
         },
         |(signature, empty)| signatures.push(&signature, empty),

@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use super::{Confirm, Found, MinHashConfig, Pair, ReadOptions, StageTimes, group_pairs, sketch};
 use crate::error::Result;
 use crate::io::Input;
-use crate::sketch::{LshParams, MinHasher, candidate_pairs};
+use crate::sketch::{MinHasher, candidate_pairs};
 
 pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) -> Result<Found> {
     let shingler = config.shingling.shingler();
@@ -24,7 +24,7 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) 
     );
 
     let clock = Instant::now();
-    let params = LshParams::optimal(config.threshold, config.num_perm);
+    let params = config.lsh_params();
     let candidates = candidate_pairs(&signatures, params);
     times.candidates = clock.elapsed().as_secs_f64();
     tracing::info!(

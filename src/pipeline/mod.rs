@@ -26,6 +26,7 @@ pub use spec::{EvalSpec, InputSpec, MethodName, MethodSpec, OutputSpec, Pipeline
 use crate::error::{Error, Result};
 use crate::group::{Group, Linkage, linked_groups};
 use crate::io::Input;
+use crate::sketch::LshParams;
 use crate::text::{ShingleKind, Shingler, Stoplist};
 
 /// How MinHash candidates are confirmed.
@@ -77,8 +78,18 @@ pub struct MinHashConfig {
     pub threshold: f64,
     /// How candidates are confirmed.
     pub confirm: Confirm,
+    /// LSH banding; `None`: chosen for the threshold by datasketch's rule.
+    pub banding: Option<LshParams>,
     /// How pairs become groups.
     pub linkage: Linkage,
+}
+
+impl MinHashConfig {
+    /// The banding in use: the one given, or the optimum for the threshold.
+    pub fn lsh_params(&self) -> LshParams {
+        self.banding
+            .unwrap_or_else(|| LshParams::optimal(self.threshold, self.num_perm))
+    }
 }
 
 impl Default for MinHashConfig {
@@ -93,6 +104,7 @@ impl Default for MinHashConfig {
             seed: 1,
             threshold: 0.7,
             confirm: Confirm::Estimate,
+            banding: None,
             linkage: Linkage::Single,
         }
     }
@@ -154,6 +166,14 @@ impl Method {
                 check_threshold(c.threshold)?;
                 if c.num_perm == 0 {
                     return Err(Error::Usage("--num-perm must be at least 1".into()));
+                }
+                if let Some(p) = c.banding
+                    && (p.bands == 0 || p.rows == 0 || p.bands * p.rows > c.num_perm)
+                {
+                    return Err(Error::Usage(format!(
+                        "--bands {} x --rows {} must be at least 1 each and fit in --num-perm {}",
+                        p.bands, p.rows, c.num_perm
+                    )));
                 }
                 Ok(())
             }

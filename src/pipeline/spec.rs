@@ -31,6 +31,7 @@ use crate::error::{Error, Location, Result};
 use crate::eval::Predicted;
 use crate::group::Linkage;
 use crate::io::{FieldSpec, Input, InputFormat};
+use crate::sketch::LshParams;
 use crate::text::{ShingleKind, Stoplist};
 
 /// A whole run.
@@ -119,6 +120,12 @@ pub struct MethodSpec {
     /// MinHash permutation seed (default 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// MinHash: LSH bands (with `rows`; default: chosen for the threshold).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bands: Option<usize>,
+    /// MinHash: slots per LSH band (with `bands`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<usize>,
     /// MinHash confirmation rule (default estimate).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirm: Option<Confirm>,
@@ -144,6 +151,8 @@ impl MethodSpec {
             stopwords: Vec::new(),
             threshold: None,
             num_perm: None,
+            bands: None,
+            rows: None,
             seed: None,
             confirm: None,
             max_distance: None,
@@ -167,6 +176,13 @@ impl MethodSpec {
         misplaced("num_perm", self.num_perm.is_some(), &[Minhash])?;
         misplaced("seed", self.seed.is_some(), &[Minhash])?;
         misplaced("confirm", self.confirm.is_some(), &[Minhash])?;
+        misplaced("bands", self.bands.is_some(), &[Minhash])?;
+        misplaced("rows", self.rows.is_some(), &[Minhash])?;
+        let banding = match (self.bands, self.rows) {
+            (Some(bands), Some(rows)) => Some(LshParams { bands, rows }),
+            (None, None) => None,
+            _ => return Err(Error::Usage("give `bands` and `rows` together".into())),
+        };
         misplaced(
             "threshold",
             self.threshold.is_some(),
@@ -199,6 +215,7 @@ impl MethodSpec {
                 seed: self.seed.unwrap_or(minhash_defaults.seed),
                 threshold: self.threshold.unwrap_or(minhash_defaults.threshold),
                 confirm: self.confirm.unwrap_or(minhash_defaults.confirm),
+                banding,
                 linkage,
             }),
             Jaccard => Method::Jaccard(SetConfig {
