@@ -1,5 +1,13 @@
 //! The `neardup` binary: a thin shell over the library's command line.
 
 fn main() -> std::process::ExitCode {
+    // Like other Unix tools, end quietly when the reader of our output goes away
+    // (`neardup ... | head`), instead of failing to print.
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of SIGPIPE at start-up, before any thread or
+    // output exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     neardup::cli::run()
 }

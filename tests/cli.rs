@@ -692,3 +692,25 @@ fn every_command_has_help_with_an_example_and_completions_exist() {
     let out = neardup(&["dedup"]);
     assert_eq!(out.status.code(), Some(2), "bad usage exits 2");
 }
+
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_ends_the_run_quietly() {
+    use std::io::Read;
+    // Far more output than a pipe buffers, so the writes after the hang-up fail.
+    let data = shared_data();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args(["groups", s(&data), "--similarity", "jaccard", "--matrix"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read one byte, then hang up, as `| head -c 1` does.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut byte = [0u8; 1];
+    stdout.read_exact(&mut byte).unwrap();
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
