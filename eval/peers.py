@@ -29,14 +29,11 @@ def read(corpus):
     return ids, sets
 
 
-def pairs_rensa(sets):
-    from rensa import RMinHash, RMinHashLSH
-
-    lsh = RMinHashLSH(threshold=THRESHOLD, num_perm=NUM_PERM, num_bands=BANDS)
+def pairs_through_lsh(sets, lsh, sign):
+    """Signs every set, indexes the non-empty ones, and confirms each LSH candidate."""
     hashes = []
     for i, words in enumerate(sets):
-        m = RMinHash(num_perm=NUM_PERM, seed=1)
-        m.update(words)
+        m = sign(words)
         hashes.append(m)
         if words:
             lsh.insert(i, m)
@@ -46,25 +43,30 @@ def pairs_rensa(sets):
         for j in lsh.query(m):
             if j > i and m.jaccard(hashes[j]) >= THRESHOLD:
                 yield i, j
+
+
+def pairs_rensa(sets):
+    from rensa import RMinHash, RMinHashLSH
+
+    def sign(words):
+        m = RMinHash(num_perm=NUM_PERM, seed=1)
+        m.update(words)
+        return m
+
+    lsh = RMinHashLSH(threshold=THRESHOLD, num_perm=NUM_PERM, num_bands=BANDS)
+    return pairs_through_lsh(sets, lsh, sign)
 
 
 def pairs_datasketch(sets):
     from datasketch import MinHash, MinHashLSH
 
-    lsh = MinHashLSH(threshold=THRESHOLD, num_perm=NUM_PERM, params=(BANDS, ROWS))
-    hashes = []
-    for i, words in enumerate(sets):
+    def sign(words):
         m = MinHash(num_perm=NUM_PERM, seed=1)
         m.update_batch([w.encode("utf8") for w in words])
-        hashes.append(m)
-        if words:
-            lsh.insert(i, m)
-    for i, m in enumerate(hashes):
-        if not sets[i]:
-            continue
-        for j in lsh.query(m):
-            if j > i and m.jaccard(hashes[j]) >= THRESHOLD:
-                yield i, j
+        return m
+
+    lsh = MinHashLSH(threshold=THRESHOLD, num_perm=NUM_PERM, params=(BANDS, ROWS))
+    return pairs_through_lsh(sets, lsh, sign)
 
 
 def pairs_gaoya(sets):

@@ -190,20 +190,24 @@ fn a_broken_line_stops_the_run_and_skip_invalid_counts_it() {
     );
 }
 
+/// Runs `neardup ARGS` expecting bad input (exit code 2) and returns what it said.
+fn rejected(args: &[&str]) -> String {
+    let out = neardup(args);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    stderr
+}
+
 #[test]
 fn wrong_types_duplicate_ids_and_bad_settings_are_named() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("in.jsonl");
     let out_dir = dir.path().join("out");
-    std::fs::write(
-        &path,
-        "{\"core_id\":\"1\",\"processed_title\":\"a\",\"processed_abstract\":\"\"}\n\
-         {\"core_id\":\"2\",\"processed_title\":[\"b\"],\"processed_abstract\":\"\"}\n",
-    )
-    .unwrap();
-    let out = neardup(&["dedup", s(&path), "--out", s(&out_dir)]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2));
+    let dedup = ["dedup", s(&path), "--out", s(&out_dir)];
+    let first = "{\"core_id\":\"1\",\"processed_title\":\"a\",\"processed_abstract\":\"\"}";
+
+    std::fs::write(&path, format!("{first}\n{{\"core_id\":\"2\",\"processed_title\":[\"b\"],\"processed_abstract\":\"\"}}\n")).unwrap();
+    let stderr = rejected(&dedup);
     assert!(
         stderr.contains("in.jsonl:2: field `processed_title`: expected a string, found an array"),
         "{stderr}"
@@ -211,33 +215,23 @@ fn wrong_types_duplicate_ids_and_bad_settings_are_named() {
 
     std::fs::write(
         &path,
-        "{\"core_id\":\"1\",\"processed_title\":\"a\",\"processed_abstract\":\"\"}\n\
-         {\"core_id\":\"1\",\"processed_title\":\"b\",\"processed_abstract\":\"\"}\n",
+        format!(
+            "{first}\n{{\"core_id\":\"1\",\"processed_title\":\"b\",\"processed_abstract\":\"\"}}\n"
+        ),
     )
     .unwrap();
-    let out = neardup(&["dedup", s(&path), "--out", s(&out_dir)]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2));
+    let stderr = rejected(&dedup);
     assert!(
         stderr.contains("in.jsonl:2: field `core_id`: duplicate id \"1\", first seen at"),
         "{stderr}"
     );
     assert!(stderr.contains("in.jsonl:1"), "{stderr}");
 
-    let out = neardup(&[
-        "dedup",
-        s(&path),
-        "--out",
-        s(&out_dir),
-        "--threshold",
-        "1.5",
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--threshold"));
-
-    let out = neardup(&["dedup", "no/such/file.jsonl", "--out", s(&out_dir)]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no/such/file.jsonl"));
+    assert!(rejected(&[&dedup[..], &["--threshold", "1.5"]].concat()).contains("--threshold"));
+    assert!(
+        rejected(&["dedup", "no/such/file.jsonl", "--out", s(&out_dir)])
+            .contains("no/such/file.jsonl")
+    );
 }
 
 #[test]
@@ -394,7 +388,7 @@ fn classic_methods_score_on_real_data() {
 #[test]
 fn settings_of_another_method_are_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let out = neardup(&[
+    let stderr = rejected(&[
         "dedup",
         s(&sample()),
         "--method",
@@ -404,8 +398,7 @@ fn settings_of_another_method_are_refused() {
         "--out",
         s(dir.path()),
     ]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("`num_perm` does not apply"));
+    assert!(stderr.contains("`num_perm` does not apply"), "{stderr}");
 }
 
 #[test]

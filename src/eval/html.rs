@@ -192,6 +192,20 @@ fn plot_error(e: impl std::fmt::Display) -> Error {
     Error::Usage(format!("drawing a plot failed: {e}"))
 }
 
+/// The series labels in a framed box at `position`.
+fn draw_legend<'a, CT: plotters::coord::CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
+    position: SeriesLabelPosition,
+) -> Result<()> {
+    chart
+        .configure_series_labels()
+        .position(position)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK.mix(0.3))
+        .draw()
+        .map_err(plot_error)
+}
+
 /// Overlaid histograms of the scores of labelled-duplicate and other confirmed pairs.
 fn histogram(name: &str, duplicates: &[f64], others: &[f64]) -> Result<String> {
     const BINS: usize = 40;
@@ -261,13 +275,7 @@ fn histogram(name: &str, duplicates: &[f64], others: &[f64]) -> Result<String> {
             .legend(move |(x, y)| {
                 Rectangle::new([(x, y - 5), (x + 12, y + 5)], orange.mix(0.55).filled())
             });
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK.mix(0.3))
-            .draw()
-            .map_err(plot_error)?;
+        draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         root.present().map_err(plot_error)?;
     }
     Ok(format!("<figure>{svg}</figure>\n"))
@@ -326,13 +334,7 @@ fn curves(name: &str, points: &[SweepPoint], marked: Option<f64>) -> Result<Stri
                 .label(format!("run threshold {t:.2}"))
                 .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], BLACK.mix(0.6)));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerLeft)
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK.mix(0.3))
-            .draw()
-            .map_err(plot_error)?;
+        draw_legend(&mut chart, SeriesLabelPosition::LowerLeft)?;
         root.present().map_err(plot_error)?;
     }
     Ok(format!("<figure>{svg}</figure>\n"))
