@@ -18,7 +18,9 @@ use serde::Serialize;
 
 use super::{Dedup, ReadOptions, StageTimes, for_each_chunk};
 use crate::error::{Error, Result};
-use crate::io::{AtomicFile, Input, write_json_lines, write_json_pretty};
+use rayon::prelude::*;
+
+use crate::io::{AtomicFile, FieldSpec, Input, write_json_lines, write_json_pretty};
 
 #[derive(Serialize)]
 struct PairLine<'a> {
@@ -171,29 +173,40 @@ fn write_unique(path: &Path, inputs: &[Input], read: &ReadOptions, dedup: &Dedup
         .filter(|&d| keep[d])
         .map(|d| (corpus.ordinals[d], d))
         .peekable();
+    // Checking that a record is still the one sketched needs only its id.
+    let id_only = FieldSpec {
+        id: read.fields.id.clone(),
+        text: Vec::new(),
+    };
     let mut file = AtomicFile::create(path)?;
     let mut written = 0;
     let mut ordinal = 0u64;
     for_each_chunk(inputs, &read.fields, "writing", |chunk| {
+        let mut kept = Vec::new();
         for raw in chunk {
             let this = ordinal;
             ordinal += 1;
-            let Some(&(want, doc)) = wanted.peek() else {
-                continue;
-            };
-            if want != this {
-                continue;
+            if let Some(&(want, doc)) = wanted.peek()
+                && want == this
+            {
+                wanted.next();
+                kept.push((raw, doc));
             }
-            wanted.next();
-            let same = raw.parse(&read.fields).map(|r| r.id == corpus.ids[doc]);
-            if same != Ok(true) {
-                return Err(Error::Usage(format!(
-                    "{}: the input changed while neardup was reading it; run again on a stable copy",
-                    raw.location
-                )));
-            }
-            let line = raw.original_json(&read.fields)?;
-            file.write_all(&line).map_err(|e| Error::io(path, e))?;
+        }
+        let lines: Vec<Result<Vec<u8>>> = kept
+            .par_iter()
+            .map(|(raw, doc)| {
+                if raw.parse(&id_only).map(|r| r.id == corpus.ids[*doc]) != Ok(true) {
+                    return Err(Error::Usage(format!(
+                        "{}: the input changed while neardup was reading it; run again on a stable copy",
+                        raw.location
+                    )));
+                }
+                Ok(raw.original_json(&read.fields)?)
+            })
+            .collect();
+        for line in lines {
+            file.write_all(&line?).map_err(|e| Error::io(path, e))?;
             file.write_all(b"\n").map_err(|e| Error::io(path, e))?;
             written += 1;
         }
