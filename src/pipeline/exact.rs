@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use super::{Found, Pair, ReadOptions, SetConfig, StageTimes, group_pairs, read_corpus};
+use super::{Found, Pair, ReadOptions, SetConfig, StageTimes, read_corpus};
 use crate::error::Result;
 use crate::io::Input;
 use crate::similarity::SetJoin;
@@ -45,18 +45,12 @@ pub(super) fn run(
         .collect();
     times.confirm = clock.elapsed().as_secs_f64();
 
-    let clock = Instant::now();
-    let groups = group_pairs(&corpus.ids, &pairs, config.linkage, |x, y| {
-        join.similarity(x as usize, y as usize)
-    });
-    times.group = clock.elapsed().as_secs_f64();
-
     Ok(Found {
         corpus,
         candidates,
         scored_candidates: None,
         pairs,
-        groups,
+        similarity: Box::new(move |x, y| join.similarity(x as usize, y as usize)),
         probes: None,
         times,
     })

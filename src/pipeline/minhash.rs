@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::{Confirm, Found, MinHashConfig, Pair, ReadOptions, StageTimes, group_pairs, sketch};
+use super::{Confirm, Found, MinHashConfig, Pair, ReadOptions, StageTimes, sketch};
 use crate::error::Result;
 use crate::io::Input;
 use crate::sketch::{MinHasher, candidate_pairs};
@@ -54,18 +54,12 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) 
     times.confirm = clock.elapsed().as_secs_f64();
     tracing::info!(pairs = pairs.len(), "confirmed");
 
-    let clock = Instant::now();
-    let groups = group_pairs(&corpus.ids, &pairs, config.linkage, |x, y| {
-        signatures.similarity(x as usize, y as usize)
-    });
-    times.group = clock.elapsed().as_secs_f64();
-
     Ok(Found {
         corpus,
         candidates: candidates.len(),
         scored_candidates: Some(scored),
         pairs,
-        groups,
+        similarity: Box::new(move |x, y| signatures.similarity(x as usize, y as usize)),
         probes: None,
         times,
     })

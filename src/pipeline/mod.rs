@@ -23,6 +23,8 @@ pub use corpus::{Corpus, ReadOptions, SkipReport, for_each_chunk, read_corpus, s
 pub use output::{RunSummary, write_results};
 pub use spec::{EvalSpec, InputSpec, MethodName, MethodSpec, OutputSpec, PipelineSpec};
 
+use std::time::Instant;
+
 use crate::error::{Error, Result};
 use crate::group::{Group, Linkage, linked_groups};
 use crate::io::Input;
@@ -215,6 +217,15 @@ impl Method {
         }
     }
 
+    /// How pairs become groups.
+    pub fn linkage(&self) -> Linkage {
+        match self {
+            Method::MinHash(c) => c.linkage,
+            Method::Jaccard(c) | Method::Resemblance(c) => c.linkage,
+            Method::SimHash(c) => c.linkage,
+        }
+    }
+
     /// The name of the score written for each pair.
     pub fn score_name(&self) -> &'static str {
         match self {
@@ -273,13 +284,14 @@ pub struct Dedup {
     pub times: StageTimes,
 }
 
-/// What a method found, before it is labelled with the method's score name and threshold.
+/// What a method found: its confirmed pairs, and the similarity the shared grouping step
+/// chooses representatives by (owning whatever sketches it needs).
 struct Found {
     corpus: Corpus,
     candidates: usize,
     scored_candidates: Option<Vec<Pair>>,
     pairs: Vec<Pair>,
-    groups: Vec<Group>,
+    similarity: Box<dyn Fn(u32, u32) -> f64 + Sync>,
     probes: Option<usize>,
     times: StageTimes,
 }
@@ -287,12 +299,21 @@ struct Found {
 /// Runs `method` over `inputs`.
 pub fn dedup(inputs: &[Input], read: &ReadOptions, method: &Method) -> Result<Dedup> {
     method.validate()?;
-    let found = match method {
+    let mut found = match method {
         Method::MinHash(c) => minhash::run(inputs, read, c)?,
         Method::Jaccard(c) => exact::run(inputs, read, c, false)?,
         Method::Resemblance(c) => exact::run(inputs, read, c, true)?,
         Method::SimHash(c) => simhash::run(inputs, read, c)?,
     };
+    let clock = Instant::now();
+    let edges: Vec<(u32, u32)> = found.pairs.iter().map(|p| (p.a, p.b)).collect();
+    let groups = linked_groups(
+        &found.corpus.ids,
+        &edges,
+        method.linkage(),
+        &found.similarity,
+    );
+    found.times.group = clock.elapsed().as_secs_f64();
     Ok(Dedup {
         corpus: found.corpus,
         candidates: found.candidates,
@@ -300,7 +321,7 @@ pub fn dedup(inputs: &[Input], read: &ReadOptions, method: &Method) -> Result<De
         pairs: found.pairs,
         score_name: method.score_name(),
         threshold: method.threshold(),
-        groups: found.groups,
+        groups,
         probes: found.probes,
         times: found.times,
     })
@@ -313,15 +334,4 @@ pub fn minhash_dedup(
     config: &MinHashConfig,
 ) -> Result<Dedup> {
     dedup(inputs, read, &Method::MinHash(config.clone()))
-}
-
-/// Groups confirmed pairs; shared by every method.
-fn group_pairs(
-    ids: &[String],
-    pairs: &[Pair],
-    linkage: Linkage,
-    similarity: impl Fn(u32, u32) -> f64 + Sync,
-) -> Vec<Group> {
-    let edges: Vec<(u32, u32)> = pairs.iter().map(|p| (p.a, p.b)).collect();
-    linked_groups(ids, &edges, linkage, similarity)
 }

@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use super::{Found, Pair, ReadOptions, SimHashConfig, StageTimes, group_pairs, read_corpus};
+use super::{Found, Pair, ReadOptions, SimHashConfig, StageTimes, read_corpus};
 use crate::error::Result;
 use crate::index::SimHashIndex;
 use crate::io::Input;
@@ -68,18 +68,14 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &SimHashConfig) 
         })
         .collect();
 
-    let clock = Instant::now();
-    let groups = group_pairs(&corpus.ids, &pairs, config.linkage, |x, y| {
-        similarity(hamming(fingerprints[x as usize], fingerprints[y as usize]))
-    });
-    times.group = clock.elapsed().as_secs_f64();
-
     Ok(Found {
         corpus,
         candidates,
         scored_candidates: None,
         pairs,
-        groups,
+        similarity: Box::new(move |x, y| {
+            similarity(hamming(fingerprints[x as usize], fingerprints[y as usize]))
+        }),
         probes,
         times,
     })
