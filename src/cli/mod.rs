@@ -139,18 +139,7 @@ impl InputArgs {
     /// The inputs, checked, and how to read them.
     fn open(&self, paths: &[PathBuf]) -> Result<(Vec<Input>, ReadOptions)> {
         let spec = self.spec(paths.to_vec());
-        let inputs = paths
-            .iter()
-            .map(|p| Input::new(p, self.format))
-            .collect::<Result<Vec<_>>>()?;
-        let read = ReadOptions {
-            fields: FieldSpec {
-                id: spec.id_field,
-                text: spec.text_fields,
-            },
-            skip_invalid: spec.skip_invalid,
-        };
-        Ok((inputs, read))
+        Ok((spec.inputs()?, spec.read_options()))
     }
 }
 

@@ -23,8 +23,8 @@ pub fn run(args: RunArgs) -> Result<()> {
 
 /// Runs `spec`: deduplicate, write results, print a summary, score if asked.
 pub fn execute(spec: &PipelineSpec) -> Result<()> {
-    let inputs = spec.inputs()?;
-    let read = spec.read_options();
+    let inputs = spec.input.inputs()?;
+    let read = spec.input.read_options();
     let dedup = pipeline::dedup(&inputs, &read, &spec.method.method()?)?;
     let settings = serde_json::to_value(spec).expect("settings serialise");
     let summary = pipeline::write_results(&spec.output.dir, &inputs, &read, &dedup, settings)?;

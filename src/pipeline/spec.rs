@@ -69,6 +69,30 @@ pub struct InputSpec {
     pub skip_invalid: bool,
 }
 
+impl InputSpec {
+    /// The inputs, checked to exist.
+    pub fn inputs(&self) -> Result<Vec<Input>> {
+        if self.paths.is_empty() {
+            return Err(Error::Usage("no input paths are given".into()));
+        }
+        self.paths
+            .iter()
+            .map(|p| Input::new(p, self.format))
+            .collect()
+    }
+
+    /// How records are read.
+    pub fn read_options(&self) -> ReadOptions {
+        ReadOptions {
+            fields: FieldSpec {
+                id: self.id_field.clone(),
+                text: self.text_fields.clone(),
+            },
+            skip_invalid: self.skip_invalid,
+        }
+    }
+}
+
 fn default_id_field() -> String {
     FieldSpec::default().id
 }
@@ -283,29 +307,6 @@ impl PipelineSpec {
             )
         })
     }
-
-    /// The inputs, checked to exist.
-    pub fn inputs(&self) -> Result<Vec<Input>> {
-        if self.input.paths.is_empty() {
-            return Err(Error::Usage("the pipeline names no input paths".into()));
-        }
-        self.input
-            .paths
-            .iter()
-            .map(|p| Input::new(p, self.input.format))
-            .collect()
-    }
-
-    /// How records are read.
-    pub fn read_options(&self) -> ReadOptions {
-        ReadOptions {
-            fields: FieldSpec {
-                id: self.input.id_field.clone(),
-                text: self.input.text_fields.clone(),
-            },
-            skip_invalid: self.input.skip_invalid,
-        }
-    }
 }
 
 #[cfg(test)]
@@ -358,7 +359,7 @@ mod tests {
             panic!("a minhash pipeline gives the minhash method")
         };
         assert_eq!((config.num_perm, config.threshold), (128, 0.7));
-        assert_eq!(spec.read_options().fields, FieldSpec::default());
+        assert_eq!(spec.input.read_options().fields, FieldSpec::default());
 
         std::fs::write(&path, "[input]\npaths = [\"x.jsonl\"]\n[method]\nname = \"minhash\"\nthreshhold = 0.8\n[output]\ndir = \"out\"\n").unwrap();
         let err = PipelineSpec::load(&path).unwrap_err().to_string();
