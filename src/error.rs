@@ -104,6 +104,17 @@ pub enum Error {
         /// What the operating system said.
         source: std::io::Error,
     },
+    /// A model is missing or unusable: what is wrong and what to run.
+    #[error("{problem} ({hint})")]
+    Model {
+        /// What is wrong.
+        problem: String,
+        /// What to do about it.
+        hint: String,
+    },
+    /// The vector store (Qdrant's embedded engine or a server) failed.
+    #[error("vector store: {0}")]
+    Store(String),
 }
 
 impl Error {
@@ -122,6 +133,14 @@ impl Error {
         }))
     }
 
+    /// A model problem with the fix to suggest.
+    pub fn model(problem: impl Into<String>, hint: impl Into<String>) -> Self {
+        Error::Model {
+            problem: problem.into(),
+            hint: hint.into(),
+        }
+    }
+
     /// An I/O failure on `path`.
     pub fn io(path: &Path, source: std::io::Error) -> Self {
         Error::Io {
@@ -133,8 +152,8 @@ impl Error {
     /// The process exit code for this error: 2 for bad input or usage, 1 otherwise.
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::Input(_) | Error::Usage(_) => 2,
-            Error::Io { .. } => 1,
+            Error::Input(_) | Error::Usage(_) | Error::Model { .. } => 2,
+            Error::Io { .. } | Error::Store(_) => 1,
         }
     }
 }

@@ -4,6 +4,8 @@
 //! The crate is organised by concept:
 //! - [`text`]: words, stoplists and shingles;
 //! - [`sketch`]: MinHash signatures, LSH banding, SimHash fingerprints;
+//! - [`embed`]: document embeddings (static token vectors, MiniLM through candle, GloVe);
+//! - [`store`]: cosine vector stores (Qdrant embedded or a Qdrant server);
 //! - [`similarity`]: exact measures (Jaccard, overlap, cosine) and the exact Jaccard join;
 //! - [`index`]: searchable stores (n-gram resemblance, SimHash Hamming index);
 //! - [`diff`]: word diffs of two documents with overlap ratios;
@@ -21,6 +23,7 @@
 
 pub mod cli;
 pub mod diff;
+pub mod embed;
 pub mod error;
 pub mod eval;
 pub mod group;
@@ -30,6 +33,7 @@ pub mod pipeline;
 pub mod progress;
 pub mod similarity;
 pub mod sketch;
+pub mod store;
 pub mod synth;
 pub mod text;
 

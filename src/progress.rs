@@ -13,7 +13,8 @@ pub fn set_quiet(quiet: bool) {
     QUIET.store(quiet, Ordering::Relaxed);
 }
 
-fn visible() -> bool {
+/// Whether bars are drawn: stderr is a terminal and `--quiet` was not given.
+pub fn visible() -> bool {
     !QUIET.load(Ordering::Relaxed) && std::io::stderr().is_terminal()
 }
 

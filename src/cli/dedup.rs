@@ -12,6 +12,8 @@ use crate::pipeline::{Confirm, MethodName, MethodSpec, OutputSpec, PipelineSpec}
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  \
     neardup dedup data/bibdedupe-sample.jsonl --out out/\n  \
+    neardup dedup corpus.jsonl --embedder minilm --top-k 10 --index idx/ --out out/\n  \
+    neardup dedup corpus.jsonl --method minhash --out out/\n  \
     neardup dedup docs.csv --id-field id --text-field title --text-field body --out out/\n  \
     neardup dedup articles/ --ngram 3 --stoplist stop.txt --threshold 0.5 --out out/\n  \
     neardup dedup corpus.jsonl --method jaccard --threshold 0.8 --linkage complete --out out/\n  \
@@ -24,7 +26,7 @@ pub struct DedupArgs {
     #[arg(long)]
     out: PathBuf,
     /// Deduplication method.
-    #[arg(long, value_enum, default_value_t = MethodName::Minhash)]
+    #[arg(long, value_enum, default_value_t = MethodName::TwoStage)]
     method: MethodName,
     #[command(flatten)]
     input: super::InputArgs,
@@ -68,12 +70,16 @@ pub struct DedupArgs {
     /// similar to the representative) [default: single].
     #[arg(long, value_enum)]
     linkage: Option<Linkage>,
+    /// Two-stage: keep the vector index in this folder, for `neardup query` later.
+    #[arg(long)]
+    index: Option<PathBuf>,
+    #[command(flatten)]
+    two_stage: super::two_stage::TwoStageArgs,
 }
 
 impl DedupArgs {
     fn into_spec(self) -> PipelineSpec {
-        let method = MethodSpec {
-            name: self.method,
+        let mut method = MethodSpec {
             ngram: self.ngram,
             char_ngram: self.char_ngram,
             stoplist: self.stoplist,
@@ -87,7 +93,11 @@ impl DedupArgs {
             max_distance: self.max_distance,
             probes: self.probes,
             linkage: self.linkage,
+            index: self.index,
+            ..MethodSpec::defaults(self.method)
         };
+        // Flags of the two-stage method are refused by the others only when given.
+        self.two_stage.apply(&mut method);
         PipelineSpec {
             input: self.input.spec(self.inputs),
             method,

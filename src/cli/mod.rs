@@ -7,11 +7,14 @@ mod dedup;
 mod diff;
 mod eval;
 mod groups;
+mod index;
 mod jaccard;
+mod models;
 mod overlap;
 mod run;
 mod stream;
 mod synth;
+mod two_stage;
 
 use std::process::ExitCode;
 
@@ -51,6 +54,9 @@ pub struct Cli {
 enum Command {
     Dedup(dedup::DedupArgs),
     Run(run::RunArgs),
+    Index(index::IndexArgs),
+    Query(index::QueryArgs),
+    Models(models::ModelsArgs),
     Stream(stream::StreamArgs),
     Groups(groups::GroupsArgs),
     Jaccard(jaccard::JaccardArgs),
@@ -70,6 +76,9 @@ pub fn run() -> ExitCode {
     let result = match cli.command {
         Command::Dedup(args) => dedup::run(args),
         Command::Run(args) => run::run(args),
+        Command::Index(args) => index::run_index(args),
+        Command::Query(args) => index::run_query(args),
+        Command::Models(args) => models::run(args),
         Command::Stream(args) => stream::run(args),
         Command::Groups(args) => groups::run(args),
         Command::Jaccard(args) => jaccard::run(args),

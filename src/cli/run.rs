@@ -29,7 +29,7 @@ pub fn execute(spec: &PipelineSpec) -> Result<()> {
     let settings = serde_json::to_value(spec).expect("settings serialise");
     let summary = pipeline::write_results(&spec.output.dir, &inputs, &read, &dedup, settings)?;
     let s = &summary.seconds;
-    let total = s.sketch + s.candidates + s.confirm + s.group + summary.write_seconds;
+    let total = s.sketch + s.embed + s.candidates + s.confirm + s.group + summary.write_seconds;
     println!(
         "{} documents, {} duplicate pairs, {} groups ({} documents), {} unique records kept -> {} ({:.2} s, {:.0} docs/s)",
         summary.documents,
@@ -41,6 +41,24 @@ pub fn execute(spec: &PipelineSpec) -> Result<()> {
         total,
         summary.documents as f64 / total.max(1e-9),
     );
+    if s.embed > 0.0 {
+        let rate = |seconds: f64| summary.documents as f64 / seconds.max(1e-9);
+        println!(
+            "stages: read+sign {:.2} s, embed {:.2} s ({:.0} docs/s), upsert {:.2} s ({:.0} docs/s), \
+             index build {:.2} s, search {:.2} s ({:.0} docs/s), confirm {:.2} s, group {:.2} s, write {:.2} s",
+            s.sketch,
+            s.embed,
+            rate(s.embed),
+            s.upsert,
+            rate(s.upsert),
+            s.index,
+            s.search,
+            rate(s.search),
+            s.confirm,
+            s.group,
+            summary.write_seconds
+        );
+    }
     if let Some(probes) = summary.probes {
         println!(
             "simhash probing: {probes} probes ({:.1} per document)",

@@ -190,7 +190,8 @@ mod tests {
         assert_eq!(first.text, "A, title text");
         assert_eq!(records[2].location.line, Some(5));
         let json = String::from_utf8(records[1].original_json(&fields()).unwrap()).unwrap();
-        assert_eq!(json, r#"{"abstract":"multi\nline","id":"2","title":"b"}"#);
+        // Keys in column order (serde_json's `preserve_order`).
+        assert_eq!(json, r#"{"id":"2","title":"b","abstract":"multi\nline"}"#);
     }
 
     #[test]

@@ -41,7 +41,12 @@ pub(super) fn run(
     let pairs: Vec<Pair> = found
         .into_iter()
         .filter(|&(_, _, score)| !strictly_above || score > config.threshold)
-        .map(|(a, b, score)| Pair { a, b, score })
+        .map(|(a, b, score)| Pair {
+            a,
+            b,
+            score,
+            cosine: None,
+        })
         .collect();
     times.confirm = clock.elapsed().as_secs_f64();
 

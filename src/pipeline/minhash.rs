@@ -41,6 +41,7 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) 
             a,
             b,
             score: signatures.similarity(a as usize, b as usize),
+            cosine: None,
         })
         .collect();
     let pairs: Vec<Pair> = scored

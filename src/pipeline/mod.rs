@@ -10,7 +10,9 @@
 //! - `resemblance`: the same exact join over word 5-grams, keeping pairs whose resemblance
 //!   exceeds the threshold (Text::DeDuper's measure and defaults);
 //! - `simhash`: 64-bit SimHash fingerprints within a Hamming distance, found exactly through
-//!   block tables or by probing the likeliest bit flips.
+//!   block tables or by probing the likeliest bit flips;
+//! - `two-stage` (the default): document embeddings in a Qdrant cosine index propose each
+//!   document's top-k neighbours, and the MinHash classifier confirms them.
 
 mod corpus;
 mod exact;
@@ -18,15 +20,22 @@ mod minhash;
 mod output;
 mod simhash;
 mod spec;
+mod two_stage;
 
 pub use corpus::{Corpus, ReadOptions, SkipReport, for_each_chunk, read_corpus, sketch};
 pub use output::{RunSummary, write_results};
-pub use spec::{EvalSpec, InputSpec, MethodName, MethodSpec, OutputSpec, PipelineSpec};
+pub use spec::{
+    DEFAULT_MIN_COSINE, DEFAULT_TOP_K, EvalSpec, InputSpec, MethodName, MethodSpec, OutputSpec,
+    PipelineSpec,
+};
+pub use two_stage::{BuiltIndex, build_index};
 
+use std::path::PathBuf;
 use std::time::Instant;
 
 use crate::error::{Error, Result};
 use crate::group::{Group, Linkage, linked_groups};
+use crate::index::IndexSettings;
 use crate::io::Input;
 use crate::sketch::LshParams;
 use crate::text::{ShingleKind, Shingler, Stoplist};
@@ -136,6 +145,17 @@ pub struct SimHashConfig {
     pub linkage: Linkage,
 }
 
+/// Settings of the two-stage method.
+#[derive(Clone, Debug)]
+pub struct TwoStageConfig {
+    /// Embedder, vector store and MinHash confirmation.
+    pub index: IndexSettings,
+    /// Neighbours per document taken as candidates.
+    pub top_k: usize,
+    /// Keep the index in this folder (for `neardup query`); a temporary one otherwise.
+    pub index_dir: Option<PathBuf>,
+}
+
 /// A deduplication method with its checked settings.
 #[derive(Clone, Debug)]
 pub enum Method {
@@ -147,6 +167,8 @@ pub enum Method {
     Resemblance(SetConfig),
     /// SimHash + Hamming distance.
     SimHash(SimHashConfig),
+    /// Embeddings + vector index top-k, confirmed by MinHash.
+    TwoStage(TwoStageConfig),
 }
 
 fn check_threshold(threshold: f64) -> Result<()> {
@@ -159,6 +181,21 @@ fn check_threshold(threshold: f64) -> Result<()> {
     }
 }
 
+fn check_minhash(num_perm: usize, banding: Option<LshParams>) -> Result<()> {
+    if num_perm == 0 {
+        return Err(Error::Usage("--num-perm must be at least 1".into()));
+    }
+    match banding {
+        Some(p) if p.bands == 0 || p.rows == 0 || p.bands * p.rows > num_perm => {
+            Err(Error::Usage(format!(
+                "--bands {} x --rows {} must be at least 1 each and fit in --num-perm {num_perm}",
+                p.bands, p.rows
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
 impl Method {
     /// Checks the settings, naming the one that is off.
     pub fn validate(&self) -> Result<()> {
@@ -166,18 +203,7 @@ impl Method {
             Method::MinHash(c) => {
                 c.shingling.validate()?;
                 check_threshold(c.threshold)?;
-                if c.num_perm == 0 {
-                    return Err(Error::Usage("--num-perm must be at least 1".into()));
-                }
-                if let Some(p) = c.banding
-                    && (p.bands == 0 || p.rows == 0 || p.bands * p.rows > c.num_perm)
-                {
-                    return Err(Error::Usage(format!(
-                        "--bands {} x --rows {} must be at least 1 each and fit in --num-perm {}",
-                        p.bands, p.rows, c.num_perm
-                    )));
-                }
-                Ok(())
+                check_minhash(c.num_perm, c.banding)
             }
             Method::Jaccard(c) => {
                 c.shingling.validate()?;
@@ -204,6 +230,22 @@ impl Method {
                 }
                 Ok(())
             }
+            Method::TwoStage(c) => {
+                let i = &c.index;
+                i.minhash.shingling.validate()?;
+                check_threshold(i.minhash.threshold)?;
+                check_minhash(i.minhash.num_perm, i.minhash.banding)?;
+                if c.top_k == 0 {
+                    return Err(Error::Usage("--top-k must be at least 1".into()));
+                }
+                if !(-1.0..=1.0).contains(&i.min_cosine) {
+                    return Err(Error::Usage(format!(
+                        "--min-cosine {} is outside [-1, 1]",
+                        i.min_cosine
+                    )));
+                }
+                Ok(())
+            }
         }
     }
 
@@ -214,6 +256,7 @@ impl Method {
             Method::MinHash(c) => c.threshold,
             Method::Jaccard(c) | Method::Resemblance(c) => c.threshold,
             Method::SimHash(c) => 1.0 - f64::from(c.max_distance) / 64.0,
+            Method::TwoStage(c) => c.index.minhash.threshold,
         }
     }
 
@@ -223,13 +266,14 @@ impl Method {
             Method::MinHash(c) => c.linkage,
             Method::Jaccard(c) | Method::Resemblance(c) => c.linkage,
             Method::SimHash(c) => c.linkage,
+            Method::TwoStage(c) => c.index.minhash.linkage,
         }
     }
 
     /// The name of the score written for each pair.
     pub fn score_name(&self) -> &'static str {
         match self {
-            Method::MinHash(_) => "jaccard_estimate",
+            Method::MinHash(_) | Method::TwoStage(_) => "jaccard_estimate",
             Method::Jaccard(_) => "jaccard",
             Method::Resemblance(_) => "resemblance",
             Method::SimHash(_) => "simhash_similarity",
@@ -246,6 +290,8 @@ pub struct Pair {
     pub b: u32,
     /// The method's similarity (see [`Method::score_name`]).
     pub score: f64,
+    /// Cosine of the two documents' embeddings, where the method has them (two-stage).
+    pub cosine: Option<f32>,
 }
 
 /// Seconds spent in each stage.
@@ -253,12 +299,28 @@ pub struct Pair {
 pub struct StageTimes {
     /// Reading, parsing, shingling and sketching.
     pub sketch: f64,
+    /// Embedding (two-stage).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub embed: f64,
+    /// Adding vectors to the store (two-stage).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub upsert: f64,
+    /// Building the store's search graph (two-stage).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub index: f64,
+    /// Searching every document's neighbours (two-stage).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub search: f64,
     /// Finding candidate pairs.
     pub candidates: f64,
     /// Confirming candidates.
     pub confirm: f64,
     /// Building groups and choosing representatives.
     pub group: f64,
+}
+
+fn is_zero(seconds: &f64) -> bool {
+    *seconds == 0.0
 }
 
 /// The outcome of a deduplication run, before it is written.
@@ -304,6 +366,7 @@ pub fn dedup(inputs: &[Input], read: &ReadOptions, method: &Method) -> Result<De
         Method::Jaccard(c) => exact::run(inputs, read, c, false)?,
         Method::Resemblance(c) => exact::run(inputs, read, c, true)?,
         Method::SimHash(c) => simhash::run(inputs, read, c)?,
+        Method::TwoStage(c) => two_stage::run(inputs, read, c)?,
     };
     let clock = Instant::now();
     let edges: Vec<(u32, u32)> = found.pairs.iter().map(|p| (p.a, p.b)).collect();

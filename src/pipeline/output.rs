@@ -29,6 +29,9 @@ struct PairLine<'a> {
     /// The method's score, under the method's name for it (`jaccard`, `resemblance`, ...).
     #[serde(flatten)]
     score: std::collections::BTreeMap<&'static str, f64>,
+    /// Cosine of the embeddings, for methods that embed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cosine: Option<f32>,
 }
 
 #[derive(Serialize)]
@@ -152,6 +155,7 @@ fn write_pairs(
                 id_a: x.min(y),
                 id_b: x.max(y),
                 score: [(score_name, p.score)].into(),
+                cosine: p.cosine,
             }
         })
         .collect();

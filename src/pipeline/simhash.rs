@@ -65,6 +65,7 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &SimHashConfig) 
             a,
             b,
             score: similarity(d),
+            cosine: None,
         })
         .collect();
 

@@ -26,12 +26,18 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Confirm, Method, MinHashConfig, ReadOptions, SetConfig, Shingling, SimHashConfig};
+use super::{
+    Confirm, Method, MinHashConfig, ReadOptions, SetConfig, Shingling, SimHashConfig,
+    TwoStageConfig,
+};
+use crate::embed::{EmbedderKind, EmbedderOptions};
 use crate::error::{Error, Location, Result};
 use crate::eval::Predicted;
 use crate::group::Linkage;
+use crate::index::IndexSettings;
 use crate::io::{FieldSpec, Input, InputFormat};
 use crate::sketch::LshParams;
+use crate::store::{ServerOptions, StoreKind};
 use crate::text::{ShingleKind, Stoplist};
 
 /// A whole run.
@@ -113,6 +119,8 @@ pub enum MethodName {
     Resemblance,
     /// SimHash fingerprints within a Hamming distance.
     Simhash,
+    /// Embeddings in a vector index propose top-k candidates; MinHash confirms them.
+    TwoStage,
 }
 
 /// The method and its settings, as written in a pipeline file or given on the command line.
@@ -162,7 +170,58 @@ pub struct MethodSpec {
     /// How pairs become groups (default single).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub linkage: Option<Linkage>,
+    /// Two-stage: the embedder (default static).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embedder: Option<EmbedderKind>,
+    /// Two-stage: folder where models are fetched to (default `models`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub models: Option<PathBuf>,
+    /// Two-stage: use the model in this folder instead of fetching one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_dir: Option<PathBuf>,
+    /// Two-stage: GloVe text file (embedder glove).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub glove: Option<PathBuf>,
+    /// Two-stage: longest MiniLM input in tokens (default 128).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<usize>,
+    /// Two-stage: neighbours per document taken as candidates (default 20).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_k: Option<usize>,
+    /// Two-stage: neighbours below this cosine are not candidates (default 0.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_cosine: Option<f32>,
+    /// Two-stage: documents with fewer distinct shingles are never confirmed (default 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_shingles: Option<u32>,
+    /// Two-stage: vector store (default edge).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store: Option<StoreKind>,
+    /// Two-stage: Qdrant server gRPC address (store qdrant).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qdrant_url: Option<String>,
+    /// Two-stage: collection name on the server (default neardup).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collection: Option<String>,
+    /// Two-stage: shards of a new server collection (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shards: Option<u32>,
+    /// Two-stage: copies of each shard (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<u32>,
+    /// Two-stage: keep the index in this folder (for `neardup query`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<PathBuf>,
 }
+
+/// Neighbours per document the two-stage method considers by default.
+pub const DEFAULT_TOP_K: usize = 20;
+/// Fewest distinct shingles a document needs to be confirmed as a duplicate, by default:
+/// measured on bib-dedupe, nearly all false pairs at Jaccard 0.7 are title-only records such as
+/// "editorial", and two words of evidence are not enough.
+pub const DEFAULT_MIN_SHINGLES: u32 = 3;
+/// Cosine below which a neighbour is not a candidate, by default.
+pub const DEFAULT_MIN_COSINE: f32 = 0.5;
 
 impl MethodSpec {
     /// A spec naming `name` with every setting at its default.
@@ -182,6 +241,20 @@ impl MethodSpec {
             max_distance: None,
             probes: None,
             linkage: None,
+            embedder: None,
+            models: None,
+            model_dir: None,
+            glove: None,
+            max_tokens: None,
+            top_k: None,
+            min_cosine: None,
+            min_shingles: None,
+            store: None,
+            qdrant_url: None,
+            collection: None,
+            shards: None,
+            replicas: None,
+            index: None,
         }
     }
 
@@ -197,11 +270,33 @@ impl MethodSpec {
             Ok(())
         };
         use MethodName::*;
-        misplaced("num_perm", self.num_perm.is_some(), &[Minhash])?;
-        misplaced("seed", self.seed.is_some(), &[Minhash])?;
-        misplaced("confirm", self.confirm.is_some(), &[Minhash])?;
-        misplaced("bands", self.bands.is_some(), &[Minhash])?;
-        misplaced("rows", self.rows.is_some(), &[Minhash])?;
+        for (setting, given) in [
+            ("num_perm", self.num_perm.is_some()),
+            ("seed", self.seed.is_some()),
+            ("confirm", self.confirm.is_some()),
+            ("bands", self.bands.is_some()),
+            ("rows", self.rows.is_some()),
+        ] {
+            misplaced(setting, given, &[Minhash, TwoStage])?;
+        }
+        for (setting, given) in [
+            ("embedder", self.embedder.is_some()),
+            ("models", self.models.is_some()),
+            ("model_dir", self.model_dir.is_some()),
+            ("glove", self.glove.is_some()),
+            ("max_tokens", self.max_tokens.is_some()),
+            ("top_k", self.top_k.is_some()),
+            ("min_cosine", self.min_cosine.is_some()),
+            ("min_shingles", self.min_shingles.is_some()),
+            ("store", self.store.is_some()),
+            ("qdrant_url", self.qdrant_url.is_some()),
+            ("collection", self.collection.is_some()),
+            ("shards", self.shards.is_some()),
+            ("replicas", self.replicas.is_some()),
+            ("index", self.index.is_some()),
+        ] {
+            misplaced(setting, given, &[TwoStage])?;
+        }
         let banding = match (self.bands, self.rows) {
             (Some(bands), Some(rows)) => Some(LshParams { bands, rows }),
             (None, None) => None,
@@ -210,7 +305,7 @@ impl MethodSpec {
         misplaced(
             "threshold",
             self.threshold.is_some(),
-            &[Minhash, Jaccard, Resemblance],
+            &[Minhash, Jaccard, Resemblance, TwoStage],
         )?;
         misplaced("max_distance", self.max_distance.is_some(), &[Simhash])?;
         misplaced("probes", self.probes.is_some(), &[Simhash])?;
@@ -232,16 +327,17 @@ impl MethodSpec {
         let shingling = Shingling { kind, stoplist };
         let linkage = self.linkage.unwrap_or_default();
         let minhash_defaults = MinHashConfig::default();
+        let minhash = |shingling| MinHashConfig {
+            shingling,
+            num_perm: self.num_perm.unwrap_or(minhash_defaults.num_perm),
+            seed: self.seed.unwrap_or(minhash_defaults.seed),
+            threshold: self.threshold.unwrap_or(minhash_defaults.threshold),
+            confirm: self.confirm.unwrap_or(minhash_defaults.confirm),
+            banding,
+            linkage,
+        };
         let method = match self.name {
-            Minhash => Method::MinHash(MinHashConfig {
-                shingling,
-                num_perm: self.num_perm.unwrap_or(minhash_defaults.num_perm),
-                seed: self.seed.unwrap_or(minhash_defaults.seed),
-                threshold: self.threshold.unwrap_or(minhash_defaults.threshold),
-                confirm: self.confirm.unwrap_or(minhash_defaults.confirm),
-                banding,
-                linkage,
-            }),
+            Minhash => Method::MinHash(minhash(shingling)),
             Jaccard => Method::Jaccard(SetConfig {
                 shingling,
                 threshold: self.threshold.unwrap_or(0.7),
@@ -258,9 +354,45 @@ impl MethodSpec {
                 probes: self.probes,
                 linkage,
             }),
+            TwoStage => Method::TwoStage(self.two_stage(minhash(shingling))),
         };
         method.validate()?;
         Ok(method)
+    }
+}
+
+impl MethodSpec {
+    fn two_stage(&self, minhash: MinHashConfig) -> TwoStageConfig {
+        let embedder_defaults = EmbedderOptions::default();
+        let server = self.qdrant_url.as_ref().map(|url| ServerOptions {
+            url: url.clone(),
+            collection: self.collection.clone().unwrap_or_else(|| "neardup".into()),
+            shards: self.shards.unwrap_or(1),
+            replicas: self.replicas.unwrap_or(1),
+        });
+        TwoStageConfig {
+            index: IndexSettings {
+                embedder: EmbedderOptions {
+                    kind: self.embedder.unwrap_or(embedder_defaults.kind),
+                    models_root: self.models.clone().unwrap_or(embedder_defaults.models_root),
+                    model_dir: self.model_dir.clone(),
+                    glove: self.glove.clone(),
+                    max_tokens: self.max_tokens.unwrap_or(embedder_defaults.max_tokens),
+                    batch: embedder_defaults.batch,
+                },
+                store: self.store.unwrap_or(if server.is_some() {
+                    StoreKind::Qdrant
+                } else {
+                    StoreKind::Edge
+                }),
+                server,
+                minhash,
+                min_cosine: self.min_cosine.unwrap_or(DEFAULT_MIN_COSINE),
+                min_shingles: self.min_shingles.unwrap_or(DEFAULT_MIN_SHINGLES),
+            },
+            top_k: self.top_k.unwrap_or(DEFAULT_TOP_K),
+            index_dir: self.index.clone(),
+        }
     }
 }
 

@@ -106,6 +106,15 @@ pub fn candidate_pairs(signatures: &Signatures, params: LshParams) -> Vec<(u32, 
     pairs
 }
 
+/// Whether two signatures agree on every slot of at least one band: whether datasketch's
+/// `MinHashLSH` would return one when queried with the other.
+pub fn share_band(a: &[u32], b: &[u32], params: LshParams) -> bool {
+    (0..params.bands).any(|band| {
+        let range = band * params.rows..(band + 1) * params.rows;
+        a[range.clone()] == b[range]
+    })
+}
+
 fn band_hash(slots: &[u32]) -> u64 {
     let mut bytes = [0u8; 4 * 64];
     if slots.len() <= 64 {

@@ -9,6 +9,6 @@ pub mod lsh;
 mod minhash;
 mod simhash;
 
-pub use lsh::{LshParams, candidate_pairs};
+pub use lsh::{LshParams, candidate_pairs, share_band};
 pub use minhash::{EMPTY_SLOT, MinHasher, Signatures, jaccard_estimate};
 pub use simhash::{SimHash, hamming};

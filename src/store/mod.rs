@@ -1,0 +1,222 @@
+//! Vector stores: where document vectors live and are searched by cosine, behind one small,
+//! synchronous [`VectorStore`] trait over this crate's own types.
+//!
+//! Two real engines implement it:
+//! - [`EdgeStore`] (feature `edge`, the default): Qdrant's embedded engine, in-process,
+//!   persisted in a folder. It has no background optimiser: until [`VectorStore::build_index`]
+//!   runs, search is exact (brute force); afterwards it goes through an HNSW graph.
+//! - [`ServerStore`] (feature `qdrant`): a Qdrant server or cluster over gRPC, for collections
+//!   one machine cannot hold.
+//!
+//! Points are keyed by a 64-bit hash of the document id ([`point_key`]) and carry the id, the
+//! document's MinHash signature and its shingle count as payload, so that a searcher needs
+//! nothing else to confirm a candidate.
+
+#[cfg(feature = "edge")]
+mod edge;
+#[cfg(feature = "qdrant")]
+mod server;
+
+#[cfg(feature = "edge")]
+pub use edge::EdgeStore;
+#[cfg(feature = "qdrant")]
+pub use server::ServerStore;
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+/// A document as stored: its key, id, vector and MinHash signature.
+#[derive(Clone, Copy, Debug)]
+pub struct StoredPoint<'a> {
+    /// [`point_key`] of the id.
+    pub key: u64,
+    /// The document id.
+    pub id: &'a str,
+    /// Unit vector.
+    pub vector: &'a [f32],
+    /// MinHash signature.
+    pub signature: &'a [u32],
+    /// Number of distinct shingles the signature was made from.
+    pub shingles: u32,
+}
+
+/// A search hit: the point's key and cosine, with its payload when asked for.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Neighbour {
+    /// [`point_key`] of the document id.
+    pub key: u64,
+    /// Cosine similarity to the query.
+    pub cosine: f32,
+    /// Id and signature, when the search asked for payload.
+    pub payload: Option<Payload>,
+}
+
+/// What a point carries besides its vector.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Payload {
+    /// The document id.
+    pub id: String,
+    /// Its MinHash signature.
+    pub signature: Vec<u32>,
+    /// Number of distinct shingles behind the signature.
+    pub shingles: u32,
+}
+
+/// A stored document fetched by key: payload and vector.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fetched {
+    /// Id and signature.
+    pub payload: Payload,
+    /// The stored vector.
+    pub vector: Vec<f32>,
+}
+
+/// A cosine vector index.
+pub trait VectorStore: Send + Sync {
+    /// What and where this store is, for logs.
+    fn describe(&self) -> String;
+
+    /// Adds or replaces points.
+    fn upsert(&self, points: &[StoredPoint<'_>]) -> Result<()>;
+
+    /// Prepares fast search after bulk loading (an HNSW graph); a no-op where the engine does
+    /// it by itself. Returns whether an index was built.
+    fn build_index(&self) -> Result<bool>;
+
+    /// The `k` nearest points to each query, best first; payload when `with_payload`.
+    fn search(
+        &self,
+        queries: &[&[f32]],
+        k: usize,
+        with_payload: bool,
+    ) -> Result<Vec<Vec<Neighbour>>>;
+
+    /// The points with these keys, in order; `None` where a key is not stored.
+    fn fetch(&self, keys: &[u64]) -> Result<Vec<Option<Fetched>>>;
+
+    /// Removes points; missing keys are ignored.
+    fn delete(&self, keys: &[u64]) -> Result<()>;
+
+    /// Number of points stored.
+    fn len(&self) -> Result<usize>;
+
+    /// Whether nothing is stored.
+    fn is_empty(&self) -> Result<bool> {
+        Ok(self.len()? == 0)
+    }
+
+    /// Makes every acknowledged write durable.
+    fn flush(&self) -> Result<()>;
+}
+
+/// Which engine holds the vectors.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum StoreKind {
+    /// Qdrant's embedded engine, in this process (no server).
+    Edge,
+    /// A Qdrant server or cluster (`--qdrant-url`).
+    Qdrant,
+}
+
+/// Settings of a server store.
+#[derive(Clone, Debug)]
+pub struct ServerOptions {
+    /// gRPC address, e.g. `http://localhost:6334`.
+    pub url: String,
+    /// Collection name.
+    pub collection: String,
+    /// Shards the collection is split into (spread over a cluster's nodes).
+    pub shards: u32,
+    /// Copies of each shard.
+    pub replicas: u32,
+}
+
+/// The key of document `id`: its XXH3-64 hash (a Qdrant point id).
+pub fn point_key(id: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(id.as_bytes())
+}
+
+/// Opens (or creates, with `dimensions`) the store of `kind`: an edge store in `dir`, or the
+/// server collection `server` names.
+pub fn open(
+    kind: StoreKind,
+    dir: &Path,
+    dimensions: usize,
+    server: Option<&ServerOptions>,
+) -> Result<Box<dyn VectorStore>> {
+    match kind {
+        StoreKind::Edge => open_edge(dir, dimensions),
+        StoreKind::Qdrant => open_server(server, dimensions),
+    }
+}
+
+#[cfg(feature = "edge")]
+fn open_edge(dir: &Path, dimensions: usize) -> Result<Box<dyn VectorStore>> {
+    Ok(Box::new(EdgeStore::open(dir, dimensions)?))
+}
+
+#[cfg(not(feature = "edge"))]
+fn open_edge(_: &Path, _: usize) -> Result<Box<dyn VectorStore>> {
+    Err(Error::Usage(
+        "this neardup was built without the `edge` feature; rebuild with it or use --store qdrant"
+            .into(),
+    ))
+}
+
+#[cfg(feature = "qdrant")]
+fn open_server(server: Option<&ServerOptions>, dimensions: usize) -> Result<Box<dyn VectorStore>> {
+    let server = server.ok_or_else(|| {
+        Error::Usage("--store qdrant needs --qdrant-url (e.g. http://localhost:6334)".into())
+    })?;
+    Ok(Box::new(ServerStore::open(server, dimensions)?))
+}
+
+#[cfg(not(feature = "qdrant"))]
+fn open_server(_: Option<&ServerOptions>, _: usize) -> Result<Box<dyn VectorStore>> {
+    Err(Error::Usage(
+        "this neardup was built without the `qdrant` feature; rebuild with \
+         `cargo build --release --features qdrant` to use a Qdrant server"
+            .into(),
+    ))
+}
+
+/// Reads a payload written by [`payload_json`].
+fn parse_payload(map: &serde_json::Map<String, serde_json::Value>) -> Result<Payload> {
+    let id = map
+        .get("id")
+        .and_then(|v| v.as_str())
+        .ok_or_else(|| Error::Store("a point without an `id` payload".into()))?;
+    let signature = map
+        .get("signature")
+        .and_then(|v| v.as_array())
+        .ok_or_else(|| Error::Store(format!("point {id:?} has no `signature` payload")))?
+        .iter()
+        .map(|x| x.as_u64().map(|x| x as u32))
+        .collect::<Option<Vec<u32>>>()
+        .ok_or_else(|| {
+            Error::Store(format!(
+                "point {id:?}: `signature` is not a list of integers"
+            ))
+        })?;
+    let shingles = map
+        .get("shingles")
+        .and_then(|v| v.as_u64())
+        .ok_or_else(|| Error::Store(format!("point {id:?} has no `shingles` count")))?;
+    Ok(Payload {
+        id: id.to_owned(),
+        signature,
+        shingles: shingles as u32,
+    })
+}
+
+/// The payload of `point`: its id, signature and shingle count.
+fn payload_json(point: &StoredPoint<'_>) -> serde_json::Value {
+    serde_json::json!({ "id": point.id, "signature": point.signature, "shingles": point.shingles })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,151 @@
+//! One suite for every engine present: the embedded engine always, a Qdrant server when
+//! `QDRANT_URL` is set (and the `qdrant` feature is built).
+
+use super::*;
+
+fn unit(v: &[f32]) -> Vec<f32> {
+    let mut v = v.to_vec();
+    crate::embed::normalize(&mut v);
+    v
+}
+
+/// Exercises `store`, which must be empty and hold 4-dimensional vectors.
+fn check_engine(store: &dyn VectorStore) {
+    let vectors = [
+        unit(&[1.0, 0.0, 0.0, 0.0]),
+        unit(&[0.9, 0.1, 0.0, 0.0]),
+        unit(&[0.0, 1.0, 0.0, 0.0]),
+        unit(&[0.0, 0.0, 1.0, 1.0]),
+    ];
+    let ids = ["a", "b", "c", "d"];
+    let signatures: Vec<Vec<u32>> = (0..4).map(|i| vec![i, i + 1, 7]).collect();
+    let points: Vec<StoredPoint<'_>> = (0..4)
+        .map(|i| StoredPoint {
+            key: point_key(ids[i]),
+            id: ids[i],
+            vector: &vectors[i],
+            signature: &signatures[i],
+            shingles: 3,
+        })
+        .collect();
+    store.upsert(&points).unwrap();
+    assert_eq!(store.len().unwrap(), 4);
+
+    let hits = store.search(&[&vectors[0], &vectors[3]], 2, true).unwrap();
+    let top: Vec<&str> = hits[0]
+        .iter()
+        .map(|h| h.payload.as_ref().unwrap().id.as_str())
+        .collect();
+    assert_eq!(top, ["a", "b"]);
+    assert!((hits[0][0].cosine - 1.0).abs() < 1e-5);
+    assert!((hits[0][1].cosine - crate::embed::cosine(&vectors[0], &vectors[1])).abs() < 1e-5);
+    assert_eq!(hits[1][0].key, point_key("d"));
+    assert_eq!(
+        hits[1][0].payload.as_ref().unwrap().signature,
+        signatures[3]
+    );
+
+    let fetched = store.fetch(&[point_key("c"), point_key("nope")]).unwrap();
+    let c = fetched[0].as_ref().unwrap();
+    assert_eq!(
+        (c.payload.id.as_str(), &c.payload.signature),
+        ("c", &signatures[2])
+    );
+    assert!(crate::embed::cosine(&c.vector, &vectors[2]) > 0.99999);
+    assert!(fetched[1].is_none());
+
+    store.delete(&[point_key("a")]).unwrap();
+    assert_eq!(store.len().unwrap(), 3);
+    let hits = store.search(&[&vectors[0]], 1, false).unwrap();
+    assert_eq!(hits[0][0].key, point_key("b"));
+    assert!(hits[0][0].payload.is_none());
+    store.flush().unwrap();
+}
+
+#[cfg(feature = "edge")]
+#[test]
+fn edge_store_searches_fetches_deletes_and_persists() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let store = EdgeStore::open(dir.path(), 4).unwrap();
+        check_engine(&store);
+    }
+    let reopened = EdgeStore::open(dir.path(), 4).unwrap();
+    assert_eq!(
+        reopened.len().unwrap(),
+        3,
+        "what was flushed survives a reopen"
+    );
+    let q = unit(&[0.0, 1.0, 0.0, 0.0]);
+    assert_eq!(
+        reopened.search(&[&q], 1, false).unwrap()[0][0].key,
+        point_key("c")
+    );
+    let Err(err) = EdgeStore::open(dir.path(), 4) else {
+        panic!("a store open elsewhere must be refused")
+    };
+    assert!(err.to_string().contains("in use"), "{err}");
+    drop(reopened);
+    let Err(err) = EdgeStore::open(dir.path(), 8) else {
+        panic!("a store of another size must be refused")
+    };
+    assert!(err.to_string().contains("4 dimensions"), "{err}");
+}
+
+#[cfg(feature = "edge")]
+#[test]
+fn edge_search_after_building_the_graph_finds_the_same_nearest() {
+    use rand::{RngExt, SeedableRng};
+    let dir = tempfile::tempdir().unwrap();
+    let store = EdgeStore::open(dir.path(), 16).unwrap();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    let vectors: Vec<Vec<f32>> = (0..3000)
+        .map(|_| {
+            unit(
+                &(0..16)
+                    .map(|_| rng.random::<f32>() - 0.5)
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .collect();
+    let ids: Vec<String> = (0..vectors.len()).map(|i| format!("doc{i}")).collect();
+    let signature = [0u32; 2];
+    let points: Vec<StoredPoint<'_>> = ids
+        .iter()
+        .zip(&vectors)
+        .map(|(id, v)| StoredPoint {
+            key: point_key(id),
+            id,
+            vector: v,
+            signature: &signature,
+            shingles: 2,
+        })
+        .collect();
+    store.upsert(&points).unwrap();
+    let queries: Vec<&[f32]> = vectors.iter().take(50).map(Vec::as_slice).collect();
+    let exact = store.search(&queries, 1, false).unwrap();
+    store.build_index().unwrap();
+    let after = store.search(&queries, 1, false).unwrap();
+    for (i, (e, a)) in exact.iter().zip(&after).enumerate() {
+        assert_eq!(e[0].key, point_key(&ids[i]), "a vector is its own nearest");
+        assert_eq!(a[0].key, e[0].key);
+    }
+}
+
+#[cfg(feature = "qdrant")]
+#[test]
+fn server_store_passes_the_same_suite_when_a_server_is_given() {
+    let Ok(url) = std::env::var("QDRANT_URL") else {
+        eprintln!("skipped: set QDRANT_URL (e.g. http://localhost:6334) to test against a server");
+        return;
+    };
+    let options = ServerOptions {
+        url,
+        collection: format!("neardup-test-{}", std::process::id()),
+        shards: 1,
+        replicas: 1,
+    };
+    let store = ServerStore::open(&options, 4).unwrap();
+    check_engine(&store);
+    store.drop_collection().unwrap();
+}
