@@ -966,3 +966,37 @@ fn an_index_answers_queries_by_id_and_text_from_a_new_process() {
     let stderr = rejected(&["query", "--index", s(dir.path()), "--id", "x"]);
     assert!(stderr.contains("not a neardup index"), "{stderr}");
 }
+
+#[test]
+fn a_models_folder_from_the_environment_does_not_bother_other_methods() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args([
+            "dedup",
+            s(&sample()),
+            "--method",
+            "minhash",
+            "--out",
+            s(dir.path()),
+            "-q",
+        ])
+        .env("NEARDUP_MODELS", dir.path().join("models"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = rejected(&[
+        "dedup",
+        s(&sample()),
+        "--method",
+        "minhash",
+        "--top-k",
+        "5",
+        "--out",
+        s(dir.path()),
+    ]);
+    assert!(stderr.contains("`top_k` does not apply"), "{stderr}");
+}

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::embed::EmbedderKind;
-use crate::pipeline::MethodSpec;
+use crate::pipeline::{MethodName, MethodSpec};
 use crate::store::StoreKind;
 
 /// Embedder, vector store and candidate settings.
@@ -42,7 +42,7 @@ pub struct TwoStageArgs {
     #[arg(long, value_enum)]
     store: Option<StoreKind>,
     /// Qdrant server gRPC address, e.g. http://localhost:6334.
-    #[arg(long, env = "QDRANT_URL")]
+    #[arg(long)]
     qdrant_url: Option<String>,
     /// Collection on the Qdrant server [default: neardup].
     #[arg(long)]
@@ -57,10 +57,12 @@ pub struct TwoStageArgs {
 
 impl TwoStageArgs {
     /// Writes the given settings into `spec` (left unset, they take the method's defaults).
+    /// The models folder is an ambient setting (it may come from `NEARDUP_MODELS`), so it is
+    /// passed on only to the method that uses it rather than refused by the others.
     pub fn apply(self, spec: &mut MethodSpec) {
         let defaulted = self.models == std::path::Path::new("models");
         spec.embedder = self.embedder;
-        spec.models = (!defaulted).then_some(self.models);
+        spec.models = (!defaulted && spec.name == MethodName::TwoStage).then_some(self.models);
         spec.model_dir = self.model_dir;
         spec.glove = self.glove;
         spec.max_tokens = self.max_tokens;
