@@ -1,8 +1,9 @@
 //! The two-stage method: embed every document, put the vectors in a cosine index, take each
 //! document's `k` nearest neighbours as candidates, and let the MinHash classifier confirm
-//! them. The embedding stage finds near duplicates that share few exact words with their
-//! original (reworded titles, glued repository prefixes) without comparing all pairs; the
-//! MinHash stage keeps what is merely on the same topic out.
+//! them. The vector index proposes candidates without comparing all pairs and without the
+//! banding loss of LSH (a pair at Jaccard 0.75 is a candidate whenever it is among a document's
+//! `k` nearest, not 1 time in 5 as with the default bands); the
+//! MinHash stage decides, so what is merely on the same topic stays out.
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -135,6 +136,7 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &TwoStageConfig)
     let pairs = verdicts.iter().filter(|v| v.1).map(|v| v.0).collect();
     let scored = verdicts.into_iter().map(|v| v.0).collect();
     times.confirm = clock.elapsed().as_secs_f64();
+    // Close the store before its temporary folder goes.
     drop(index);
 
     Ok(Found {
