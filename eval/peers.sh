@@ -23,9 +23,9 @@ measure() {
     /usr/bin/time -f "%e %U %S %M" -o "$work/$name.time" "$@" >/dev/null
     "$bin" eval --truth "$work/corpus.jsonl" --pred "$work/$name" --json "$work/$name.eval.json" >/dev/null
 }
-measure neardup "$bin" dedup "$work/corpus.jsonl" --out "$work/neardup" --quiet
+measure neardup "$bin" dedup "$work/corpus.jsonl" --method minhash --out "$work/neardup" --quiet
 # The peers' banding, for a like-for-like accuracy comparison.
-measure neardup-16x8 "$bin" dedup "$work/corpus.jsonl" --out "$work/neardup-16x8" --quiet --bands 16 --rows 8
+measure neardup-16x8 "$bin" dedup "$work/corpus.jsonl" --method minhash --out "$work/neardup-16x8" --quiet --bands 16 --rows 8
 for tool in $tools; do
     measure "$tool" "$venv/bin/python" eval/peers.py "$tool" "$work/corpus.jsonl" "$work/$tool"
 done
