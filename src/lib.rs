@@ -13,6 +13,7 @@
 //! - [`io`]: reading corpora (JSONL, CSV, folders and zips of text files) and writing results
 //!   atomically;
 //! - [`pipeline`]: the deduplication methods end to end;
+//! - [`serve`]: the index behind a JSON HTTP API;
 //! - [`eval`]: scoring a run against labelled duplicates (the CORE 2020 metrics);
 //! - [`synth`]: synthetic labelled corpora for tests and benchmarks;
 //! - [`cli`]: the `neardup` command line, a thin layer over the above.
@@ -31,6 +32,7 @@ pub mod index;
 pub mod io;
 pub mod pipeline;
 pub mod progress;
+pub mod serve;
 pub mod similarity;
 pub mod sketch;
 pub mod store;

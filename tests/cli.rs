@@ -754,6 +754,7 @@ fn every_command_has_help_with_an_example_and_completions_exist() {
         "index",
         "query",
         "models",
+        "serve",
     ] {
         let out = ok(&[command, "--help"]);
         let text = String::from_utf8_lossy(&out.stdout);

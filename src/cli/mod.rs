@@ -12,6 +12,7 @@ mod jaccard;
 mod models;
 mod overlap;
 mod run;
+mod serve;
 mod stream;
 mod synth;
 mod two_stage;
@@ -57,6 +58,7 @@ enum Command {
     Index(index::IndexArgs),
     Query(index::QueryArgs),
     Models(models::ModelsArgs),
+    Serve(serve::ServeArgs),
     Stream(stream::StreamArgs),
     Groups(groups::GroupsArgs),
     Jaccard(jaccard::JaccardArgs),
@@ -79,6 +81,7 @@ pub fn run() -> ExitCode {
         Command::Index(args) => index::run_index(args),
         Command::Query(args) => index::run_query(args),
         Command::Models(args) => models::run(args),
+        Command::Serve(args) => serve::run(args),
         Command::Stream(args) => stream::run(args),
         Command::Groups(args) => groups::run(args),
         Command::Jaccard(args) => jaccard::run(args),

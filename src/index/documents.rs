@@ -76,7 +76,7 @@ pub struct Manifest {
 }
 
 /// A confirmed or rejected neighbour of a query.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Match {
     /// The neighbour's document id.
     pub id: String,
@@ -335,6 +335,33 @@ impl DocumentIndex {
         })?;
         let own = (&fetched.payload.signature[..], fetched.payload.shingles);
         self.similar(&fetched.vector, own, k, Some(key))
+    }
+
+    /// Whether document `id` is indexed.
+    pub fn contains(&self, id: &str) -> Result<bool> {
+        Ok(self.store.fetch(&[point_key(id)])?[0].is_some())
+    }
+
+    /// Adds one document and makes it durable; returns its `k` nearest documents (found before
+    /// it was added) with their verdicts. The caller serialises writes.
+    pub fn insert(&self, id: &str, text: &str, k: usize) -> Result<Vec<Match>> {
+        let vector = self.embedder.embed(&[text])?.remove(0);
+        let (signature, shingles) = self.sign(text);
+        let found = self.similar(&vector, (&signature, shingles), k, None)?;
+        self.add(&[id], &[vector], &[&signature], &[shingles])?;
+        self.store.flush()?;
+        Ok(found)
+    }
+
+    /// Removes document `id` durably; returns whether it was there. The caller serialises
+    /// writes.
+    pub fn remove(&self, id: &str) -> Result<bool> {
+        if !self.contains(id)? {
+            return Ok(false);
+        }
+        self.store.delete(&[point_key(id)])?;
+        self.store.flush()?;
+        Ok(true)
     }
 
     fn similar(

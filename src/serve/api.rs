@@ -1,0 +1,346 @@
+//! Request and response bodies, handlers, errors and the OpenAPI description.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use utoipa::{OpenApi, ToSchema};
+
+use super::AppState;
+use crate::error::Error;
+use crate::index::Match;
+
+/// A new document: an id and either `text`, or `title` and/or `abstract` (joined by a space,
+/// as `neardup dedup` joins the CORE fields).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewDocument {
+    /// Unique document id.
+    pub id: String,
+    /// The whole text.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// Title, when `text` is not given.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// Abstract, when `text` is not given.
+    #[serde(default, rename = "abstract")]
+    pub abstract_text: Option<String>,
+}
+
+/// A text to look up.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SimilarRequest {
+    /// The text.
+    pub text: String,
+}
+
+/// The duplicates of a document or text, with their scores.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Duplicates {
+    /// The document concerned, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Confirmed duplicates, nearest first.
+    pub duplicates: Vec<Match>,
+}
+
+/// Server health.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Health {
+    /// Always `ok` when the server answers.
+    pub status: &'static str,
+}
+
+/// What the server holds.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Stats {
+    /// Documents in the index.
+    pub documents: usize,
+    /// The embedder (kind and model).
+    pub embedder: String,
+    /// The vector store.
+    pub store: String,
+    /// Seconds since the server started.
+    pub uptime_seconds: f64,
+}
+
+/// An error: what went wrong, for a person to read.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// The problem and, where possible, the fix.
+    pub error: String,
+}
+
+/// An HTTP error with a JSON body.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    message: String,
+}
+
+impl ApiError {
+    /// An error with this status and message.
+    pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            message: message.into(),
+        }
+    }
+
+    fn unprocessable(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNPROCESSABLE_ENTITY, message)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = Json(ErrorBody {
+            error: self.message,
+        });
+        (self.status, body).into_response()
+    }
+}
+
+impl From<Error> for ApiError {
+    fn from(e: Error) -> Self {
+        tracing::error!(error = %e, "request failed");
+        let status = match e {
+            Error::Input(_) | Error::Usage(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        ApiError::new(status, e.to_string())
+    }
+}
+
+/// The body as JSON of type `T`, or a 4xx naming what is wrong with it.
+fn parse<T: for<'de> Deserialize<'de>>(body: Result<Bytes, BytesRejection>) -> Result<T, ApiError> {
+    let bytes = body.map_err(|r| ApiError::new(r.status(), r.body_text()))?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        let status = if e.is_data() {
+            StatusCode::UNPROCESSABLE_ENTITY
+        } else {
+            StatusCode::BAD_REQUEST
+        };
+        ApiError::new(status, format!("request body: {e}"))
+    })
+}
+
+/// Runs index work off the async threads.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+}
+
+fn non_empty(text: &str) -> Result<(), ApiError> {
+    if text.trim().is_empty() {
+        Err(ApiError::unprocessable("the text is empty"))
+    } else {
+        Ok(())
+    }
+}
+
+fn confirmed(matches: Vec<Match>) -> Vec<Match> {
+    matches.into_iter().filter(|m| m.duplicate).collect()
+}
+
+/// Add a document; answers its duplicates among the documents already indexed.
+#[utoipa::path(post, path = "/documents", request_body = NewDocument,
+    responses(
+        (status = 201, description = "Added", body = Duplicates),
+        (status = 400, description = "Malformed JSON", body = ErrorBody),
+        (status = 401, description = "Missing or wrong bearer token", body = ErrorBody),
+        (status = 409, description = "The id exists", body = ErrorBody),
+        (status = 413, description = "Body over the limit", body = ErrorBody),
+        (status = 422, description = "Missing or empty fields", body = ErrorBody)))]
+pub(super) async fn add_document(
+    State(state): State<Arc<AppState>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<(StatusCode, Json<Duplicates>), ApiError> {
+    let doc: NewDocument = parse(body)?;
+    if doc.id.is_empty() {
+        return Err(ApiError::unprocessable("`id` is empty"));
+    }
+    let text = match (doc.text, doc.title, doc.abstract_text) {
+        (Some(text), None, None) => text,
+        (None, title, abstract_text) if title.is_some() || abstract_text.is_some() => {
+            [title, abstract_text]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join(" ")
+        }
+        (None, _, _) => {
+            return Err(ApiError::unprocessable(
+                "give `text`, or `title` and/or `abstract`",
+            ));
+        }
+        _ => {
+            return Err(ApiError::unprocessable(
+                "give either `text` or `title`/`abstract`, not both",
+            ));
+        }
+    };
+    non_empty(&text)?;
+    let id = doc.id;
+    blocking(move || {
+        let _write = state.writes.lock().unwrap_or_else(|e| e.into_inner());
+        if state.index.contains(&id)? {
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                format!("document {id:?} exists; DELETE it first to replace it"),
+            ));
+        }
+        let found = state.index.insert(&id, &text, state.top_k)?;
+        Ok((
+            StatusCode::CREATED,
+            Json(Duplicates {
+                id: Some(id),
+                duplicates: confirmed(found),
+            }),
+        ))
+    })
+    .await
+}
+
+/// The duplicates of a text; adds nothing.
+#[utoipa::path(post, path = "/similar", request_body = SimilarRequest,
+    responses(
+        (status = 200, description = "Duplicates", body = Duplicates),
+        (status = 400, description = "Malformed JSON", body = ErrorBody),
+        (status = 413, description = "Body over the limit", body = ErrorBody),
+        (status = 422, description = "Missing or empty text", body = ErrorBody)))]
+pub(super) async fn similar(
+    State(state): State<Arc<AppState>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<Duplicates>, ApiError> {
+    let request: SimilarRequest = parse(body)?;
+    non_empty(&request.text)?;
+    blocking(move || {
+        let found = state.index.similar_to_text(&request.text, state.top_k)?;
+        Ok(Json(Duplicates {
+            id: None,
+            duplicates: confirmed(found),
+        }))
+    })
+    .await
+}
+
+/// The duplicates of an indexed document.
+#[utoipa::path(get, path = "/documents/{id}/duplicates",
+    params(("id" = String, Path, description = "Document id (percent-encode `/`)")),
+    responses(
+        (status = 200, description = "Duplicates", body = Duplicates),
+        (status = 404, description = "No such document", body = ErrorBody)))]
+pub(super) async fn duplicates_of(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Json<Duplicates>, ApiError> {
+    blocking(move || {
+        if !state.index.contains(&id)? {
+            return Err(ApiError::new(
+                StatusCode::NOT_FOUND,
+                format!("no document {id:?}"),
+            ));
+        }
+        let found = state.index.similar_to_id(&id, state.top_k)?;
+        Ok(Json(Duplicates {
+            id: Some(id),
+            duplicates: confirmed(found),
+        }))
+    })
+    .await
+}
+
+/// Remove a document.
+#[utoipa::path(delete, path = "/documents/{id}",
+    params(("id" = String, Path, description = "Document id (percent-encode `/`)")),
+    responses(
+        (status = 204, description = "Removed"),
+        (status = 401, description = "Missing or wrong bearer token", body = ErrorBody),
+        (status = 404, description = "No such document", body = ErrorBody)))]
+pub(super) async fn delete_document(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    blocking(move || {
+        let _write = state.writes.lock().unwrap_or_else(|e| e.into_inner());
+        if state.index.remove(&id)? {
+            Ok(StatusCode::NO_CONTENT)
+        } else {
+            Err(ApiError::new(
+                StatusCode::NOT_FOUND,
+                format!("no document {id:?}"),
+            ))
+        }
+    })
+    .await
+}
+
+/// Whether the server is up.
+#[utoipa::path(get, path = "/health", responses((status = 200, body = Health)))]
+pub(super) async fn health() -> Json<Health> {
+    Json(Health { status: "ok" })
+}
+
+/// What the server holds.
+#[utoipa::path(get, path = "/stats", responses((status = 200, body = Stats)))]
+pub(super) async fn stats(State(state): State<Arc<AppState>>) -> Result<Json<Stats>, ApiError> {
+    blocking(move || {
+        Ok(Json(Stats {
+            documents: state.index.store().len()?,
+            embedder: state.index.embedder().describe(),
+            store: state.index.store().describe(),
+            uptime_seconds: state.started.elapsed().as_secs_f64(),
+        }))
+    })
+    .await
+}
+
+/// This description.
+pub(super) async fn openapi() -> Json<utoipa::openapi::OpenApi> {
+    Json(ApiDoc::openapi())
+}
+
+pub(super) async fn not_found() -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "no such route; see /openapi.json for the API",
+    )
+}
+
+pub(super) async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "this route does not take that method; see /openapi.json",
+    )
+}
+
+/// The OpenAPI description served at `/openapi.json`.
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "neardup",
+        description = "Near-duplicate detection over a two-stage index"
+    ),
+    paths(add_document, similar, duplicates_of, delete_document, health, stats),
+    components(schemas(
+        NewDocument,
+        SimilarRequest,
+        Duplicates,
+        Match,
+        Health,
+        Stats,
+        ErrorBody
+    ))
+)]
+pub struct ApiDoc;

@@ -1,0 +1,164 @@
+//! `neardup serve`: the two-stage index behind a JSON HTTP API, for documents that arrive one
+//! at a time (a repository ingest, a crawler).
+//!
+//! - `POST /documents` adds a document and answers the duplicates found at insert time; 409 if
+//!   the id exists. A write is answered only once it is durable (the store is flushed), so a
+//!   crash right after an answer loses nothing that was acknowledged.
+//! - `POST /similar` answers the duplicates of a text and adds nothing.
+//! - `GET /documents/{id}/duplicates`, `DELETE /documents/{id}`, `GET /health`, `GET /stats`,
+//!   `GET /openapi.json`.
+//!
+//! Reads run in parallel on tokio's blocking pool; writes are serialised by one lock. Client
+//! mistakes get a 4xx with a JSON body naming the problem (see [`ApiError`]); requests are
+//! logged by method, path, status and time, never with document text. With a token, every
+//! write needs `Authorization: Bearer TOKEN`.
+
+mod api;
+
+pub use api::{ApiDoc, ApiError};
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{HeaderMap, Method, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+
+use crate::error::{Error, Result};
+use crate::index::DocumentIndex;
+
+/// How the server runs.
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    /// Address to listen on (loopback by default).
+    pub addr: SocketAddr,
+    /// Bearer token every write must carry, if set.
+    pub token: Option<String>,
+    /// Largest request body in bytes.
+    pub max_body: usize,
+    /// Neighbours looked at per query.
+    pub top_k: usize,
+}
+
+/// What the handlers share.
+pub(crate) struct AppState {
+    pub(crate) index: DocumentIndex,
+    /// Serialises writes (the embedded engine's flush must not overlap another write).
+    pub(crate) writes: Mutex<()>,
+    pub(crate) token: Option<String>,
+    pub(crate) top_k: usize,
+    pub(crate) started: Instant,
+}
+
+/// The application: routes, body limit, auth and request logging over `index`.
+pub fn router(index: DocumentIndex, options: &ServeOptions) -> Router {
+    let state = Arc::new(AppState {
+        index,
+        writes: Mutex::new(()),
+        token: options.token.clone(),
+        top_k: options.top_k,
+        started: Instant::now(),
+    });
+    Router::new()
+        .route("/documents", post(api::add_document))
+        .route("/similar", post(api::similar))
+        .route("/documents/{id}/duplicates", get(api::duplicates_of))
+        .route(
+            "/documents/{id}",
+            axum::routing::delete(api::delete_document),
+        )
+        .route("/health", get(api::health))
+        .route("/stats", get(api::stats))
+        .route("/openapi.json", get(api::openapi))
+        .fallback(api::not_found)
+        .method_not_allowed_fallback(api::method_not_allowed)
+        .layer(middleware::from_fn_with_state(state.clone(), authorize))
+        .layer(middleware::from_fn(log_request))
+        .layer(DefaultBodyLimit::max(options.max_body))
+        .with_state(state)
+}
+
+/// Serves `index` until Ctrl-C or SIGTERM.
+pub fn serve(index: DocumentIndex, options: &ServeOptions) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Store(format!("cannot start the server runtime: {e}")))?;
+    let app = router(index, options);
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(options.addr)
+            .await
+            .map_err(|e| Error::Usage(format!("cannot listen on {}: {e}", options.addr)))?;
+        let local = listener
+            .local_addr()
+            .map_err(|e| Error::Usage(format!("{}: {e}", options.addr)))?;
+        // The address goes to stdout so that scripts (and tests) can start on port 0.
+        println!("listening on http://{local}");
+        tracing::info!(%local, "serving");
+        axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown())
+            .await
+            .map_err(|e| Error::Store(format!("server: {e}")))
+    })
+}
+
+async fn shutdown() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("SIGTERM handler");
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}
+
+/// Writes (POST /documents, DELETE) need the bearer token when one is set; reads do not.
+async fn authorize(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    request: Request,
+    next: Next,
+) -> Response {
+    let write = request.method() == Method::DELETE
+        || (request.method() == Method::POST && request.uri().path() == "/documents");
+    if let (true, Some(token)) = (write, &state.token) {
+        let given = headers
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        if given != Some(token.as_str()) {
+            return ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "this write needs `Authorization: Bearer TOKEN` with the server's token",
+            )
+            .into_response();
+        }
+    }
+    next.run(request).await
+}
+
+/// One log line per request: method, path, status, milliseconds. Never the body.
+async fn log_request(request: Request, next: Next) -> Response {
+    let (method, path) = (request.method().clone(), request.uri().path().to_owned());
+    let clock = Instant::now();
+    let response = next.run(request).await;
+    tracing::info!(
+        %method,
+        path,
+        status = response.status().as_u16(),
+        ms = clock.elapsed().as_secs_f64() * 1000.0,
+        "request"
+    );
+    response
+}

@@ -1,0 +1,248 @@
+//! `neardup serve` end to end: a real server process on loopback, a real HTTP client.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rand::{RngExt, SeedableRng};
+
+const WORDS: usize = 300;
+
+fn word(i: usize) -> String {
+    format!("w{i}")
+}
+
+/// An index over no documents, with random 32-dimensional vectors for `WORDS` words.
+fn empty_index(dir: &Path) -> PathBuf {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+    let mut vectors = String::new();
+    for i in 0..WORDS {
+        vectors.push_str(&word(i));
+        for _ in 0..32 {
+            vectors.push_str(&format!(" {:.4}", rng.random::<f32>() - 0.5));
+        }
+        vectors.push('\n');
+    }
+    let glove = dir.join("words.txt");
+    std::fs::write(&glove, vectors).unwrap();
+    let empty = dir.join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    let index = dir.join("idx");
+    let out = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args([
+            "index",
+            empty.to_str().unwrap(),
+            "--index",
+            index.to_str().unwrap(),
+        ])
+        .args([
+            "--embedder",
+            "glove",
+            "--glove",
+            glove.to_str().unwrap(),
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    index
+}
+
+/// A running server and its base URL.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Server {
+    fn start(index: &Path, extra: &[&str]) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
+            .args([
+                "serve",
+                "--index",
+                index.to_str().unwrap(),
+                "--addr",
+                "127.0.0.1:0",
+            ])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_owned();
+        Server { child, url }
+    }
+
+    fn kill(mut self) {
+        self.child.kill().unwrap(); // SIGKILL on Unix: no shutdown code runs
+        self.child.wait().unwrap();
+    }
+}
+
+/// (status, JSON body) of a request; 4xx and 5xx are answers too.
+fn call(request: ureq::Request, body: Option<&str>) -> Result<(u16, serde_json::Value), String> {
+    let response = match body {
+        Some(body) => request
+            .set("Content-Type", "application/json")
+            .send_string(body),
+        None => request.call(),
+    };
+    let response = match response {
+        Ok(r) => r,
+        Err(ureq::Error::Status(_, r)) => r,
+        Err(e) => return Err(e.to_string()),
+    };
+    let status = response.status();
+    let text = response.into_string().map_err(|e| e.to_string())?;
+    let json = if text.is_empty() {
+        serde_json::Value::Null
+    } else {
+        serde_json::from_str(&text).map_err(|e| format!("{e}: {text}"))?
+    };
+    Ok((status, json))
+}
+
+fn text(rng: &mut impl rand::Rng) -> String {
+    (0..20)
+        .map(|_| word(rng.random_range(0..WORDS)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn kill_dash_nine_never_loses_an_acknowledged_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = empty_index(dir.path());
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    let mut acknowledged = Vec::new();
+    let mut next = 0;
+    for round in 0..5 {
+        let server = Server::start(&index, &[]);
+        let deadline = Instant::now() + Duration::from_millis(rng.random_range(100..600));
+        // Write until the deadline, then kill the server with no warning, possibly mid-write.
+        let url = server.url.clone();
+        let texts: Vec<String> = (0..2000).map(|_| text(&mut rng)).collect();
+        let writer = std::thread::spawn(move || {
+            let mut done = Vec::new();
+            for (i, text) in texts.iter().enumerate() {
+                let id = format!("doc-{}", next + i);
+                let body = serde_json::json!({"id": id, "text": text}).to_string();
+                match call(ureq::post(&format!("{url}/documents")), Some(&body)) {
+                    Ok((201, _)) => done.push(id),
+                    Ok((status, body)) => panic!("{status}: {body}"),
+                    Err(_) => break, // the server died under us: this write is not acknowledged
+                }
+            }
+            done
+        });
+        while Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        server.kill();
+        let done = writer.join().unwrap();
+        assert!(
+            !done.is_empty() || round > 0,
+            "no write got through before the kill"
+        );
+        next += done.len() + 1;
+        acknowledged.extend(done);
+    }
+    let server = Server::start(&index, &[]);
+    for id in &acknowledged {
+        let (status, body) = call(
+            ureq::get(&format!("{}/documents/{id}/duplicates", server.url)),
+            None,
+        )
+        .unwrap();
+        assert_eq!(status, 200, "{id} was acknowledged but is gone: {body}");
+    }
+    let (_, stats) = call(ureq::get(&format!("{}/stats", server.url)), None).unwrap();
+    let stored = stats["documents"].as_u64().unwrap() as usize;
+    assert!(
+        stored >= acknowledged.len(),
+        "{stored} stored, {} acknowledged",
+        acknowledged.len()
+    );
+    assert!(
+        acknowledged.len() > 20,
+        "only {} writes in five rounds",
+        acknowledged.len()
+    );
+    server.kill();
+}
+
+#[test]
+fn client_mistakes_get_json_4xx_and_writes_need_the_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = empty_index(dir.path());
+    let server = Server::start(&index, &["--token", "s3cret", "--max-body", "2000"]);
+    let url = |path: &str| format!("{}{path}", server.url);
+    let auth = |r: ureq::Request| r.set("Authorization", "Bearer s3cret");
+    let doc = r#"{"id": "a", "title": "w1 w2 w3 w4", "abstract": "w5 w6 w7 w8 w9"}"#;
+
+    let (status, body) = call(ureq::post(&url("/documents")), Some(doc)).unwrap();
+    assert_eq!(status, 401, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("Bearer"));
+    let (status, body) = call(auth(ureq::post(&url("/documents"))), Some(doc)).unwrap();
+    assert_eq!((status, body["id"].as_str()), (201, Some("a")), "{body}");
+    let (status, _) = call(auth(ureq::post(&url("/documents"))), Some(doc)).unwrap();
+    assert_eq!(status, 409);
+    let copy = r#"{"id": "b", "text": "w1 w2 w3 w4 w5 w6 w7 w8 w9"}"#;
+    let (status, body) = call(auth(ureq::post(&url("/documents"))), Some(copy)).unwrap();
+    assert_eq!(status, 201);
+    assert_eq!(
+        body["duplicates"][0]["id"], "a",
+        "found at insert time: {body}"
+    );
+    let (status, body) = call(
+        ureq::post(&url("/similar")),
+        Some(r#"{"text": "w9 w8 w7 w6 w5 w4 w3 w2 w1"}"#),
+    )
+    .unwrap();
+    assert_eq!(status, 200);
+    assert_eq!(body["duplicates"].as_array().unwrap().len(), 2, "{body}");
+
+    for (body, status, needle) in [
+        ("{not json", 400, "request body"),
+        (r#"{"id": "c"}"#, 422, "give `text`"),
+        (r#"{"id": "c", "text": "  "}"#, 422, "empty"),
+        (r#"{"id": "", "text": "w1"}"#, 422, "`id` is empty"),
+        (r#"{"id": 5, "text": "w1"}"#, 422, "invalid type"),
+    ] {
+        let (got, answer) = call(auth(ureq::post(&url("/documents"))), Some(body)).unwrap();
+        assert_eq!(got, status, "{body}: {answer}");
+        assert!(
+            answer["error"].as_str().unwrap().contains(needle),
+            "{body}: {answer}"
+        );
+    }
+    let big = format!(r#"{{"text": "{}"}}"#, "w1 ".repeat(1000));
+    let (status, answer) = call(ureq::post(&url("/similar")), Some(&big)).unwrap();
+    assert_eq!(status, 413, "{answer}");
+    assert!(answer["error"].is_string());
+    let (status, answer) = call(ureq::get(&url("/no/such/route")), None).unwrap();
+    assert_eq!((status, answer["error"].is_string()), (404, true));
+    let (status, _) = call(ureq::get(&url("/documents/zzz/duplicates")), None).unwrap();
+    assert_eq!(status, 404);
+    let (status, _) = call(auth(ureq::delete(&url("/documents/a"))), None).unwrap();
+    assert_eq!(status, 204);
+    let (status, _) = call(auth(ureq::delete(&url("/documents/a"))), None).unwrap();
+    assert_eq!(status, 404);
+    let (status, spec) = call(ureq::get(&url("/openapi.json")), None).unwrap();
+    assert_eq!(status, 200);
+    assert!(spec["paths"]["/documents"]["post"].is_object(), "{spec}");
+    server.kill();
+}
