@@ -21,9 +21,11 @@ use crate::index::Match;
 #[serde(deny_unknown_fields)]
 pub struct NewDocument {
     /// Unique document id.
+    #[schema(min_length = 1)]
     pub id: String,
     /// The whole text.
     #[serde(default)]
+    #[schema(min_length = 1)]
     pub text: Option<String>,
     /// Title, when `text` is not given.
     #[serde(default)]
@@ -38,6 +40,7 @@ pub struct NewDocument {
 #[serde(deny_unknown_fields)]
 pub struct SimilarRequest {
     /// The text.
+    #[schema(min_length = 1)]
     pub text: String,
 }
 
