@@ -34,10 +34,13 @@ pub struct ServeArgs {
     /// Folder models are read from.
     #[arg(long, env = "NEARDUP_MODELS", default_value = "models")]
     models: PathBuf,
+    /// Qdrant server address to use instead of the one a server index was built with.
+    #[arg(long)]
+    qdrant_url: Option<String>,
 }
 
 pub fn run(args: ServeArgs) -> Result<()> {
-    let index = DocumentIndex::open(&args.index, &args.models, None)?;
+    let index = DocumentIndex::open(&args.index, &args.models, args.qdrant_url.as_deref())?;
     serve(
         index,
         &ServeOptions {

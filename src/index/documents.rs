@@ -148,9 +148,10 @@ impl DocumentIndex {
         Self::assemble(dir, manifest, embedder, store, minhash.shingling.clone())
     }
 
-    /// Opens the index in `dir`, with models looked up under `models_root` (a server index
-    /// reconnects to the URL it was built with unless `server` overrides it).
-    pub fn open(dir: &Path, models_root: &Path, server: Option<&ServerOptions>) -> Result<Self> {
+    /// Opens the index in `dir`, with models looked up under `models_root`. A server index
+    /// reconnects to the collection it was built with, at `qdrant_url` when given (the server
+    /// may have moved) or at the recorded address.
+    pub fn open(dir: &Path, models_root: &Path, qdrant_url: Option<&str>) -> Result<Self> {
         let path = dir.join(MANIFEST);
         let text = std::fs::read_to_string(&path).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
@@ -193,17 +194,20 @@ impl DocumentIndex {
                 embedder.dimensions()
             )));
         }
-        let recorded = manifest.qdrant_url.clone().map(|url| ServerOptions {
-            url,
-            collection: manifest.collection.clone().unwrap_or_default(),
-            shards: 1,
-            replicas: 1,
-        });
+        let server = qdrant_url
+            .map(str::to_owned)
+            .or_else(|| manifest.qdrant_url.clone())
+            .map(|url| ServerOptions {
+                url,
+                collection: manifest.collection.clone().unwrap_or_default(),
+                shards: 1,
+                replicas: 1,
+            });
         let store = store::open(
             manifest.store,
             &dir.join(EDGE_DIR),
             manifest.dimensions,
-            server.or(recorded.as_ref()),
+            server.as_ref(),
         )?;
         let kind = match (manifest.word_ngram, manifest.char_ngram) {
             (_, Some(n)) => ShingleKind::Chars(n),
