@@ -262,11 +262,6 @@ impl DocumentIndex {
         (self.hasher.sign(&shingles), shingles.len() as u32)
     }
 
-    /// The signature settings (for signing many documents in the pipeline's parallel reader).
-    pub fn signer(&self) -> (&Shingler, &MinHasher) {
-        (&self.shingler, &self.hasher)
-    }
-
     /// Adds documents with their vectors, signatures and shingle counts.
     pub fn add(
         &self,
@@ -322,9 +317,15 @@ impl DocumentIndex {
 
     /// The `k` nearest documents to a text, each with its verdict.
     pub fn similar_to_text(&self, text: &str, k: usize) -> Result<Vec<Match>> {
+        let (vector, signature, shingles) = self.sketch(text)?;
+        self.similar(&vector, (&signature, shingles), k, None)
+    }
+
+    /// What the index keeps of a text: its vector, signature and shingle count.
+    fn sketch(&self, text: &str) -> Result<(Vec<f32>, Vec<u32>, u32)> {
         let vector = self.embedder.embed(&[text])?.remove(0);
         let (signature, shingles) = self.sign(text);
-        self.similar(&vector, (&signature, shingles), k, None)
+        Ok((vector, signature, shingles))
     }
 
     /// The `k` nearest other documents to the indexed document `id`, each with its verdict.
@@ -349,8 +350,7 @@ impl DocumentIndex {
     /// Adds one document and makes it durable; returns its `k` nearest documents (found before
     /// it was added) with their verdicts. The caller serialises writes.
     pub fn insert(&self, id: &str, text: &str, k: usize) -> Result<Vec<Match>> {
-        let vector = self.embedder.embed(&[text])?.remove(0);
-        let (signature, shingles) = self.sign(text);
+        let (vector, signature, shingles) = self.sketch(text)?;
         let found = self.similar(&vector, (&signature, shingles), k, None)?;
         self.add(&[id], &[vector], &[&signature], &[shingles])?;
         self.store.flush()?;

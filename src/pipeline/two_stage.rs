@@ -160,8 +160,7 @@ fn load(
     let mut times = StageTimes::default();
 
     let clock = Instant::now();
-    let (shingler, hasher) = index.signer();
-    let mut signatures = Signatures::new(hasher.num_perm());
+    let mut signatures = Signatures::new(config.index.minhash.num_perm);
     let mut shingle_counts: Vec<u32> = Vec::new();
     let mut vectors: Vec<Vec<f32>> = Vec::new();
     let mut pending: Vec<String> = Vec::new();
@@ -184,12 +183,8 @@ fn load(
         inputs,
         read,
         |text| {
-            let shingles = shingler.shingle_set(text);
-            (
-                hasher.sign(&shingles),
-                shingles.len() as u32,
-                text.to_owned(),
-            )
+            let (signature, count) = index.sign(text);
+            (signature, count, text.to_owned())
         },
         |(signature, count, text)| {
             signatures.push(&signature, count == 0);
