@@ -10,7 +10,8 @@
 
 use std::time::Instant;
 
-use neardup::index::{ResemblanceSettings, ResemblanceStore, SimHashIndex};
+use neardup::index::{ResemblanceSettings, ResemblanceStore};
+use neardup::sketch::SimHashIndex;
 use neardup::sketch::{SimHash, hamming};
 use neardup::synth::Generator;
 use neardup::text::Shingler;

@@ -11,8 +11,8 @@
 
 use std::time::Instant;
 
-use neardup::io::{FieldSpec, Input};
-use neardup::pipeline::{self, MinHashConfig, ReadOptions};
+use neardup::io::{FieldSpec, Input, ReadOptions};
+use neardup::pipeline::{self, Method, MethodName};
 use neardup::sketch::MinHasher;
 use neardup::synth::Generator;
 use neardup::text::{Shingler, words};
@@ -47,8 +47,8 @@ fn main() {
             skip_invalid: false,
         };
         let clock = Instant::now();
-        let dedup =
-            pipeline::minhash_dedup(&inputs, &read, &MinHashConfig::default()).expect("dedup");
+        let minhash = Method::defaults(MethodName::Minhash);
+        let dedup = pipeline::dedup(&inputs, &read, &minhash, dir.path()).expect("dedup");
         let summary = pipeline::write_results(
             &dir.path().join(format!("out-{docs}")),
             &inputs,

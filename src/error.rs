@@ -115,6 +115,15 @@ pub enum Error {
     /// The vector store (Qdrant's embedded engine or a server) failed.
     #[error("vector store: {0}")]
     Store(String),
+    /// Stored state (an index's files, its manifest, its points) is damaged or was changed by
+    /// hand: it cannot be trusted and must be rebuilt.
+    #[error("the index at {} is damaged ({problem}): rebuild it with `neardup index`", path.display())]
+    Damaged {
+        /// The index folder or file.
+        path: PathBuf,
+        /// What was found.
+        problem: String,
+    },
 }
 
 impl Error {
@@ -152,7 +161,7 @@ impl Error {
     /// The process exit code for this error: 2 for bad input or usage, 1 otherwise.
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::Input(_) | Error::Usage(_) | Error::Model { .. } => 2,
+            Error::Input(_) | Error::Usage(_) | Error::Model { .. } | Error::Damaged { .. } => 2,
             Error::Io { .. } | Error::Store(_) => 1,
         }
     }

@@ -14,6 +14,7 @@
 //!   atomically;
 //! - [`pipeline`]: the deduplication methods end to end;
 //! - [`serve`]: the index behind a JSON HTTP API;
+//! - [`settings`]: typed settings from files, flags and manifests, with errors naming the key;
 //! - [`eval`]: scoring a run against labelled duplicates (the CORE 2020 metrics);
 //! - [`synth`]: synthetic labelled corpora for tests and benchmarks;
 //! - [`cli`]: the `neardup` command line, a thin layer over the above.
@@ -33,6 +34,7 @@ pub mod io;
 pub mod pipeline;
 pub mod progress;
 pub mod serve;
+pub mod settings;
 pub mod similarity;
 pub mod sketch;
 pub mod store;

@@ -8,7 +8,7 @@ use clap::Args;
 
 use crate::error::Result;
 use crate::group::{Linkage, linked_groups};
-use crate::pipeline::read_corpus;
+use crate::io::read_corpus;
 use crate::similarity::{Measure, Scorer};
 
 /// Group documents whose similarity reaches a threshold and print each group with its

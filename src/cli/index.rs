@@ -1,37 +1,32 @@
 //! `neardup index` builds a persistent two-stage index; `neardup query` asks it for the
 //! duplicates of an indexed document or of a new text.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::Args;
 
 use crate::error::{Error, Result};
 use crate::index::{DocumentIndex, Match};
-use crate::pipeline::{self, MethodName, MethodSpec};
+use crate::pipeline::{self, Method, MethodName};
 
 /// Build a persistent vector + MinHash index of a corpus, for `neardup query`.
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  \
+#[command(
+    mut_arg("index", |a| a.required(true).help("Index folder (must not hold an index yet)")),
+    after_help = "Examples:\n  \
     neardup index data/bibdedupe-sample.jsonl --index idx/\n  \
-    neardup query --index idx/ --id stroke/id_0000001")]
+    neardup query --index idx/ --id stroke/id_0000001"
+)]
 pub struct IndexArgs {
     /// Input files or folders.
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
-    /// Index folder (must not hold an index yet).
-    #[arg(long)]
-    index: PathBuf,
     #[command(flatten)]
     input: super::InputArgs,
-    /// Jaccard threshold of a duplicate [default: 0.7].
-    #[arg(long)]
-    threshold: Option<f64>,
-    /// How candidates are confirmed [default: estimate].
-    #[arg(long, value_enum)]
-    confirm: Option<pipeline::Confirm>,
+    /// The two-stage settings (the others are refused).
     #[command(flatten)]
-    two_stage: super::two_stage::TwoStageArgs,
+    settings: super::settings::MethodFlags,
 }
 
 /// List the duplicates of an indexed document or a new text.
@@ -61,29 +56,22 @@ pub struct QueryArgs {
     /// One JSON object per line instead of a table.
     #[arg(long)]
     json: bool,
-    /// Folder models are read from.
-    #[arg(long, env = "NEARDUP_MODELS", default_value = "models")]
-    models: PathBuf,
 }
 
-pub fn run_index(args: IndexArgs) -> Result<()> {
-    let mut method = MethodSpec {
-        threshold: args.threshold,
-        confirm: args.confirm,
-        index: Some(args.index.clone()),
-        ..MethodSpec::defaults(MethodName::TwoStage)
+pub fn run_index(args: IndexArgs, models: &Path) -> Result<()> {
+    let Method::TwoStage(config) = args.settings.method(MethodName::TwoStage)? else {
+        unreachable!("a two-stage name gives the two-stage method")
     };
-    args.two_stage.apply(&mut method);
-    let pipeline::Method::TwoStage(config) = method.method()? else {
-        unreachable!("a two-stage spec gives the two-stage method")
-    };
+    let dir = config
+        .index_dir
+        .ok_or_else(|| Error::Usage("--index DIR is required".into()))?;
     let (inputs, read) = args.input.open(&args.inputs)?;
     let clock = Instant::now();
-    let built = pipeline::build_index(&inputs, &read, &config)?;
+    let built = pipeline::build_index(&inputs, &read, &config.settings, &dir, models)?;
     println!(
         "{} documents indexed in {} ({:.2} s: embed {:.2}, upsert {:.2}, index build {:.2})",
         built.documents,
-        args.index.display(),
+        dir.display(),
         clock.elapsed().as_secs_f64(),
         built.times.embed,
         built.times.upsert,
@@ -93,11 +81,9 @@ pub fn run_index(args: IndexArgs) -> Result<()> {
     Ok(())
 }
 
-pub fn run_query(args: QueryArgs) -> Result<()> {
-    if args.top_k == 0 {
-        return Err(Error::Usage("--top-k must be at least 1".into()));
-    }
-    let index = DocumentIndex::open(&args.index, &args.models, None)?;
+pub fn run_query(args: QueryArgs, models: &Path) -> Result<()> {
+    pipeline::check_top_k(args.top_k)?;
+    let index = DocumentIndex::open(&args.index, models, None)?;
     let matches = match (&args.id, &args.text, &args.text_file) {
         (Some(id), _, _) => index.similar_to_id(id, args.top_k)?,
         (_, Some(text), _) => index.similar_to_text(text, args.top_k)?,

@@ -13,9 +13,9 @@ mod models;
 mod overlap;
 mod run;
 mod serve;
+mod settings;
 mod stream;
 mod synth;
-mod two_stage;
 
 use std::process::ExitCode;
 
@@ -25,8 +25,8 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Parser, Subcommand};
 
 use crate::error::{Error, Location, Result};
-use crate::io::{FieldSpec, Input, InputFormat};
-use crate::pipeline::{InputSpec, ReadOptions};
+use crate::io::{FieldSpec, Input, InputFormat, ReadOptions, SkipReport};
+use crate::pipeline::InputSpec;
 
 /// Find duplicate and near-duplicate documents.
 #[derive(Debug, Parser)]
@@ -47,6 +47,10 @@ pub struct Cli {
     /// More log output (-v info, -vv debug); RUST_LOG overrides.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     verbose: u8,
+    /// Folder models are fetched to and read from [default: the user cache folder, e.g.
+    /// ~/.cache/neardup/models].
+    #[arg(long, global = true, env = "NEARDUP_MODELS")]
+    models: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -74,14 +78,18 @@ enum Command {
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.quiet, cli.verbose);
+    quiet_engine_panics();
     crate::progress::set_quiet(cli.quiet);
+    let models = cli
+        .models
+        .unwrap_or_else(crate::embed::models::default_root);
     let result = match cli.command {
-        Command::Dedup(args) => dedup::run(args),
-        Command::Run(args) => run::run(args),
-        Command::Index(args) => index::run_index(args),
-        Command::Query(args) => index::run_query(args),
-        Command::Models(args) => models::run(args),
-        Command::Serve(args) => serve::run(args),
+        Command::Dedup(args) => dedup::run(args, &models),
+        Command::Run(args) => run::run(args, &models),
+        Command::Index(args) => index::run_index(args, &models),
+        Command::Query(args) => index::run_query(args, &models),
+        Command::Models(args) => models::run(args, &models),
+        Command::Serve(args) => serve::run(args, &models),
         Command::Stream(args) => stream::run(args),
         Command::Groups(args) => groups::run(args),
         Command::Jaccard(args) => jaccard::run(args),
@@ -99,6 +107,19 @@ pub fn run() -> ExitCode {
             ExitCode::from(e.exit_code())
         }
     }
+}
+
+/// A panic inside the vector engine becomes an error that says what to do (see
+/// [`crate::store`]); its raw panic message goes to the debug log instead of the terminal.
+fn quiet_engine_panics() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if crate::store::engine_call_running() {
+            tracing::debug!(%info, "the vector engine panicked");
+        } else {
+            default(info);
+        }
+    }));
 }
 
 fn init_logging(quiet: bool, verbose: u8) {
@@ -179,7 +200,7 @@ fn read_text_arg(path: &Path) -> Result<String> {
 }
 
 /// Prints the skipped-record report, if anything was skipped.
-fn report_skipped(skipped: &crate::pipeline::SkipReport) {
+fn report_skipped(skipped: &SkipReport) {
     if skipped.count > 0 {
         eprintln!("skipped {} invalid records; the first:", skipped.count);
         for problem in &skipped.first {

@@ -1,6 +1,6 @@
 //! `neardup models fetch`: download (and for `static`, derive) a model by name.
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use clap::{Args, Subcommand};
 
@@ -25,18 +25,15 @@ enum ModelsAction {
         /// Which model.
         #[arg(value_enum)]
         name: ModelName,
-        /// Folder models are fetched to.
-        #[arg(long, env = "NEARDUP_MODELS", default_value = "models")]
-        models: PathBuf,
     },
 }
 
-pub fn run(args: ModelsArgs) -> Result<()> {
+pub fn run(args: ModelsArgs, root: &Path) -> Result<()> {
     match args.action {
-        ModelsAction::Fetch { name, models: root } => {
+        ModelsAction::Fetch { name } => {
             let dir = match name {
-                ModelName::Minilm => models::ensure_minilm(&root)?,
-                ModelName::Static => models::ensure_static(&root)?,
+                ModelName::Minilm => models::ensure_minilm(root)?,
+                ModelName::Static => models::ensure_static(root)?,
             };
             println!("{}", dir.display());
             Ok(())

@@ -1,6 +1,6 @@
 //! `neardup run`: execute a pipeline file; also the shared back end of `neardup dedup`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
@@ -17,15 +17,15 @@ pub struct RunArgs {
     pipeline: PathBuf,
 }
 
-pub fn run(args: RunArgs) -> Result<()> {
-    execute(&PipelineSpec::load(&args.pipeline)?)
+pub fn run(args: RunArgs, models: &Path) -> Result<()> {
+    execute(&PipelineSpec::load(&args.pipeline)?, models)
 }
 
 /// Runs `spec`: deduplicate, write results, print a summary, score if asked.
-pub fn execute(spec: &PipelineSpec) -> Result<()> {
+pub fn execute(spec: &PipelineSpec, models: &Path) -> Result<()> {
     let inputs = spec.input.inputs()?;
     let read = spec.input.read_options();
-    let dedup = pipeline::dedup(&inputs, &read, &spec.method.method()?)?;
+    let dedup = pipeline::dedup(&inputs, &read, &spec.method, models)?;
     let settings = serde_json::to_value(spec).expect("settings serialise");
     let summary = pipeline::write_results(&spec.output.dir, &inputs, &read, &dedup, settings)?;
     let s = &summary.seconds;

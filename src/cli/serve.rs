@@ -1,7 +1,7 @@
 //! `neardup serve`: the index behind a JSON HTTP API.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
@@ -31,16 +31,14 @@ pub struct ServeArgs {
     /// Neighbours looked at per query.
     #[arg(long, default_value_t = crate::pipeline::DEFAULT_TOP_K)]
     top_k: usize,
-    /// Folder models are read from.
-    #[arg(long, env = "NEARDUP_MODELS", default_value = "models")]
-    models: PathBuf,
     /// Qdrant server address to use instead of the one a server index was built with.
     #[arg(long)]
     qdrant_url: Option<String>,
 }
 
-pub fn run(args: ServeArgs) -> Result<()> {
-    let index = DocumentIndex::open(&args.index, &args.models, args.qdrant_url.as_deref())?;
+pub fn run(args: ServeArgs, models: &Path) -> Result<()> {
+    crate::pipeline::check_top_k(args.top_k)?;
+    let index = DocumentIndex::open(&args.index, models, args.qdrant_url.as_deref())?;
     serve(
         index,
         &ServeOptions {

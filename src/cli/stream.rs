@@ -9,7 +9,7 @@ use clap::Args;
 use crate::error::{Error, Result};
 use crate::index::{ResemblanceSettings, ResemblanceStore};
 use crate::io::AtomicFile;
-use crate::pipeline::for_each_chunk;
+use crate::io::for_each_chunk;
 
 /// Stream documents through a resemblance store: write each one unless an earlier kept
 /// document resembles it, then remember it.
@@ -78,7 +78,7 @@ pub fn run(args: StreamArgs) -> Result<()> {
         .map(AtomicFile::create)
         .transpose()?;
     let (mut read_count, mut kept, mut dropped) = (0usize, 0usize, 0usize);
-    let mut skipped = crate::pipeline::SkipReport::default();
+    let mut skipped = crate::io::SkipReport::default();
     for_each_chunk(&inputs, &read.fields, "streaming", |chunk| {
         for raw in chunk {
             let record = match raw.parse(&read.fields) {

@@ -23,6 +23,8 @@ pub use static_model::{StaticEmbedder, derive_static};
 
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
+
 use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
 
 use crate::error::{Error, Result};
@@ -42,11 +44,20 @@ pub trait Embedder: Send + Sync {
 
 /// Which embedder to use.
 #[derive(
-    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum EmbedderKind {
     /// Static token vectors derived from all-MiniLM-L6-v2 (fast; the default).
+    #[default]
     Static,
     /// The all-MiniLM-L6-v2 sentence model through candle.
     Minilm,
@@ -54,61 +65,105 @@ pub enum EmbedderKind {
     Glove,
 }
 
-/// Where an embedder's files are and how it runs.
-#[derive(Clone, Debug)]
-pub struct EmbedderOptions {
-    /// Which embedder.
-    pub kind: EmbedderKind,
-    /// Folder that holds fetched models (`models/` by default).
-    pub models_root: PathBuf,
-    /// Use the model files in this folder instead of fetching (`minilm`, `static`).
+/// The longest MiniLM input: BERT's position table has 512 rows.
+pub const MAX_TOKENS_LIMIT: usize = 512;
+
+/// Texts per MiniLM forward pass.
+const MINILM_BATCH: usize = 64;
+
+/// The embedder and its settings, as a pipeline file, the flags and an index manifest give
+/// them. Where fetched models live is not among them: that belongs to the machine (see
+/// [`models::default_root`]), not to a run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EmbedderSpec {
+    /// Embedder [default: static].
+    #[serde(default)]
+    pub embedder: EmbedderKind,
+    /// Use the model files in this folder instead of fetching (minilm: config.json,
+    /// tokenizer.json, model.safetensors; static: a folder made by `neardup models fetch static`).
+    #[serde(default)]
     pub model_dir: Option<PathBuf>,
-    /// GloVe text file (`glove`).
+    /// GloVe text file, for embedder glove.
+    #[serde(default)]
     pub glove: Option<PathBuf>,
-    /// Longest input in tokens (`minilm`); longer texts are truncated.
+    /// MiniLM: longest input in tokens [default: 128].
+    #[serde(default = "default_max_tokens")]
     pub max_tokens: usize,
-    /// Texts per forward pass (`minilm`).
-    pub batch: usize,
 }
 
-impl Default for EmbedderOptions {
+fn default_max_tokens() -> usize {
+    128
+}
+
+impl Default for EmbedderSpec {
     fn default() -> Self {
-        EmbedderOptions {
-            kind: EmbedderKind::Static,
-            models_root: PathBuf::from("models"),
+        EmbedderSpec {
+            embedder: EmbedderKind::default(),
             model_dir: None,
             glove: None,
-            max_tokens: 128,
-            batch: 64,
+            max_tokens: default_max_tokens(),
         }
     }
 }
 
-/// Loads the embedder `options` describe, fetching (and for `static`, deriving) its model on
-/// first use.
-pub fn load(options: &EmbedderOptions) -> Result<Box<dyn Embedder>> {
-    Ok(match options.kind {
+impl EmbedderSpec {
+    /// Checks the token limit and that GloVe has its file.
+    pub fn validate(&self) -> Result<()> {
+        if !(1..=MAX_TOKENS_LIMIT).contains(&self.max_tokens) {
+            return Err(Error::Usage(format!(
+                "`max_tokens` must be between 1 and {MAX_TOKENS_LIMIT}, not {}",
+                self.max_tokens
+            )));
+        }
+        if self.embedder == EmbedderKind::Glove && self.glove.is_none() {
+            return Err(Error::Usage(
+                "embedder glove needs `glove` FILE (a GloVe text file such as glove.6B.300d.txt)"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The same settings with file paths made absolute, so that an index built here can be
+    /// opened from another folder.
+    pub fn resolved(&self) -> Result<EmbedderSpec> {
+        let absolute = |path: &Option<PathBuf>| -> Result<Option<PathBuf>> {
+            path.as_deref()
+                .map(|p| std::path::absolute(p).map_err(|e| Error::io(p, e)))
+                .transpose()
+        };
+        Ok(EmbedderSpec {
+            model_dir: absolute(&self.model_dir)?,
+            glove: absolute(&self.glove)?,
+            ..self.clone()
+        })
+    }
+}
+
+/// Loads the embedder `spec` describes, fetching (and for `static`, deriving) its model under
+/// `models_root` on first use.
+pub fn load(spec: &EmbedderSpec, models_root: &Path) -> Result<Box<dyn Embedder>> {
+    spec.validate()?;
+    Ok(match spec.embedder {
         EmbedderKind::Static => {
-            let dir = match &options.model_dir {
+            let dir = match &spec.model_dir {
                 Some(dir) => dir.clone(),
-                None => models::ensure_static(&options.models_root)?,
+                None => models::ensure_static(models_root)?,
             };
             Box::new(StaticEmbedder::open(&dir)?)
         }
         EmbedderKind::Minilm => {
-            let dir = match &options.model_dir {
+            let dir = match &spec.model_dir {
                 Some(dir) => dir.clone(),
-                None => models::ensure_minilm(&options.models_root)?,
+                None => models::ensure_minilm(models_root)?,
             };
-            Box::new(MiniLm::open(&dir, options.max_tokens, options.batch)?)
+            Box::new(MiniLm::open(&dir, spec.max_tokens, MINILM_BATCH)?)
         }
         EmbedderKind::Glove => {
-            let path = options.glove.as_ref().ok_or_else(|| {
-                Error::Usage(
-                    "--embedder glove needs --glove FILE (a GloVe text file such as glove.6B.300d.txt)"
-                        .into(),
-                )
-            })?;
+            let path = spec
+                .glove
+                .as_ref()
+                .ok_or_else(|| Error::Usage("embedder glove needs `glove` FILE".into()))?;
             Box::new(GloveEmbedder::open(path)?)
         }
     })

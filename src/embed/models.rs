@@ -60,6 +60,16 @@ pub enum ModelName {
     Static,
 }
 
+/// Where models live unless `--models` or `NEARDUP_MODELS` says otherwise: the user's cache
+/// folder (`$XDG_CACHE_HOME/neardup/models`, `~/.cache/neardup/models` on Linux), so that
+/// every folder neardup runs from shares one copy; `models` under the current folder where the
+/// system names no cache folder.
+pub fn default_root() -> PathBuf {
+    dirs::cache_dir()
+        .map(|cache| cache.join("neardup").join("models"))
+        .unwrap_or_else(|| PathBuf::from("models"))
+}
+
 /// Returns the MiniLM folder under `root`, fetching it first if it is not complete.
 pub fn ensure_minilm(root: &Path) -> Result<PathBuf> {
     let dir = root.join(MINILM_DIR);

@@ -10,69 +10,165 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::embed::{self, Embedder, EmbedderKind, EmbedderOptions};
-use crate::error::{Error, Result};
+use crate::embed::{self, Embedder, EmbedderSpec};
+use crate::error::{Error, Location, Result};
 use crate::io::write_json_pretty;
-use crate::pipeline::{Confirm, MinHashConfig, Shingling};
-use crate::sketch::{EMPTY_SLOT, LshParams, MinHasher, jaccard_estimate, share_band};
-use crate::store::{
-    self, Neighbour, ServerOptions, StoreKind, StoredPoint, VectorStore, point_key,
-};
-use crate::text::{ShingleKind, Shingler, Stoplist};
+use crate::settings::{SettingError, from_map};
+use crate::sketch::{ConfirmRule, EMPTY_SLOT, LshParams, MinHashParams, MinHasher};
+use crate::store::{self, Neighbour, OpenMode, StoreSpec, StoredPoint, VectorStore, point_key};
+use crate::text::{Shingler, ShinglingSpec, UNIGRAMS};
 
 /// The manifest's file name inside an index folder.
 pub const MANIFEST: &str = "neardup-index.json";
 /// Where the embedded engine keeps its data inside an index folder.
 const EDGE_DIR: &str = "edge";
-const FORMAT: u32 = 1;
+/// Version 2 records the settings through the same types a pipeline file uses.
+const FORMAT: u64 = 2;
 
-/// How an index embeds, stores and confirms.
-#[derive(Clone, Debug)]
+/// How an index embeds, stores and confirms: the two-stage settings that outlive a run, as a
+/// pipeline file, the flags and the manifest give them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct IndexSettings {
     /// The embedder.
-    pub embedder: EmbedderOptions,
+    #[serde(flatten)]
+    pub embedder: EmbedderSpec,
     /// Which engine holds the vectors.
-    pub store: StoreKind,
-    /// The server, for [`StoreKind::Qdrant`].
-    pub server: Option<ServerOptions>,
-    /// The MinHash classifier that confirms candidates (its shingles, signature length,
-    /// threshold, rule and banding; its linkage is the pipeline's business).
-    pub minhash: MinHashConfig,
-    /// Neighbours below this cosine are not candidates.
+    #[serde(flatten)]
+    pub store: StoreSpec,
+    /// The shingles signatures are made of.
+    #[serde(flatten)]
+    pub shingling: ShinglingSpec,
+    /// Signature length, seed and banding.
+    #[serde(flatten)]
+    pub minhash: MinHashParams,
+    /// What confirms a candidate.
+    #[serde(flatten)]
+    pub rule: ConfirmRule,
+    /// Neighbours below this cosine are not candidates [default: 0.5].
+    #[serde(default = "default_min_cosine")]
     pub min_cosine: f32,
-    /// A document with fewer distinct shingles is never confirmed as a duplicate: two records
-    /// titled just "editorial" share every word and say nothing about each other.
+    /// Never confirm a document with fewer distinct shingles (words) than this: a title such
+    /// as "editorial" matches every other "editorial" [default: 3].
+    #[serde(default = "default_min_shingles")]
     pub min_shingles: u32,
+}
+
+fn default_min_cosine() -> f32 {
+    0.5
+}
+
+/// Measured on bib-dedupe: nearly all false pairs at Jaccard 0.7 are title-only records such
+/// as "editorial", and two words of evidence are not enough.
+fn default_min_shingles() -> u32 {
+    3
+}
+
+impl Default for IndexSettings {
+    fn default() -> Self {
+        IndexSettings {
+            embedder: EmbedderSpec::default(),
+            store: StoreSpec::default(),
+            shingling: ShinglingSpec::default(),
+            minhash: MinHashParams::default(),
+            rule: ConfirmRule::default(),
+            min_cosine: default_min_cosine(),
+            min_shingles: default_min_shingles(),
+        }
+    }
+}
+
+impl IndexSettings {
+    /// Checks every part.
+    pub fn validate(&self) -> Result<()> {
+        self.embedder.validate()?;
+        self.store.validate()?;
+        self.shingling.validate()?;
+        self.minhash.validate()?;
+        self.rule.validate()?;
+        if !(-1.0..=1.0).contains(&self.min_cosine) {
+            return Err(Error::Usage(format!(
+                "`min_cosine` must lie in [-1, 1], not {}",
+                self.min_cosine
+            )));
+        }
+        Ok(())
+    }
+
+    /// The same settings with nothing left to a default, a file or the current folder: what
+    /// the manifest records.
+    pub fn resolved(&self) -> Result<IndexSettings> {
+        self.validate()?;
+        Ok(IndexSettings {
+            embedder: self.embedder.resolved()?,
+            store: self.store.resolved(),
+            shingling: self.shingling.resolved(UNIGRAMS)?,
+            minhash: self.minhash.resolved(self.rule.threshold),
+            ..self.clone()
+        })
+    }
 }
 
 /// What the manifest records: everything needed to embed and sign like the builder did.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Manifest {
-    format: u32,
-    embedder: EmbedderKind,
-    /// The embedder's own description (model folder or file).
+    format: u64,
+    /// The embedder's own description (model and where it was loaded from).
     pub embedder_source: String,
-    dimensions: usize,
-    max_tokens: usize,
-    model_dir: Option<PathBuf>,
-    glove: Option<PathBuf>,
-    store: StoreKind,
-    qdrant_url: Option<String>,
-    collection: Option<String>,
-    word_ngram: Option<usize>,
-    char_ngram: Option<usize>,
-    stopwords: Vec<String>,
-    num_perm: usize,
-    seed: u64,
-    threshold: f64,
-    confirm: Confirm,
-    bands: usize,
-    rows: usize,
-    min_cosine: f32,
-    min_shingles: u32,
-    /// Documents indexed.
+    /// Length of every vector.
+    pub dimensions: usize,
+    /// Documents indexed when the index was built.
     pub documents: usize,
+    /// The settings, resolved.
+    #[serde(flatten)]
+    pub settings: IndexSettings,
+}
+
+impl Manifest {
+    /// Reads and checks the manifest of the index in `dir`.
+    fn read(dir: &Path) -> Result<Manifest> {
+        let path = dir.join(MANIFEST);
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                Error::Usage(format!(
+                    "{} is not a neardup index (no {MANIFEST}); build one with `neardup index INPUT --index {}`",
+                    dir.display(),
+                    dir.display()
+                ))
+            } else {
+                Error::io(&path, e)
+            }
+        })?;
+        let bad = |key: Option<&str>, problem: String| {
+            Error::input(
+                Location::file(&path),
+                key,
+                problem,
+                "the manifest was changed or damaged: rebuild the index with `neardup index`",
+            )
+        };
+        let value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| bad(None, e.to_string()))?;
+        let map = value
+            .as_object()
+            .ok_or_else(|| bad(None, "not a JSON object".into()))?;
+        match map.get("format").and_then(|f| f.as_u64()) {
+            Some(FORMAT) => {}
+            format => {
+                return Err(Error::Usage(format!(
+                    "{} has index format {}, this neardup reads {FORMAT}: rebuild the index with `neardup index`",
+                    path.display(),
+                    format.map_or("unknown".into(), |f| f.to_string()),
+                )));
+            }
+        }
+        let manifest: Manifest =
+            from_map(map).map_err(|SettingError { key, message }| bad(key.as_deref(), message))?;
+        manifest
+            .settings
+            .validate()
+            .map_err(|e| bad(None, e.to_string()))?;
+        Ok(manifest)
+    }
 }
 
 /// A confirmed or rejected neighbour of a query.
@@ -96,97 +192,46 @@ pub struct DocumentIndex {
     store: Box<dyn VectorStore>,
     shingler: Shingler,
     hasher: MinHasher,
-    lsh: LshParams,
+    banding: LshParams,
 }
 
 impl DocumentIndex {
-    /// Creates an index in `dir` (which must not hold one), loading the embedder.
-    pub fn create(dir: &Path, settings: &IndexSettings) -> Result<Self> {
+    /// Creates an index in `dir` (which must not hold one), loading the embedder with models
+    /// under `models_root`.
+    pub fn create(dir: &Path, settings: &IndexSettings, models_root: &Path) -> Result<Self> {
         if dir.join(MANIFEST).exists() {
             return Err(Error::Usage(format!(
                 "{} already holds a neardup index; give a new folder, or delete this one first",
                 dir.display()
             )));
         }
-        let embedder = embed::load(&settings.embedder)?;
-        let minhash = &settings.minhash;
-        let lsh = minhash.lsh_params();
-        let (word_ngram, char_ngram) = match minhash.shingling.kind {
-            ShingleKind::Words(n) => (Some(n), None),
-            ShingleKind::Chars(n) => (None, Some(n)),
-        };
+        let settings = settings.resolved()?;
+        let embedder = embed::load(&settings.embedder, models_root)?;
+        let store = store::open(
+            &settings.store,
+            &dir.join(EDGE_DIR),
+            embedder.dimensions(),
+            OpenMode::Create,
+        )?;
         let manifest = Manifest {
             format: FORMAT,
-            embedder: settings.embedder.kind,
             embedder_source: embedder.describe(),
             dimensions: embedder.dimensions(),
-            max_tokens: settings.embedder.max_tokens,
-            model_dir: settings.embedder.model_dir.clone(),
-            glove: settings.embedder.glove.clone(),
-            store: settings.store,
-            qdrant_url: settings.server.as_ref().map(|s| s.url.clone()),
-            collection: settings.server.as_ref().map(|s| s.collection.clone()),
-            word_ngram,
-            char_ngram,
-            stopwords: minhash.shingling.stoplist.words(),
-            num_perm: minhash.num_perm,
-            seed: minhash.seed,
-            threshold: minhash.threshold,
-            confirm: minhash.confirm,
-            bands: lsh.bands,
-            rows: lsh.rows,
-            min_cosine: settings.min_cosine,
-            min_shingles: settings.min_shingles,
             documents: 0,
+            settings,
         };
-        let store = store::open(
-            settings.store,
-            &dir.join(EDGE_DIR),
-            manifest.dimensions,
-            settings.server.as_ref(),
-        )?;
-        Self::assemble(dir, manifest, embedder, store, minhash.shingling.clone())
+        Self::assemble(dir, manifest, embedder, store)
     }
 
     /// Opens the index in `dir`, with models looked up under `models_root`. A server index
     /// reconnects to the collection it was built with, at `qdrant_url` when given (the server
     /// may have moved) or at the recorded address.
     pub fn open(dir: &Path, models_root: &Path, qdrant_url: Option<&str>) -> Result<Self> {
-        let path = dir.join(MANIFEST);
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound {
-                Error::Usage(format!(
-                    "{} is not a neardup index (no {MANIFEST}); build one with `neardup index INPUT --index {}`",
-                    dir.display(),
-                    dir.display()
-                ))
-            } else {
-                Error::io(&path, e)
-            }
-        })?;
-        let manifest: Manifest = serde_json::from_str(&text).map_err(|e| {
-            Error::input(
-                crate::error::Location::file(&path),
-                None,
-                e.to_string(),
-                "the manifest is damaged; rebuild the index",
-            )
-        })?;
-        if manifest.format != FORMAT {
-            return Err(Error::Usage(format!(
-                "{} has index format {}, this neardup reads {FORMAT}; rebuild the index",
-                path.display(),
-                manifest.format
-            )));
+        let mut manifest = Manifest::read(dir)?;
+        if let Some(url) = qdrant_url {
+            manifest.settings.store.qdrant_url = Some(url.to_owned());
         }
-        let embedder = embed::load(&EmbedderOptions {
-            kind: manifest.embedder,
-            models_root: models_root.to_owned(),
-            model_dir: manifest.model_dir.clone(),
-            glove: manifest.glove.clone(),
-            max_tokens: manifest.max_tokens,
-            ..EmbedderOptions::default()
-        })?;
+        let embedder = embed::load(&manifest.settings.embedder, models_root)?;
         if embedder.dimensions() != manifest.dimensions {
             return Err(Error::Usage(format!(
                 "the index was built with {}-dimensional vectors, the embedder now makes {}; rebuild the index",
@@ -194,30 +239,22 @@ impl DocumentIndex {
                 embedder.dimensions()
             )));
         }
-        let server = qdrant_url
-            .map(str::to_owned)
-            .or_else(|| manifest.qdrant_url.clone())
-            .map(|url| ServerOptions {
-                url,
-                collection: manifest.collection.clone().unwrap_or_default(),
-                shards: 1,
-                replicas: 1,
-            });
         let store = store::open(
-            manifest.store,
+            &manifest.settings.store,
             &dir.join(EDGE_DIR),
             manifest.dimensions,
-            server.as_ref(),
+            OpenMode::Existing,
         )?;
-        let kind = match (manifest.word_ngram, manifest.char_ngram) {
-            (_, Some(n)) => ShingleKind::Chars(n),
-            (n, None) => ShingleKind::Words(n.unwrap_or(1)),
-        };
-        let shingling = Shingling {
-            kind,
-            stoplist: Stoplist::from_words(&manifest.stopwords),
-        };
-        Self::assemble(dir, manifest, embedder, store, shingling)
+        if manifest.documents > 0 && store.is_empty()? {
+            return Err(Error::Damaged {
+                path: dir.to_owned(),
+                problem: format!(
+                    "its vector store holds no documents, the manifest says {}",
+                    manifest.documents
+                ),
+            });
+        }
+        Self::assemble(dir, manifest, embedder, store)
     }
 
     fn assemble(
@@ -225,16 +262,13 @@ impl DocumentIndex {
         manifest: Manifest,
         embedder: Box<dyn Embedder>,
         store: Box<dyn VectorStore>,
-        shingling: Shingling,
     ) -> Result<Self> {
+        let settings = &manifest.settings;
         Ok(DocumentIndex {
             dir: dir.to_owned(),
-            hasher: MinHasher::new(manifest.num_perm, manifest.seed),
-            lsh: LshParams {
-                bands: manifest.bands,
-                rows: manifest.rows,
-            },
-            shingler: Shingler::new(shingling.kind, shingling.stoplist),
+            shingler: settings.shingling.shingler(UNIGRAMS)?,
+            hasher: settings.minhash.hasher(),
+            banding: settings.minhash.banding(settings.rule.threshold),
             manifest,
             embedder,
             store,
@@ -302,16 +336,12 @@ impl DocumentIndex {
         let jaccard = if is_empty_signature(a.0) || is_empty_signature(b.0) {
             0.0
         } else {
-            jaccard_estimate(a.0, b.0)
+            crate::sketch::jaccard_estimate(a.0, b.0)
         };
-        let candidate = cosine >= self.manifest.min_cosine
-            && jaccard > 0.0
-            && a.1.min(b.1) >= self.manifest.min_shingles;
-        let duplicate = candidate
-            && match self.manifest.confirm {
-                Confirm::Estimate => jaccard >= self.manifest.threshold,
-                Confirm::Band => share_band(a.0, b.0, self.lsh),
-            };
+        let settings = &self.manifest.settings;
+        let candidate =
+            cosine >= settings.min_cosine && jaccard > 0.0 && a.1.min(b.1) >= settings.min_shingles;
+        let duplicate = candidate && settings.rule.accepts(a.0, b.0, jaccard, self.banding);
         (jaccard, duplicate)
     }
 
@@ -338,6 +368,7 @@ impl DocumentIndex {
                 self.manifest.documents
             ))
         })?;
+        self.check_signature(&fetched.payload)?;
         let own = (&fetched.payload.signature[..], fetched.payload.shingles);
         self.similar(&fetched.vector, own, k, Some(key))
     }
@@ -377,22 +408,39 @@ impl DocumentIndex {
     ) -> Result<Vec<Match>> {
         let limit = k + usize::from(exclude.is_some());
         let hits = self.store.search(&[vector], limit, true)?.remove(0);
-        Ok(hits
-            .into_iter()
+        hits.into_iter()
             .filter(|hit| Some(hit.key) != exclude)
             .take(k)
-            .filter_map(|hit: Neighbour| {
-                let payload = hit.payload?;
+            .filter_map(|hit: Neighbour| Some((hit.payload?, hit.cosine)))
+            .map(|(payload, cosine)| {
+                self.check_signature(&payload)?;
                 let other = (&payload.signature[..], payload.shingles);
-                let (jaccard, duplicate) = self.confirm(signature, other, hit.cosine);
-                Some(Match {
+                let (jaccard, duplicate) = self.confirm(signature, other, cosine);
+                Ok(Match {
                     id: payload.id,
-                    cosine: hit.cosine,
+                    cosine,
                     jaccard_estimate: jaccard,
                     duplicate,
                 })
             })
-            .collect())
+            .collect()
+    }
+
+    /// A stored signature must have the length this index signs with: one written by another
+    /// setting (or changed by hand) would be compared slot by slot with the wrong slots.
+    fn check_signature(&self, payload: &crate::store::Payload) -> Result<()> {
+        let expected = self.manifest.settings.minhash.num_perm;
+        if payload.signature.len() == expected {
+            return Ok(());
+        }
+        Err(Error::Damaged {
+            path: self.dir.clone(),
+            problem: format!(
+                "document {:?} has a signature of {} slots, the index signs with {expected}",
+                payload.id,
+                payload.signature.len()
+            ),
+        })
     }
 }
 

@@ -14,6 +14,7 @@
 //! Results are written through [`AtomicFile`]: a temporary file beside the target, renamed into
 //! place only when complete.
 
+mod corpus;
 mod csv_input;
 mod files;
 mod jsonl;
@@ -21,6 +22,7 @@ mod output;
 #[cfg(feature = "parquet")]
 mod parquet;
 
+pub use corpus::{Corpus, ReadOptions, SkipReport, for_each_chunk, read_corpus};
 pub use output::{AtomicFile, write_json_lines, write_json_pretty};
 
 use std::path::{Path, PathBuf};

@@ -1,20 +1,96 @@
 //! The exact set methods: `jaccard` (pairs at or above the threshold) and `resemblance`
 //! (pairs above it), both through the prefix-filtered join.
 
+use std::num::NonZeroUsize;
 use std::time::Instant;
 
-use super::{Found, Pair, ReadOptions, SetConfig, StageTimes, read_corpus};
-use crate::error::Result;
-use crate::io::Input;
-use crate::similarity::SetJoin;
+use serde::{Deserialize, Serialize};
 
+use super::{Found, Pair, StageTimes};
+use crate::error::{Error, Result};
+use crate::group::Linkage;
+use crate::io::{Input, ReadOptions, read_corpus};
+use crate::similarity::SetJoin;
+use crate::sketch::check_threshold;
+use crate::text::{ShinglingSpec, UNIGRAMS};
+
+/// Settings of the `jaccard` method.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JaccardConfig {
+    /// Shingles (word sets by default).
+    #[serde(flatten)]
+    pub shingling: ShinglingSpec,
+    /// Jaccard similarity a pair must reach [default: 0.7].
+    #[serde(default = "default_jaccard_threshold")]
+    pub threshold: f64,
+    /// How pairs become groups [default: single].
+    #[serde(default)]
+    pub linkage: Linkage,
+}
+
+fn default_jaccard_threshold() -> f64 {
+    0.7
+}
+
+impl JaccardConfig {
+    /// Checks the shingling and the threshold.
+    pub fn validate(&self) -> Result<()> {
+        self.shingling.validate()?;
+        check_threshold(self.threshold)
+    }
+}
+
+/// Settings of the `resemblance` method: Text::DeDuper's measure and defaults.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ResemblanceConfig {
+    /// Shingles [default: word 5-grams].
+    #[serde(flatten)]
+    pub shingling: ShinglingSpec,
+    /// Resemblance a pair must exceed [default: 0.2].
+    #[serde(default = "default_resemblance_threshold")]
+    pub threshold: f64,
+    /// How pairs become groups [default: single].
+    #[serde(default)]
+    pub linkage: Linkage,
+}
+
+fn default_resemblance_threshold() -> f64 {
+    0.2
+}
+
+/// Text::DeDuper's n-gram size.
+pub(super) const RESEMBLANCE_NGRAM: NonZeroUsize = NonZeroUsize::new(5).unwrap();
+
+impl ResemblanceConfig {
+    /// Checks the shingling and that the threshold lies in [0, 1).
+    pub fn validate(&self) -> Result<()> {
+        self.shingling.validate()?;
+        if (0.0..1.0).contains(&self.threshold) {
+            Ok(())
+        } else {
+            Err(Error::Usage(format!(
+                "`threshold` must lie in [0, 1) for resemblance, which must exceed it, not {}",
+                self.threshold
+            )))
+        }
+    }
+}
+
+/// Finds the pairs whose exact similarity reaches `threshold` (or exceeds it, when
+/// `strictly_above`: resemblance), with the prefix-filtered join.
 pub(super) fn run(
     inputs: &[Input],
     read: &ReadOptions,
-    config: &SetConfig,
+    shingling: &ShinglingSpec,
+    threshold: f64,
     strictly_above: bool,
 ) -> Result<Found> {
-    let shingler = config.shingling.shingler();
+    let default_ngram = if strictly_above {
+        RESEMBLANCE_NGRAM
+    } else {
+        UNIGRAMS
+    };
+    let shingler = shingling.shingler(default_ngram)?;
     let mut times = StageTimes::default();
 
     let clock = Instant::now();
@@ -32,7 +108,7 @@ pub(super) fn run(
     drop(sets);
     // A join threshold of 0 would pair everything; resemblance "above 0" means sharing one
     // shingle, which the smallest positive threshold finds.
-    let floor = config.threshold.max(f64::MIN_POSITIVE);
+    let floor = threshold.max(f64::MIN_POSITIVE);
     let found = join.pairs(floor);
     times.candidates = clock.elapsed().as_secs_f64();
 
@@ -40,7 +116,7 @@ pub(super) fn run(
     let candidates = found.len();
     let pairs: Vec<Pair> = found
         .into_iter()
-        .filter(|&(_, _, score)| !strictly_above || score > config.threshold)
+        .filter(|&(_, _, score)| !strictly_above || score > threshold)
         .map(|(a, b, score)| Pair {
             a,
             b,

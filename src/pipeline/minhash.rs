@@ -3,15 +3,44 @@
 use std::time::Instant;
 
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 
-use super::{Confirm, Found, MinHashConfig, Pair, ReadOptions, StageTimes, sketch};
+use super::{Found, Pair, StageTimes};
 use crate::error::Result;
-use crate::io::Input;
-use crate::sketch::{MinHasher, candidate_pairs};
+use crate::group::Linkage;
+use crate::io::{Corpus, Input, ReadOptions, read_corpus};
+use crate::sketch::{ConfirmRule, MinHashParams, MinHasher, Signatures, candidate_pairs};
+use crate::text::{Shingler, ShinglingSpec, UNIGRAMS};
+
+/// Settings of the MinHash method.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MinHashConfig {
+    /// Shingles.
+    #[serde(flatten)]
+    pub shingling: ShinglingSpec,
+    /// Signature length, seed, banding.
+    #[serde(flatten)]
+    pub minhash: MinHashParams,
+    /// Threshold and how candidates are confirmed.
+    #[serde(flatten)]
+    pub rule: ConfirmRule,
+    /// How pairs become groups [default: single].
+    #[serde(default)]
+    pub linkage: Linkage,
+}
+
+impl MinHashConfig {
+    /// Checks every part.
+    pub fn validate(&self) -> Result<()> {
+        self.shingling.validate()?;
+        self.minhash.validate()?;
+        self.rule.validate()
+    }
+}
 
 pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) -> Result<Found> {
-    let shingler = config.shingling.shingler();
-    let hasher = MinHasher::new(config.num_perm, config.seed);
+    let shingler = config.shingling.shingler(UNIGRAMS)?;
+    let hasher = config.minhash.hasher();
     let mut times = StageTimes::default();
 
     let clock = Instant::now();
@@ -24,34 +53,33 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) 
     );
 
     let clock = Instant::now();
-    let params = config.lsh_params();
-    let candidates = candidate_pairs(&signatures, params);
+    let banding = config.minhash.banding(config.rule.threshold);
+    let candidates = candidate_pairs(&signatures, banding);
     times.candidates = clock.elapsed().as_secs_f64();
     tracing::info!(
-        bands = params.bands,
-        rows = params.rows,
+        bands = banding.bands,
+        rows = banding.rows,
         candidates = candidates.len(),
         "banded"
     );
 
     let clock = Instant::now();
-    let scored: Vec<Pair> = candidates
+    let verdicts: Vec<(Pair, bool)> = candidates
         .par_iter()
-        .map(|&(a, b)| Pair {
-            a,
-            b,
-            score: signatures.similarity(a as usize, b as usize),
-            cosine: None,
+        .map(|&(a, b)| {
+            let (x, y) = (signatures.row(a as usize), signatures.row(b as usize));
+            let score = signatures.similarity(a as usize, b as usize);
+            let pair = Pair {
+                a,
+                b,
+                score,
+                cosine: None,
+            };
+            (pair, config.rule.accepts(x, y, score, banding))
         })
         .collect();
-    let pairs: Vec<Pair> = scored
-        .iter()
-        .filter(|p| match config.confirm {
-            Confirm::Estimate => p.score >= config.threshold,
-            Confirm::Band => true,
-        })
-        .copied()
-        .collect();
+    let pairs: Vec<Pair> = verdicts.iter().filter(|v| v.1).map(|v| v.0).collect();
+    let scored = verdicts.into_iter().map(|v| v.0).collect();
     times.confirm = clock.elapsed().as_secs_f64();
     tracing::info!(pairs = pairs.len(), "confirmed");
 
@@ -64,4 +92,25 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) 
         probes: None,
         times,
     })
+}
+
+/// Reads every input and signs every document with `hasher`.
+fn sketch(
+    inputs: &[Input],
+    options: &ReadOptions,
+    shingler: &Shingler,
+    hasher: &MinHasher,
+) -> Result<(Corpus, Signatures)> {
+    let mut signatures = Signatures::new(hasher.num_perm());
+    let corpus = read_corpus(
+        inputs,
+        options,
+        |text| {
+            // Signing each distinct shingle once is cheaper than sorting is expensive.
+            let shingles = shingler.shingle_set(text);
+            (hasher.sign(&shingles), shingles.is_empty())
+        },
+        |(signature, empty)| signatures.push(&signature, empty),
+    )?;
+    Ok((corpus, signatures))
 }

@@ -3,8 +3,8 @@
 //! A [`Method`] turns a corpus into confirmed [`Pair`]s with a score; everything after that
 //! (groups under a [`Linkage`], representatives, the output files) is shared by all methods:
 //! - `minhash`: MinHash signatures, LSH banding tuned to the threshold, candidates confirmed by
-//!   the Jaccard estimate ([`Confirm::Estimate`]) or the band collision alone
-//!   ([`Confirm::Band`], datasketch's `MinHashLSH.query`);
+//!   the Jaccard estimate ([`Confirm::Estimate`](crate::sketch::Confirm::Estimate)) or the band collision alone
+//!   ([`Confirm::Band`](crate::sketch::Confirm::Band), datasketch's `MinHashLSH.query`);
 //! - `jaccard`: exact Jaccard of the shingle sets, candidates from a prefix-filtered inverted
 //!   index (never all pairs);
 //! - `resemblance`: the same exact join over word 5-grams, keeping pairs whose resemblance
@@ -14,7 +14,6 @@
 //! - `two-stage` (the default): document embeddings in a Qdrant cosine index propose each
 //!   document's top-k neighbours, and the MinHash classifier confirms them.
 
-mod corpus;
 mod exact;
 mod minhash;
 mod output;
@@ -22,230 +21,146 @@ mod simhash;
 mod spec;
 mod two_stage;
 
-pub use corpus::{Corpus, ReadOptions, SkipReport, for_each_chunk, read_corpus, sketch};
+pub use exact::{JaccardConfig, ResemblanceConfig};
+pub use minhash::MinHashConfig;
 pub use output::{RunSummary, write_results};
-pub use spec::{
-    DEFAULT_MIN_COSINE, DEFAULT_TOP_K, EvalSpec, InputSpec, MethodName, MethodSpec, OutputSpec,
-    PipelineSpec,
+pub use simhash::SimHashConfig;
+pub use spec::{EvalSpec, InputSpec, OutputSpec, PipelineSpec};
+pub use two_stage::{
+    BuiltIndex, DEFAULT_TOP_K, MAX_TOP_K, TwoStageConfig, build_index, check_top_k,
 };
-pub use two_stage::{BuiltIndex, build_index};
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::time::Instant;
 
-use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::error::Result;
 use crate::group::{Group, Linkage, linked_groups};
-use crate::index::IndexSettings;
-use crate::io::Input;
-use crate::sketch::LshParams;
-use crate::text::{ShingleKind, Shingler, Stoplist};
+use crate::io::{Corpus, Input, ReadOptions};
+use crate::settings::{SettingError, from_map, unknown_key};
 
-/// How MinHash candidates are confirmed.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum Confirm {
-    /// The signatures' Jaccard estimate must reach the threshold.
-    Estimate,
-    /// Sharing one LSH band is enough.
-    Band,
+/// The methods a pipeline can name (`--method`, `name` in a pipeline file).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum MethodName {
+    /// MinHash signatures + LSH (approximate Jaccard, fast at any size).
+    Minhash,
+    /// Exact Jaccard of shingle sets.
+    Jaccard,
+    /// Exact n-gram resemblance (Text::DeDuper: word 5-grams, above 0.2).
+    Resemblance,
+    /// SimHash fingerprints within a Hamming distance.
+    Simhash,
+    /// Embeddings in a vector index propose top-k candidates; MinHash confirms them.
+    TwoStage,
 }
 
-/// What a shingle is and which words are ignored: shared by every method.
-#[derive(Clone, Debug)]
-pub struct Shingling {
-    /// Word or character n-grams.
-    pub kind: ShingleKind,
-    /// Words removed first.
-    pub stoplist: Stoplist,
-}
-
-impl Shingling {
-    fn shingler(&self) -> Shingler {
-        Shingler::new(self.kind, self.stoplist.clone())
-    }
-
-    fn validate(&self) -> Result<()> {
-        match self.kind {
-            ShingleKind::Words(0) | ShingleKind::Chars(0) => {
-                Err(Error::Usage("the n-gram size must be at least 1".into()))
-            }
-            _ => Ok(()),
+impl MethodName {
+    /// The name as a user writes it (`two-stage`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MethodName::Minhash => "minhash",
+            MethodName::Jaccard => "jaccard",
+            MethodName::Resemblance => "resemblance",
+            MethodName::Simhash => "simhash",
+            MethodName::TwoStage => "two-stage",
         }
     }
 }
 
-/// Settings of the MinHash method.
-#[derive(Clone, Debug)]
-pub struct MinHashConfig {
-    /// Shingles.
-    pub shingling: Shingling,
-    /// Signature length.
-    pub num_perm: usize,
-    /// Seed of the permutations.
-    pub seed: u64,
-    /// Jaccard threshold for a duplicate.
-    pub threshold: f64,
-    /// How candidates are confirmed.
-    pub confirm: Confirm,
-    /// LSH banding; `None`: chosen for the threshold by datasketch's rule.
-    pub banding: Option<LshParams>,
-    /// How pairs become groups.
-    pub linkage: Linkage,
-}
-
-impl MinHashConfig {
-    /// The banding in use: the one given, or the optimum for the threshold.
-    pub fn lsh_params(&self) -> LshParams {
-        self.banding
-            .unwrap_or_else(|| LshParams::optimal(self.threshold, self.num_perm))
-    }
-}
-
-impl Default for MinHashConfig {
-    /// Word 1-grams, 128 permutations, threshold 0.7, confirmed by the estimate, single linkage.
-    fn default() -> Self {
-        MinHashConfig {
-            shingling: Shingling {
-                kind: ShingleKind::Words(1),
-                stoplist: Stoplist::default(),
-            },
-            num_perm: 128,
-            seed: 1,
-            threshold: 0.7,
-            confirm: Confirm::Estimate,
-            banding: None,
-            linkage: Linkage::Single,
-        }
-    }
-}
-
-/// Settings of the exact set methods (`jaccard`, `resemblance`).
-#[derive(Clone, Debug)]
-pub struct SetConfig {
-    /// Shingles.
-    pub shingling: Shingling,
-    /// Similarity a pair must reach (`jaccard`) or exceed (`resemblance`).
-    pub threshold: f64,
-    /// How pairs become groups.
-    pub linkage: Linkage,
-}
-
-/// Settings of the SimHash method.
-#[derive(Clone, Debug)]
-pub struct SimHashConfig {
-    /// Features.
-    pub shingling: Shingling,
-    /// Largest Hamming distance of a duplicate.
-    pub max_distance: u32,
-    /// Probe at most this many flip sets per document instead of the exact block search.
-    pub probes: Option<usize>,
-    /// How pairs become groups.
-    pub linkage: Linkage,
-}
-
-/// Settings of the two-stage method.
-#[derive(Clone, Debug)]
-pub struct TwoStageConfig {
-    /// Embedder, vector store and MinHash confirmation.
-    pub index: IndexSettings,
-    /// Neighbours per document taken as candidates.
-    pub top_k: usize,
-    /// Keep the index in this folder (for `neardup query`); a temporary one otherwise.
-    pub index_dir: Option<PathBuf>,
-}
-
-/// A deduplication method with its checked settings.
-#[derive(Clone, Debug)]
+/// A deduplication method with its settings. Each method's settings are one type, in the
+/// method's own file, with its defaults and checks; pipeline files, command-line flags,
+/// `summary.json` and index manifests all go through these types.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "name", rename_all = "kebab-case")]
 pub enum Method {
     /// MinHash + LSH.
+    #[serde(rename = "minhash")]
     MinHash(MinHashConfig),
     /// Exact Jaccard.
-    Jaccard(SetConfig),
+    Jaccard(JaccardConfig),
     /// Exact n-gram resemblance.
-    Resemblance(SetConfig),
+    Resemblance(ResemblanceConfig),
     /// SimHash + Hamming distance.
+    #[serde(rename = "simhash")]
     SimHash(SimHashConfig),
     /// Embeddings + vector index top-k, confirmed by MinHash.
     TwoStage(TwoStageConfig),
 }
 
-fn check_threshold(threshold: f64) -> Result<()> {
-    if threshold > 0.0 && threshold <= 1.0 {
-        Ok(())
-    } else {
-        Err(Error::Usage(format!(
-            "--threshold {threshold} is outside (0, 1]"
-        )))
-    }
-}
-
-fn check_minhash(num_perm: usize, banding: Option<LshParams>) -> Result<()> {
-    if num_perm == 0 {
-        return Err(Error::Usage("--num-perm must be at least 1".into()));
-    }
-    match banding {
-        Some(p) if p.bands == 0 || p.rows == 0 || p.bands * p.rows > num_perm => {
-            Err(Error::Usage(format!(
-                "--bands {} x --rows {} must be at least 1 each and fit in --num-perm {num_perm}",
-                p.bands, p.rows
-            )))
-        }
-        _ => Ok(()),
-    }
-}
-
 impl Method {
+    /// The method `name` with every setting at its default.
+    pub fn defaults(name: MethodName) -> Method {
+        Method::from_settings(name, Map::new()).expect("every method has defaults")
+    }
+
+    /// The method `name` with `settings` (keys as in a pipeline file), checked. An error names
+    /// the key at fault; a key of another method says which methods it belongs to.
+    pub fn from_settings(
+        name: MethodName,
+        settings: Map<String, Value>,
+    ) -> Result<Method, SettingError> {
+        let parse = |settings: &Map<String, Value>, name: MethodName| {
+            let mut map = settings.clone();
+            map.insert("name".into(), name.as_str().into());
+            from_map::<Method>(&map)
+        };
+        let method = parse(&settings, name).map_err(|error| {
+            let Some(key) = unknown_key(&error) else {
+                return error;
+            };
+            let single: Map<String, Value> = settings
+                .get(key)
+                .map(|v| (key.to_owned(), v.clone()))
+                .into_iter()
+                .collect();
+            let owners: Vec<&str> = <MethodName as clap::ValueEnum>::value_variants()
+                .iter()
+                .filter(|&&other| {
+                    parse(&single, other).map_or_else(|e| unknown_key(&e).is_none(), |_| true)
+                })
+                .map(|m| m.as_str())
+                .collect();
+            SettingError {
+                key: Some(key.to_owned()),
+                message: if owners.is_empty() {
+                    "no method has this setting".into()
+                } else {
+                    format!(
+                        "does not apply to method {} (it is a setting of {})",
+                        name.as_str(),
+                        owners.join(", ")
+                    )
+                },
+            }
+        })?;
+        method.validate().map_err(|e| SettingError {
+            key: None,
+            message: e.to_string(),
+        })?;
+        Ok(method)
+    }
+
+    /// The method's name as a user writes it.
+    pub fn name(&self) -> MethodName {
+        match self {
+            Method::MinHash(_) => MethodName::Minhash,
+            Method::Jaccard(_) => MethodName::Jaccard,
+            Method::Resemblance(_) => MethodName::Resemblance,
+            Method::SimHash(_) => MethodName::Simhash,
+            Method::TwoStage(_) => MethodName::TwoStage,
+        }
+    }
+
     /// Checks the settings, naming the one that is off.
     pub fn validate(&self) -> Result<()> {
         match self {
-            Method::MinHash(c) => {
-                c.shingling.validate()?;
-                check_threshold(c.threshold)?;
-                check_minhash(c.num_perm, c.banding)
-            }
-            Method::Jaccard(c) => {
-                c.shingling.validate()?;
-                check_threshold(c.threshold)
-            }
-            Method::Resemblance(c) => {
-                c.shingling.validate()?;
-                if (0.0..1.0).contains(&c.threshold) {
-                    Ok(())
-                } else {
-                    Err(Error::Usage(format!(
-                        "--threshold {} is outside [0, 1): resemblance must exceed it",
-                        c.threshold
-                    )))
-                }
-            }
-            Method::SimHash(c) => {
-                c.shingling.validate()?;
-                if c.max_distance >= 64 {
-                    return Err(Error::Usage("--max-distance must be below 64".into()));
-                }
-                if c.probes == Some(0) {
-                    return Err(Error::Usage("--probes must be at least 1".into()));
-                }
-                Ok(())
-            }
-            Method::TwoStage(c) => {
-                let i = &c.index;
-                i.minhash.shingling.validate()?;
-                check_threshold(i.minhash.threshold)?;
-                check_minhash(i.minhash.num_perm, i.minhash.banding)?;
-                if c.top_k == 0 {
-                    return Err(Error::Usage("--top-k must be at least 1".into()));
-                }
-                if !(-1.0..=1.0).contains(&i.min_cosine) {
-                    return Err(Error::Usage(format!(
-                        "--min-cosine {} is outside [-1, 1]",
-                        i.min_cosine
-                    )));
-                }
-                Ok(())
-            }
+            Method::MinHash(c) => c.validate(),
+            Method::Jaccard(c) => c.validate(),
+            Method::Resemblance(c) => c.validate(),
+            Method::SimHash(c) => c.validate(),
+            Method::TwoStage(c) => c.validate(),
         }
     }
 
@@ -253,10 +168,11 @@ impl Method {
     /// (SimHash: `1 − max_distance/64`; MinHash with band confirmation: its threshold).
     pub fn threshold(&self) -> f64 {
         match self {
-            Method::MinHash(c) => c.threshold,
-            Method::Jaccard(c) | Method::Resemblance(c) => c.threshold,
+            Method::MinHash(c) => c.rule.threshold,
+            Method::Jaccard(c) => c.threshold,
+            Method::Resemblance(c) => c.threshold,
             Method::SimHash(c) => 1.0 - f64::from(c.max_distance) / 64.0,
-            Method::TwoStage(c) => c.index.minhash.threshold,
+            Method::TwoStage(c) => c.settings.rule.threshold,
         }
     }
 
@@ -264,9 +180,10 @@ impl Method {
     pub fn linkage(&self) -> Linkage {
         match self {
             Method::MinHash(c) => c.linkage,
-            Method::Jaccard(c) | Method::Resemblance(c) => c.linkage,
+            Method::Jaccard(c) => c.linkage,
+            Method::Resemblance(c) => c.linkage,
             Method::SimHash(c) => c.linkage,
-            Method::TwoStage(c) => c.index.minhash.linkage,
+            Method::TwoStage(c) => c.linkage,
         }
     }
 
@@ -277,6 +194,16 @@ impl Method {
             Method::Jaccard(_) => "jaccard",
             Method::Resemblance(_) => "resemblance",
             Method::SimHash(_) => "simhash_similarity",
+        }
+    }
+
+    fn find(&self, inputs: &[Input], read: &ReadOptions, models: &Path) -> Result<Found> {
+        match self {
+            Method::MinHash(c) => minhash::run(inputs, read, c),
+            Method::Jaccard(c) => exact::run(inputs, read, &c.shingling, c.threshold, false),
+            Method::Resemblance(c) => exact::run(inputs, read, &c.shingling, c.threshold, true),
+            Method::SimHash(c) => simhash::run(inputs, read, c),
+            Method::TwoStage(c) => two_stage::run(inputs, read, c, models),
         }
     }
 }
@@ -358,16 +285,15 @@ struct Found {
     times: StageTimes,
 }
 
-/// Runs `method` over `inputs`.
-pub fn dedup(inputs: &[Input], read: &ReadOptions, method: &Method) -> Result<Dedup> {
+/// Runs `method` over `inputs`; models (for two-stage) are looked up under `models`.
+pub fn dedup(
+    inputs: &[Input],
+    read: &ReadOptions,
+    method: &Method,
+    models: &Path,
+) -> Result<Dedup> {
     method.validate()?;
-    let mut found = match method {
-        Method::MinHash(c) => minhash::run(inputs, read, c)?,
-        Method::Jaccard(c) => exact::run(inputs, read, c, false)?,
-        Method::Resemblance(c) => exact::run(inputs, read, c, true)?,
-        Method::SimHash(c) => simhash::run(inputs, read, c)?,
-        Method::TwoStage(c) => two_stage::run(inputs, read, c)?,
-    };
+    let mut found = method.find(inputs, read, models)?;
     let clock = Instant::now();
     let edges: Vec<(u32, u32)> = found.pairs.iter().map(|p| (p.a, p.b)).collect();
     let groups = linked_groups(
@@ -388,13 +314,4 @@ pub fn dedup(inputs: &[Input], read: &ReadOptions, method: &Method) -> Result<De
         probes: found.probes,
         times: found.times,
     })
-}
-
-/// Runs the MinHash method (shorthand for [`dedup`] with [`Method::MinHash`]).
-pub fn minhash_dedup(
-    inputs: &[Input],
-    read: &ReadOptions,
-    config: &MinHashConfig,
-) -> Result<Dedup> {
-    dedup(inputs, read, &Method::MinHash(config.clone()))
 }

@@ -16,11 +16,13 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::{Dedup, ReadOptions, StageTimes, for_each_chunk};
+use super::{Dedup, StageTimes};
 use crate::error::{Error, Result};
 use rayon::prelude::*;
 
-use crate::io::{AtomicFile, FieldSpec, Input, write_json_lines, write_json_pretty};
+use crate::io::{
+    AtomicFile, FieldSpec, Input, ReadOptions, for_each_chunk, write_json_lines, write_json_pretty,
+};
 
 #[derive(Serialize)]
 struct PairLine<'a> {

@@ -1,19 +1,58 @@
 //! The SimHash method: fingerprints within a Hamming distance.
 
+use std::num::NonZeroUsize;
 use std::time::Instant;
 
-use super::{Found, Pair, ReadOptions, SimHashConfig, StageTimes, read_corpus};
-use crate::error::Result;
-use crate::index::SimHashIndex;
-use crate::io::Input;
-use crate::sketch::{SimHash, hamming};
+use serde::{Deserialize, Serialize};
+
+use super::{Found, Pair, StageTimes};
+use crate::error::{Error, Result};
+use crate::group::Linkage;
+use crate::io::{Input, ReadOptions, read_corpus};
+use crate::sketch::{SimHash, SimHashIndex, hamming};
+use crate::text::{ShinglingSpec, UNIGRAMS};
+
+/// Settings of the SimHash method.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SimHashConfig {
+    /// Features (distinct shingles, each of weight 1).
+    #[serde(flatten)]
+    pub shingling: ShinglingSpec,
+    /// Largest Hamming distance of a duplicate [default: 3].
+    #[serde(default = "default_max_distance")]
+    pub max_distance: u32,
+    /// Probe this many likeliest bit-flip sets per document instead of the exact search.
+    #[serde(default)]
+    pub probes: Option<NonZeroUsize>,
+    /// How pairs become groups [default: single].
+    #[serde(default)]
+    pub linkage: Linkage,
+}
+
+fn default_max_distance() -> u32 {
+    3
+}
+
+impl SimHashConfig {
+    /// Checks the shingling and that the distance is below 64 bits.
+    pub fn validate(&self) -> Result<()> {
+        self.shingling.validate()?;
+        if self.max_distance >= 64 {
+            return Err(Error::Usage(format!(
+                "`max_distance` must be below 64, not {}",
+                self.max_distance
+            )));
+        }
+        Ok(())
+    }
+}
 
 /// How far a bit's vote is assumed to move under an edit, relative to its spread over the
 /// corpus (the seed notebook's `alpha`: about a tenth of the words added or removed).
 const EDIT_ALPHA: f64 = 0.1;
 
 pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &SimHashConfig) -> Result<Found> {
-    let shingler = config.shingling.shingler();
+    let shingler = config.shingling.shingler(UNIGRAMS)?;
     let mut times = StageTimes::default();
 
     let clock = Instant::now();
@@ -43,7 +82,7 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &SimHashConfig) 
     let index = SimHashIndex::new(fingerprints.clone(), empty, config.max_distance);
     let (found, probes) = match config.probes {
         Some(max) => {
-            let (pairs, probes) = index.probe_pairs(&votes, EDIT_ALPHA, max);
+            let (pairs, probes) = index.probe_pairs(&votes, EDIT_ALPHA, max.get());
             (pairs, Some(probes))
         }
         None => (index.pairs(), None),

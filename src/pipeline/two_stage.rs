@@ -6,19 +6,68 @@
 //! MinHash stage decides, so what is merely on the same topic stays out.
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 
-use super::{
-    Corpus, Found, Pair, ReadOptions, SkipReport, StageTimes, TwoStageConfig, read_corpus,
-};
+use super::{Found, Pair, StageTimes};
 use crate::error::{Error, Result};
-use crate::index::DocumentIndex;
-use crate::io::Input;
+use crate::group::Linkage;
+use crate::index::{DocumentIndex, IndexSettings};
+use crate::io::{Corpus, Input, ReadOptions, SkipReport, read_corpus};
 use crate::progress;
 use crate::sketch::Signatures;
 use crate::store::point_key;
+
+/// Neighbours per document the two-stage method considers by default.
+pub const DEFAULT_TOP_K: usize = 20;
+
+/// The most neighbours a document may ask for: each costs a search slot and a confirmation,
+/// and past a few dozen they are unrelated documents.
+pub const MAX_TOP_K: usize = 1000;
+
+/// Settings of the two-stage method.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TwoStageConfig {
+    /// Embedder, vector store and MinHash confirmation: what an index records.
+    #[serde(flatten)]
+    pub settings: IndexSettings,
+    /// Nearest neighbours per document taken as candidates [default: 20].
+    #[serde(default = "default_top_k")]
+    pub top_k: usize,
+    /// How pairs become groups [default: single].
+    #[serde(default)]
+    pub linkage: Linkage,
+    /// Keep the vector index in this folder, for `neardup query` later; a temporary one
+    /// otherwise.
+    #[serde(default, rename = "index")]
+    pub index_dir: Option<PathBuf>,
+}
+
+fn default_top_k() -> usize {
+    DEFAULT_TOP_K
+}
+
+impl TwoStageConfig {
+    /// Checks the index settings and the number of neighbours.
+    pub fn validate(&self) -> Result<()> {
+        self.settings.validate()?;
+        check_top_k(self.top_k)
+    }
+}
+
+/// Checks a number of neighbours asked for (here, by `query` and by `serve`).
+pub fn check_top_k(top_k: usize) -> Result<()> {
+    if (1..=MAX_TOP_K).contains(&top_k) {
+        Ok(())
+    } else {
+        Err(Error::Usage(format!(
+            "`top_k` must be between 1 and {MAX_TOP_K}, not {top_k}"
+        )))
+    }
+}
 
 /// Documents embedded at a time while reading (bounded text in memory).
 const EMBED_BATCH: usize = 8192;
@@ -35,17 +84,15 @@ pub struct BuiltIndex {
     pub times: StageTimes,
 }
 
-/// Builds a persistent index of `inputs` in `config.index_dir`.
+/// Builds a persistent index of `inputs` in `dir`, with models under `models`.
 pub fn build_index(
     inputs: &[Input],
     read: &ReadOptions,
-    config: &TwoStageConfig,
+    settings: &IndexSettings,
+    dir: &Path,
+    models: &Path,
 ) -> Result<BuiltIndex> {
-    let dir = config
-        .index_dir
-        .as_ref()
-        .ok_or_else(|| Error::Usage("--index DIR is required".into()))?;
-    let loaded = load(inputs, read, config, dir)?;
+    let loaded = load(inputs, read, settings, dir, models)?;
     Ok(BuiltIndex {
         documents: loaded.corpus.ids.len(),
         skipped: loaded.corpus.skipped,
@@ -65,7 +112,12 @@ struct Loaded {
     times: StageTimes,
 }
 
-pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &TwoStageConfig) -> Result<Found> {
+pub(super) fn run(
+    inputs: &[Input],
+    read: &ReadOptions,
+    config: &TwoStageConfig,
+    models: &Path,
+) -> Result<Found> {
     let scratch;
     let dir = match &config.index_dir {
         Some(dir) => dir.clone(),
@@ -82,7 +134,7 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &TwoStageConfig)
         doc_of_key,
         index,
         mut times,
-    } = load(inputs, read, config, &dir)?;
+    } = load(inputs, read, &config.settings, &dir, models)?;
     let n = corpus.ids.len();
 
     let clock = Instant::now();
@@ -153,14 +205,15 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &TwoStageConfig)
 fn load(
     inputs: &[Input],
     read: &ReadOptions,
-    config: &TwoStageConfig,
-    dir: &std::path::Path,
+    settings: &IndexSettings,
+    dir: &Path,
+    models: &Path,
 ) -> Result<Loaded> {
-    let mut index = DocumentIndex::create(dir, &config.index)?;
+    let mut index = DocumentIndex::create(dir, settings, models)?;
     let mut times = StageTimes::default();
 
     let clock = Instant::now();
-    let mut signatures = Signatures::new(config.index.minhash.num_perm);
+    let mut signatures = Signatures::new(settings.minhash.num_perm);
     let mut shingle_counts: Vec<u32> = Vec::new();
     let mut vectors: Vec<Vec<f32>> = Vec::new();
     let mut pending: Vec<String> = Vec::new();

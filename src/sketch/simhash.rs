@@ -4,7 +4,7 @@
 //! Every feature (a hashed shingle; a repeated one votes again, so callers choose the weighting
 //! by passing a set or a multiset) votes +1 on the bits set in its hash and −1 on the others; bit `i` of the fingerprint is set
 //! when the sum `v[i]` is positive. `|v[i]|` is how firmly the bit is decided: small margins are
-//! the bits an edit is most likely to flip, which [`crate::index::SimHashIndex`]'s probing
+//! the bits an edit is most likely to flip, which [`super::SimHashIndex`]'s probing
 //! search uses.
 
 /// A fingerprint and the per-bit vote margins it was decided by.

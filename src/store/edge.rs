@@ -1,6 +1,8 @@
 //! The embedded engine: a `qdrant-edge` shard in a folder.
 
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use qdrant_edge::{
     DEFAULT_VECTOR_NAME, Distance, EdgeConfigBuilder, EdgeShard, EdgeVectorParamsBuilder,
@@ -10,7 +12,7 @@ use qdrant_edge::{
 };
 use rayon::prelude::*;
 
-use super::{Fetched, Neighbour, StoredPoint, VectorStore, parse_payload, payload_json};
+use super::{Fetched, Neighbour, OpenMode, StoredPoint, VectorStore, parse_payload, payload_json};
 use crate::error::{Error, Result};
 
 /// HNSW graph degree (Qdrant's default). Measured on 100k generated documents, degree 8 with
@@ -30,25 +32,34 @@ pub struct EdgeStore {
 }
 
 impl EdgeStore {
-    /// Opens the shard in `dir`, creating it for cosine vectors of `dimensions` if the folder
-    /// holds none. A shard of another size is an error.
-    pub fn open(dir: &Path, dimensions: usize) -> Result<Self> {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    /// Opens the shard in `dir`. With [`OpenMode::Create`] a folder without one gets a new
+    /// shard for cosine vectors of `dimensions`; with [`OpenMode::Existing`] it is an error.
+    /// A shard of another size is an error, and so is one the engine cannot read.
+    pub fn open(dir: &Path, dimensions: usize, mode: OpenMode) -> Result<Self> {
         let existing = dir.join("edge_config.json").is_file();
-        let shard = if existing {
-            EdgeShard::load(dir, None)
-        } else {
-            let vectors = EdgeVectorParamsBuilder::new(dimensions, Distance::Cosine).build();
-            let config = EdgeConfigBuilder::new()
-                .vector(DEFAULT_VECTOR_NAME, vectors)
-                .hnsw_config(HnswIndexConfig {
-                    m: HNSW_M,
-                    ef_construct: HNSW_EF_CONSTRUCT,
-                    ..HnswIndexConfig::default()
-                })
-                .build();
-            EdgeShard::new(dir, config)
+        if !existing && mode == OpenMode::Existing {
+            return Err(damaged(
+                dir,
+                "its vector store is missing (no edge_config.json)",
+            ));
         }
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let shard = guarded(dir, || {
+            if existing {
+                EdgeShard::load(dir, None)
+            } else {
+                let vectors = EdgeVectorParamsBuilder::new(dimensions, Distance::Cosine).build();
+                let config = EdgeConfigBuilder::new()
+                    .vector(DEFAULT_VECTOR_NAME, vectors)
+                    .hnsw_config(HnswIndexConfig {
+                        m: HNSW_M,
+                        ef_construct: HNSW_EF_CONSTRUCT,
+                        ..HnswIndexConfig::default()
+                    })
+                    .build();
+                EdgeShard::new(dir, config)
+            }
+        })?
         .map_err(|e| {
             if e.to_string().contains("WouldBlock") {
                 Error::Store(format!(
@@ -81,6 +92,43 @@ impl EdgeStore {
     fn error(&self, e: impl std::fmt::Display) -> Error {
         store_error(&self.path, e)
     }
+
+    /// Runs an engine call, turning a panic inside the engine into an error.
+    fn guarded<T>(&self, call: impl FnOnce() -> Result<T>) -> Result<T> {
+        guarded(&self.path, call)?
+    }
+}
+
+/// How many engine calls are running: while any is, the panic hook keeps quiet, since a panic
+/// in the engine (a damaged file) becomes an error that says what to do.
+static ENGINE_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether an engine call is running (for the binary's panic hook).
+pub fn engine_call_running() -> bool {
+    ENGINE_CALLS.load(Ordering::SeqCst) > 0
+}
+
+/// Runs `call`; a panic inside the engine (qdrant-edge panics on some damaged files, and its
+/// write-ahead log `expect`s its flushes) becomes a "damaged" error naming `dir`.
+fn guarded<T>(dir: &Path, call: impl FnOnce() -> T) -> Result<T> {
+    ENGINE_CALLS.fetch_add(1, Ordering::SeqCst);
+    let outcome = std::panic::catch_unwind(AssertUnwindSafe(call));
+    ENGINE_CALLS.fetch_sub(1, Ordering::SeqCst);
+    outcome.map_err(|panic| {
+        let message = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "the engine stopped".into());
+        damaged(dir, &message)
+    })
+}
+
+fn damaged(dir: &Path, problem: &str) -> Error {
+    Error::Damaged {
+        path: dir.to_owned(),
+        problem: problem.to_owned(),
+    }
 }
 
 fn store_error(path: &Path, e: impl std::fmt::Display) -> Error {
@@ -97,15 +145,17 @@ impl VectorStore for EdgeStore {
             .iter()
             .map(|p| PointStruct::new(p.key, p.vector.to_vec(), payload_json(p)).into())
             .collect();
-        self.shard
-            .update(UpdateOperation::PointOperation(
-                PointOperations::UpsertPoints(PointInsertOperations::PointsList(points)),
-            ))
-            .map_err(|e| self.error(e))
+        self.guarded(|| {
+            self.shard
+                .update(UpdateOperation::PointOperation(
+                    PointOperations::UpsertPoints(PointInsertOperations::PointsList(points)),
+                ))
+                .map_err(|e| self.error(e))
+        })
     }
 
     fn build_index(&self) -> Result<bool> {
-        self.shard.optimize().map_err(|e| self.error(e))
+        self.guarded(|| self.shard.optimize().map_err(|e| self.error(e)))
     }
 
     fn search(
@@ -114,46 +164,49 @@ impl VectorStore for EdgeStore {
         k: usize,
         with_payload: bool,
     ) -> Result<Vec<Vec<Neighbour>>> {
-        queries
-            .par_iter()
-            .map(|query| {
-                let request = SearchRequest {
-                    query: QueryEnum::Nearest(NamedQuery::default_dense(query.to_vec())),
-                    filter: None,
-                    params: Some(SearchParams {
-                        hnsw_ef: Some(HNSW_EF_SEARCH.max(k)),
-                        ..SearchParams::default()
-                    }),
-                    limit: k,
-                    offset: 0,
-                    with_payload: Some(WithPayloadInterface::Bool(with_payload)),
-                    with_vector: None,
-                    score_threshold: None,
-                };
-                let hits = self.shard.search(request).map_err(|e| self.error(e))?;
-                hits.into_iter()
-                    .map(|hit| {
-                        Ok(Neighbour {
-                            key: numeric(hit.id)?,
-                            cosine: hit.score,
-                            payload: hit.payload.map(|p| parse_payload(&p.0)).transpose()?,
+        self.guarded(|| {
+            queries
+                .par_iter()
+                .map(|query| {
+                    let request = SearchRequest {
+                        query: QueryEnum::Nearest(NamedQuery::default_dense(query.to_vec())),
+                        filter: None,
+                        params: Some(SearchParams {
+                            hnsw_ef: Some(HNSW_EF_SEARCH.max(k)),
+                            ..SearchParams::default()
+                        }),
+                        limit: k,
+                        offset: 0,
+                        with_payload: Some(WithPayloadInterface::Bool(with_payload)),
+                        with_vector: None,
+                        score_threshold: None,
+                    };
+                    let hits = self.shard.search(request).map_err(|e| self.error(e))?;
+                    hits.into_iter()
+                        .map(|hit| {
+                            Ok(Neighbour {
+                                key: numeric(hit.id)?,
+                                cosine: hit.score,
+                                payload: hit.payload.map(|p| parse_payload(&p.0)).transpose()?,
+                            })
                         })
-                    })
-                    .collect()
-            })
-            .collect()
+                        .collect()
+                })
+                .collect()
+        })
     }
 
     fn fetch(&self, keys: &[u64]) -> Result<Vec<Option<Fetched>>> {
         let ids: Vec<PointId> = keys.iter().map(|&k| PointId::NumId(k)).collect();
-        let records = self
-            .shard
-            .retrieve(
-                &ids,
-                Some(WithPayloadInterface::Bool(true)),
-                Some(WithVector::Bool(true)),
-            )
-            .map_err(|e| self.error(e))?;
+        let records = self.guarded(|| {
+            self.shard
+                .retrieve(
+                    &ids,
+                    Some(WithPayloadInterface::Bool(true)),
+                    Some(WithVector::Bool(true)),
+                )
+                .map_err(|e| self.error(e))
+        })?;
         let mut found = std::collections::HashMap::with_capacity(records.len());
         for record in records {
             let key = numeric(record.id)?;
@@ -177,20 +230,24 @@ impl VectorStore for EdgeStore {
 
     fn delete(&self, keys: &[u64]) -> Result<()> {
         let ids = keys.iter().map(|&k| PointId::NumId(k)).collect();
-        self.shard
-            .update(UpdateOperation::PointOperation(
-                PointOperations::DeletePoints { ids },
-            ))
-            .map_err(|e| self.error(e))
+        self.guarded(|| {
+            self.shard
+                .update(UpdateOperation::PointOperation(
+                    PointOperations::DeletePoints { ids },
+                ))
+                .map_err(|e| self.error(e))
+        })
     }
 
     fn len(&self) -> Result<usize> {
-        Ok(self.shard.info().points_count)
+        self.guarded(|| Ok(self.shard.info().points_count))
     }
 
     fn flush(&self) -> Result<()> {
-        self.shard.flush();
-        Ok(())
+        self.guarded(|| {
+            self.shard.flush();
+            Ok(())
+        })
     }
 }
 

@@ -18,11 +18,20 @@ mod edge;
 mod server;
 
 #[cfg(feature = "edge")]
-pub use edge::EdgeStore;
+pub use edge::{EdgeStore, engine_call_running};
+
+/// Whether an engine call is running (none can without the embedded engine).
+#[cfg(not(feature = "edge"))]
+pub fn engine_call_running() -> bool {
+    false
+}
 #[cfg(feature = "qdrant")]
 pub use server::ServerStore;
 
+use std::num::NonZeroU32;
 use std::path::Path;
+
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
@@ -122,6 +131,90 @@ pub enum StoreKind {
     Qdrant,
 }
 
+/// Where the vectors live, as a pipeline file, the flags and an index manifest give it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoreSpec {
+    /// Vector store [default: edge, or qdrant with `qdrant_url`].
+    #[serde(default)]
+    pub store: Option<StoreKind>,
+    /// Qdrant server gRPC address, e.g. http://localhost:6334.
+    #[serde(default)]
+    pub qdrant_url: Option<String>,
+    /// Collection on the Qdrant server [default: neardup].
+    #[serde(default = "default_collection")]
+    pub collection: String,
+    /// Shards of a new server collection, spread over a cluster's nodes [default: 1].
+    #[serde(default = "one")]
+    pub shards: NonZeroU32,
+    /// Copies of each shard on a cluster [default: 1].
+    #[serde(default = "one")]
+    pub replicas: NonZeroU32,
+}
+
+fn default_collection() -> String {
+    "neardup".into()
+}
+
+fn one() -> NonZeroU32 {
+    NonZeroU32::MIN
+}
+
+impl Default for StoreSpec {
+    fn default() -> Self {
+        StoreSpec {
+            store: None,
+            qdrant_url: None,
+            collection: default_collection(),
+            shards: one(),
+            replicas: one(),
+        }
+    }
+}
+
+impl StoreSpec {
+    /// The engine: the one named, else a server when an address is given.
+    pub fn kind(&self) -> StoreKind {
+        self.store.unwrap_or(match self.qdrant_url {
+            Some(_) => StoreKind::Qdrant,
+            None => StoreKind::Edge,
+        })
+    }
+
+    /// Checks that a server store has an address and a usable collection name.
+    pub fn validate(&self) -> Result<()> {
+        if self.kind() == StoreKind::Qdrant {
+            self.required_server()?;
+        }
+        if self.collection.is_empty() || self.collection.len() > 255 {
+            return Err(Error::Usage(
+                "`collection` must be 1 to 255 characters".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The same settings with the engine named (what an index records).
+    pub fn resolved(&self) -> StoreSpec {
+        StoreSpec {
+            store: Some(self.kind()),
+            ..self.clone()
+        }
+    }
+
+    /// The server to reach; an error without an address.
+    pub fn required_server(&self) -> Result<ServerOptions> {
+        let url = self.qdrant_url.clone().ok_or_else(|| {
+            Error::Usage("`store` qdrant needs `qdrant_url` (e.g. http://localhost:6334)".into())
+        })?;
+        Ok(ServerOptions {
+            url,
+            collection: self.collection.clone(),
+            shards: self.shards.get(),
+            replicas: self.replicas.get(),
+        })
+    }
+}
+
 /// Settings of a server store.
 #[derive(Clone, Debug)]
 pub struct ServerOptions {
@@ -140,27 +233,36 @@ pub fn point_key(id: &str) -> u64 {
     xxhash_rust::xxh3::xxh3_64(id.as_bytes())
 }
 
-/// Opens (or creates, with `dimensions`) the store of `kind`: an edge store in `dir`, or the
-/// server collection `server` names.
+/// Whether [`open`] may make a new store or must find one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpenMode {
+    /// Create the store (with the given dimensions) if there is none.
+    Create,
+    /// The store must exist: it is part of an index that was built before.
+    Existing,
+}
+
+/// Opens (or, with [`OpenMode::Create`], creates for `dimensions`) the store `spec` names: an
+/// edge store in `dir`, or a server collection.
 pub fn open(
-    kind: StoreKind,
+    spec: &StoreSpec,
     dir: &Path,
     dimensions: usize,
-    server: Option<&ServerOptions>,
+    mode: OpenMode,
 ) -> Result<Box<dyn VectorStore>> {
-    match kind {
-        StoreKind::Edge => open_edge(dir, dimensions),
-        StoreKind::Qdrant => open_server(server, dimensions),
+    match spec.kind() {
+        StoreKind::Edge => open_edge(dir, dimensions, mode),
+        StoreKind::Qdrant => open_server(spec, dimensions),
     }
 }
 
 #[cfg(feature = "edge")]
-fn open_edge(dir: &Path, dimensions: usize) -> Result<Box<dyn VectorStore>> {
-    Ok(Box::new(EdgeStore::open(dir, dimensions)?))
+fn open_edge(dir: &Path, dimensions: usize, mode: OpenMode) -> Result<Box<dyn VectorStore>> {
+    Ok(Box::new(EdgeStore::open(dir, dimensions, mode)?))
 }
 
 #[cfg(not(feature = "edge"))]
-fn open_edge(_: &Path, _: usize) -> Result<Box<dyn VectorStore>> {
+fn open_edge(_: &Path, _: usize, _: OpenMode) -> Result<Box<dyn VectorStore>> {
     Err(Error::Usage(
         "this neardup was built without the `edge` feature; rebuild with it or use --store qdrant"
             .into(),
@@ -168,15 +270,16 @@ fn open_edge(_: &Path, _: usize) -> Result<Box<dyn VectorStore>> {
 }
 
 #[cfg(feature = "qdrant")]
-fn open_server(server: Option<&ServerOptions>, dimensions: usize) -> Result<Box<dyn VectorStore>> {
-    let server = server.ok_or_else(|| {
-        Error::Usage("--store qdrant needs --qdrant-url (e.g. http://localhost:6334)".into())
-    })?;
-    Ok(Box::new(ServerStore::open(server, dimensions)?))
+fn open_server(spec: &StoreSpec, dimensions: usize) -> Result<Box<dyn VectorStore>> {
+    spec.validate()?;
+    Ok(Box::new(ServerStore::open(
+        &spec.required_server()?,
+        dimensions,
+    )?))
 }
 
 #[cfg(not(feature = "qdrant"))]
-fn open_server(_: Option<&ServerOptions>, _: usize) -> Result<Box<dyn VectorStore>> {
+fn open_server(_: &StoreSpec, _: usize) -> Result<Box<dyn VectorStore>> {
     Err(Error::Usage(
         "this neardup was built without the `qdrant` feature; rebuild with \
          `cargo build --release --features qdrant` to use a Qdrant server"

@@ -67,10 +67,10 @@ fn check_engine(store: &dyn VectorStore) {
 fn edge_store_searches_fetches_deletes_and_persists() {
     let dir = tempfile::tempdir().unwrap();
     {
-        let store = EdgeStore::open(dir.path(), 4).unwrap();
+        let store = EdgeStore::open(dir.path(), 4, OpenMode::Create).unwrap();
         check_engine(&store);
     }
-    let reopened = EdgeStore::open(dir.path(), 4).unwrap();
+    let reopened = EdgeStore::open(dir.path(), 4, OpenMode::Create).unwrap();
     assert_eq!(
         reopened.len().unwrap(),
         3,
@@ -81,15 +81,22 @@ fn edge_store_searches_fetches_deletes_and_persists() {
         reopened.search(&[&q], 1, false).unwrap()[0][0].key,
         point_key("c")
     );
-    let Err(err) = EdgeStore::open(dir.path(), 4) else {
+    let Err(err) = EdgeStore::open(dir.path(), 4, OpenMode::Create) else {
         panic!("a store open elsewhere must be refused")
     };
     assert!(err.to_string().contains("in use"), "{err}");
     drop(reopened);
-    let Err(err) = EdgeStore::open(dir.path(), 8) else {
+    let Err(err) = EdgeStore::open(dir.path(), 8, OpenMode::Create) else {
         panic!("a store of another size must be refused")
     };
     assert!(err.to_string().contains("4 dimensions"), "{err}");
+    let Err(err) = EdgeStore::open(&dir.path().join("gone"), 4, OpenMode::Existing) else {
+        panic!("a store that must exist is not made anew")
+    };
+    assert!(
+        err.to_string().contains("is damaged") && err.to_string().contains("missing"),
+        "{err}"
+    );
 }
 
 #[cfg(feature = "edge")]
@@ -97,7 +104,7 @@ fn edge_store_searches_fetches_deletes_and_persists() {
 fn edge_search_after_building_the_graph_finds_the_same_nearest() {
     use rand::{RngExt, SeedableRng};
     let dir = tempfile::tempdir().unwrap();
-    let store = EdgeStore::open(dir.path(), 16).unwrap();
+    let store = EdgeStore::open(dir.path(), 16, OpenMode::Create).unwrap();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
     let vectors: Vec<Vec<f32>> = (0..3000)
         .map(|_| {

@@ -7,8 +7,10 @@
 //! hash that is specified byte-for-byte and therefore identical on every platform and Rust
 //! version (unlike `std`'s `DefaultHasher`).
 
+mod shingling;
 mod stoplist;
 
+pub use shingling::{ShinglingSpec, UNIGRAMS};
 pub use stoplist::Stoplist;
 
 use std::sync::LazyLock;

@@ -13,7 +13,7 @@
 
 use std::collections::{BinaryHeap, HashMap};
 
-use super::super::sketch::{SimHash, hamming};
+use super::{SimHash, hamming};
 
 /// Fingerprints of a corpus, indexed for Hamming-distance search.
 pub struct SimHashIndex {

@@ -5,11 +5,9 @@ use std::collections::HashMap;
 
 use rayon::prelude::*;
 
+use super::{FieldSpec, Input, RawRecord};
 use crate::error::{Error, InputError, Location, Result};
-use crate::io::{FieldSpec, Input, RawRecord};
 use crate::progress;
-use crate::sketch::{MinHasher, Signatures};
-use crate::text::Shingler;
 
 /// Records per parallel chunk: large enough to keep both cores busy, small enough that the raw
 /// text in flight stays a few megabytes.
@@ -158,25 +156,4 @@ pub fn read_corpus<T: Send>(
         ordinals,
         skipped,
     })
-}
-
-/// Reads every input and signs every document with `hasher`.
-pub fn sketch(
-    inputs: &[Input],
-    options: &ReadOptions,
-    shingler: &Shingler,
-    hasher: &MinHasher,
-) -> Result<(Corpus, Signatures)> {
-    let mut signatures = Signatures::new(hasher.num_perm());
-    let corpus = read_corpus(
-        inputs,
-        options,
-        |text| {
-            // Signing each distinct shingle once is cheaper than sorting is expensive.
-            let shingles = shingler.shingle_set(text);
-            (hasher.sign(&shingles), shingles.is_empty())
-        },
-        |(signature, empty)| signatures.push(&signature, empty),
-    )?;
-    Ok((corpus, signatures))
 }
