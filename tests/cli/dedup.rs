@@ -1,0 +1,458 @@
+//! `neardup dedup` and `neardup run`: inputs, methods, settings, outputs.
+
+use crate::common::*;
+
+#[test]
+fn minhash_on_real_data_matches_the_reference_measured_outside() {
+    let data = shared_data();
+    let dir = dedup_minhash(&data, &[]);
+    let metrics = eval_json(&data, dir.path());
+    let accuracy = metrics["accuracy"].as_f64().unwrap();
+    let macro_f1 = metrics["macro_f1"].as_f64().unwrap();
+    // Reference: datasketch-style MinHash LSH, word 1-grams, 128 permutations, threshold 0.7.
+    assert!((accuracy - 0.92).abs() <= 0.01, "accuracy {accuracy}");
+    assert!((macro_f1 - 0.91).abs() <= 0.01, "macro-F1 {macro_f1}");
+    for key in ["dup", "non_dup"] {
+        for field in ["precision", "recall", "f1", "tp", "fp", "tn", "fn"] {
+            assert!(metrics[key][field].is_number(), "{key}.{field}");
+        }
+    }
+    assert!(metrics["by_cat"]["near_dup"]["accuracy"].is_number());
+    assert!(metrics["by_num_duplicates"]["1"]["correct"].is_number());
+    assert!(metrics["mean_precision"].is_number() && metrics["mean_recall"].is_number());
+}
+
+#[test]
+fn shuffled_input_gives_identical_groups_and_pairs() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = shared_data();
+    let text = std::fs::read_to_string(&data).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(11));
+    let shuffled = dir.path().join("shuffled.jsonl");
+    std::fs::write(&shuffled, lines.join("\n") + "\n").unwrap();
+
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    ok(&[
+        "dedup",
+        "--method",
+        "minhash",
+        s(&data),
+        "--out",
+        s(&a),
+        "-q",
+    ]);
+    ok(&[
+        "dedup",
+        "--method",
+        "minhash",
+        s(&shuffled),
+        "--out",
+        s(&b),
+        "-q",
+    ]);
+    for file in ["groups.jsonl", "pairs.jsonl"] {
+        let x = std::fs::read(a.join(file)).unwrap();
+        let y = std::fs::read(b.join(file)).unwrap();
+        assert!(!x.is_empty());
+        assert!(x == y, "{file} differs between input orders");
+    }
+    let unique = |d: &Path| -> BTreeSet<String> {
+        std::fs::read_to_string(d.join("unique.jsonl"))
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(unique(&a), unique(&b));
+}
+
+#[test]
+fn unique_records_are_copied_byte_for_byte() {
+    let dir = dedup_minhash(&sample(), &[]);
+    let input: BTreeSet<String> = std::fs::read_to_string(sample())
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let unique = std::fs::read_to_string(dir.path().join("unique.jsonl")).unwrap();
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("summary.json")).unwrap())
+            .unwrap();
+    let n = |k: &str| summary[k].as_u64().unwrap() as usize;
+    assert_eq!(
+        unique.lines().count(),
+        n("documents") - n("documents_in_groups") + n("groups")
+    );
+    for line in unique.lines() {
+        assert!(input.contains(line), "not an input line: {line}");
+    }
+    // Every group's representative is kept, its other members are not.
+    let groups = std::fs::read_to_string(dir.path().join("groups.jsonl")).unwrap();
+    let kept: BTreeSet<String> = unique
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["core_id"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    for g in groups.lines() {
+        let g: serde_json::Value = serde_json::from_str(g).unwrap();
+        let rep = g["representative"].as_str().unwrap();
+        for m in g["members"].as_array().unwrap() {
+            assert_eq!(kept.contains(m.as_str().unwrap()), m == rep);
+        }
+    }
+}
+
+#[test]
+fn a_broken_line_stops_the_run_and_skip_invalid_counts_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(sample()).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    lines[4] = r#"{"core_id": "stroke/broken", "processed_title": "#.into();
+    let broken = dir.path().join("broken.jsonl");
+    std::fs::write(&broken, lines.join("\n")).unwrap();
+
+    let out_dir = dir.path().join("out");
+    let out = neardup(&[
+        "dedup",
+        "--method",
+        "minhash",
+        s(&broken),
+        "--out",
+        s(&out_dir),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("broken.jsonl:5:"), "{stderr}");
+    assert!(stderr.contains("--skip-invalid"), "{stderr}");
+    assert!(
+        !out_dir.join("groups.jsonl").exists(),
+        "no output after a failed run"
+    );
+
+    let out = ok(&[
+        "dedup",
+        "--method",
+        "minhash",
+        s(&broken),
+        "--out",
+        s(&out_dir),
+        "--skip-invalid",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("skipped 1 invalid record"), "{stderr}");
+    assert!(stderr.contains("broken.jsonl:5:"), "{stderr}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["skipped"], 1);
+    assert_eq!(
+        summary["documents"].as_u64().unwrap() as usize,
+        lines.len() - 1
+    );
+}
+
+#[test]
+fn wrong_types_duplicate_ids_and_bad_settings_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("in.jsonl");
+    let out_dir = dir.path().join("out");
+    let dedup = [
+        "dedup",
+        "--method",
+        "minhash",
+        s(&path),
+        "--out",
+        s(&out_dir),
+    ];
+    let first = "{\"core_id\":\"1\",\"processed_title\":\"a\",\"processed_abstract\":\"\"}";
+
+    std::fs::write(&path, format!("{first}\n{{\"core_id\":\"2\",\"processed_title\":[\"b\"],\"processed_abstract\":\"\"}}\n")).unwrap();
+    let stderr = rejected(&dedup);
+    assert!(
+        stderr.contains("in.jsonl:2: field `processed_title`: expected a string, found an array"),
+        "{stderr}"
+    );
+
+    std::fs::write(
+        &path,
+        format!(
+            "{first}\n{{\"core_id\":\"1\",\"processed_title\":\"b\",\"processed_abstract\":\"\"}}\n"
+        ),
+    )
+    .unwrap();
+    let stderr = rejected(&dedup);
+    assert!(
+        stderr.contains("in.jsonl:2: field `core_id`: duplicate id \"1\", first seen at"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("in.jsonl:1"), "{stderr}");
+
+    let stderr = rejected(&[&dedup[..], &["--threshold", "1.5"]].concat());
+    assert!(
+        stderr.contains("--threshold must lie in (0, 1], not 1.5"),
+        "{stderr}"
+    );
+    assert!(
+        rejected(&[
+            "dedup",
+            "--method",
+            "minhash",
+            "no/such/file.jsonl",
+            "--out",
+            s(&out_dir)
+        ])
+        .contains("no/such/file.jsonl")
+    );
+}
+
+#[test]
+fn empty_texts_match_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("in.jsonl");
+    std::fs::write(
+        &path,
+        "{\"core_id\":\"1\",\"processed_title\":\"\",\"processed_abstract\":\"\"}\n\
+         {\"core_id\":\"2\",\"processed_title\":\"\",\"processed_abstract\":null}\n\
+         {\"core_id\":\"3\",\"processed_title\":\"same words here\",\"processed_abstract\":\"\"}\n\
+         {\"core_id\":\"4\",\"processed_title\":\"Same words, here!\",\"processed_abstract\":\"\"}\n",
+    )
+    .unwrap();
+    for (method, score) in [
+        ("minhash", "jaccard_estimate"),
+        ("jaccard", "jaccard"),
+        ("resemblance", "resemblance"),
+        ("simhash", "simhash_similarity"),
+    ] {
+        let out = dir.path().join(method);
+        ok(&[
+            "dedup",
+            s(&path),
+            "--method",
+            method,
+            "--out",
+            s(&out),
+            "-q",
+        ]);
+        let pairs = std::fs::read_to_string(out.join("pairs.jsonl")).unwrap();
+        assert_eq!(
+            pairs,
+            format!("{{\"id_a\":\"3\",\"id_b\":\"4\",\"{score}\":1.0}}\n"),
+            "{method}"
+        );
+    }
+}
+
+#[test]
+fn csv_and_text_folder_inputs_deduplicate() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("docs.csv");
+    std::fs::write(
+        &csv,
+        "id,title,body\n\
+         a,Zażółć gęślą jaźń,\"Ćma, łoś i żółw idą razem przez las\"\n\
+         b,ZAŻÓŁĆ GĘŚLĄ JAŹŃ,ćma łoś i żółw idą razem przez las\n\
+         c,Something else,entirely different words in this one\n",
+    )
+    .unwrap();
+    let out = dir.path().join("csv-out");
+    ok(&[
+        "dedup",
+        "--method",
+        "minhash",
+        s(&csv),
+        "--id-field",
+        "id",
+        "--text-field",
+        "title",
+        "--text-field",
+        "body",
+        "--out",
+        s(&out),
+        "-q",
+    ]);
+    let groups = std::fs::read_to_string(out.join("groups.jsonl")).unwrap();
+    assert_eq!(groups.lines().count(), 1);
+    assert!(groups.contains("\"members\":[\"a\",\"b\"]"), "{groups}");
+    let unique = std::fs::read_to_string(out.join("unique.jsonl")).unwrap();
+    assert_eq!(unique.lines().count(), 2);
+    assert!(unique.contains("\"id\":\"c\""), "{unique}");
+
+    let folder = dir.path().join("texts");
+    std::fs::create_dir_all(folder.join("2024")).unwrap();
+    std::fs::write(
+        folder.join("one.txt"),
+        "The referendum result was announced on Friday morning in London.",
+    )
+    .unwrap();
+    std::fs::write(
+        folder.join("2024/copy.txt"),
+        "the referendum result was announced on friday morning in london",
+    )
+    .unwrap();
+    std::fs::write(
+        folder.join("other.txt"),
+        "Football results from the weekend league matches.",
+    )
+    .unwrap();
+    let out = dir.path().join("folder-out");
+    ok(&[
+        "dedup",
+        "--method",
+        "minhash",
+        s(&folder),
+        "--out",
+        s(&out),
+        "-q",
+    ]);
+    let groups = std::fs::read_to_string(out.join("groups.jsonl")).unwrap();
+    assert!(
+        groups.contains("\"members\":[\"2024/copy.txt\",\"one.txt\"]"),
+        "{groups}"
+    );
+}
+
+#[test]
+fn generated_corpus_runs_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("gen.jsonl");
+    ok(&["gen", "--docs", "5000", "--seed", "3", "--out", s(&corpus)]);
+    let again = dir.path().join("gen2.jsonl");
+    ok(&["gen", "--docs", "5000", "--seed", "3", "--out", s(&again)]);
+    assert!(
+        std::fs::read(&corpus).unwrap() == std::fs::read(&again).unwrap(),
+        "gen is deterministic"
+    );
+    let out = dir.path().join("out");
+    ok(&[
+        "dedup",
+        "--method",
+        "minhash",
+        s(&corpus),
+        "--out",
+        s(&out),
+        "-q",
+    ]);
+    let metrics = eval_json(&corpus, &out);
+    let accuracy = metrics["accuracy"].as_f64().unwrap();
+    assert!(accuracy > 0.9, "accuracy {accuracy} on generated data");
+    assert_eq!(metrics["documents"], 5000);
+}
+
+#[test]
+fn classic_methods_score_on_real_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = sample();
+    for (method, extra, min_accuracy) in [
+        ("jaccard", vec!["--threshold", "0.7"], 0.9),
+        (
+            "jaccard",
+            vec!["--threshold", "0.7", "--linkage", "complete"],
+            0.9,
+        ),
+        ("resemblance", vec![], 0.85),
+        ("simhash", vec![], 0.85),
+        ("simhash", vec!["--probes", "200"], 0.85),
+    ] {
+        let out = dir.path().join(format!("{method}-{}", extra.len()));
+        let mut args = vec![
+            "dedup",
+            s(&data),
+            "--method",
+            method,
+            "--out",
+            s(&out),
+            "-q",
+        ];
+        args.extend(extra.iter());
+        ok(&args);
+        let metrics = eval_json(&data, &out);
+        let accuracy = metrics["accuracy"].as_f64().unwrap();
+        assert!(
+            accuracy >= min_accuracy,
+            "{method} {extra:?}: accuracy {accuracy}"
+        );
+    }
+}
+
+#[test]
+fn settings_of_another_method_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let stderr = rejected(&[
+        "dedup",
+        s(&sample()),
+        "--method",
+        "jaccard",
+        "--num-perm",
+        "64",
+        "--out",
+        s(dir.path()),
+    ]);
+    assert!(
+        stderr.contains("--num-perm: does not apply to method jaccard"),
+        "{stderr}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_ends_the_run_quietly() {
+    use std::io::Read;
+    // Far more output than a pipe buffers, so the writes after the hang-up fail.
+    let data = shared_data();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args(["groups", s(&data), "--similarity", "jaccard", "--matrix"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read one byte, then hang up, as `| head -c 1` does.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut byte = [0u8; 1];
+    stdout.read_exact(&mut byte).unwrap();
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn a_models_folder_from_the_environment_does_not_bother_other_methods() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args([
+            "dedup",
+            s(&sample()),
+            "--method",
+            "minhash",
+            "--out",
+            s(dir.path()),
+            "-q",
+        ])
+        .env("NEARDUP_MODELS", dir.path().join("models"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = rejected(&[
+        "dedup",
+        s(&sample()),
+        "--method",
+        "minhash",
+        "--top-k",
+        "5",
+        "--out",
+        s(dir.path()),
+    ]);
+    assert!(
+        stderr.contains("--top-k: does not apply to method minhash"),
+        "{stderr}"
+    );
+}

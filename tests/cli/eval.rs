@@ -1,0 +1,91 @@
+//! `neardup eval --report` and `neardup sweep`.
+
+use crate::common::*;
+
+#[test]
+fn report_is_one_self_contained_page_with_tables_plots_and_errors() {
+    let data = sample();
+    let dir = dedup_minhash(&data, &[]);
+    let report = dir.path().join("report.html");
+    ok(&[
+        "eval",
+        "--truth",
+        s(&data),
+        "--pred",
+        s(dir.path()),
+        "--report",
+        s(&report),
+    ]);
+    let html = std::fs::read_to_string(&report).unwrap();
+    for needle in [
+        "<h2>Scores</h2>",
+        "Per <code>cat</code>",
+        "Per number of labelled duplicates",
+        "Similarity of confirmed pairs",
+        "against the threshold",
+        "run threshold 0.70",
+        "False pairs",
+        "Missed pairs",
+        "<svg",
+        "<ins>",
+    ] {
+        assert!(html.contains(needle), "the report lacks {needle:?}");
+    }
+    assert_eq!(
+        html.matches("<svg").count(),
+        2,
+        "a histogram and one curve per score"
+    );
+    // Self-contained: nothing is fetched (SVG namespaces are names, not fetches).
+    assert!(
+        !html.contains("src=\"http") && !html.contains("href=\"http") && !html.contains("<script")
+    );
+}
+
+#[test]
+fn sweep_rescores_stored_pairs_and_names_the_best_threshold() {
+    let data = sample();
+    let dir = dedup_minhash(&data, &[]);
+    assert!(dir.path().join("candidates.jsonl").is_file());
+    let json = dir.path().join("sweep.json");
+    let out = ok(&[
+        "sweep",
+        "--truth",
+        s(&data),
+        "--pred",
+        s(dir.path()),
+        "--from",
+        "0.5",
+        "--to",
+        "1.0",
+        "--step",
+        "0.1",
+        "--json",
+        s(&json),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("best jaccard_estimate threshold by macro-F1"),
+        "{text}"
+    );
+    let sweep: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let points = sweep["points"].as_array().unwrap();
+    assert_eq!(points.len(), 6);
+    // At the run's own threshold the sweep agrees with eval.
+    let at_run = points
+        .iter()
+        .find(|p| (p["threshold"].as_f64().unwrap() - 0.7).abs() < 1e-9)
+        .unwrap();
+    let metrics = eval_json(&data, dir.path());
+    assert!(
+        (at_run["macro_f1"].as_f64().unwrap() - metrics["macro_f1"].as_f64().unwrap()).abs()
+            < 1e-12
+    );
+    // Fewer pairs as the threshold rises.
+    let counts: Vec<u64> = points
+        .iter()
+        .map(|p| p["pairs"].as_u64().unwrap())
+        .collect();
+    assert!(counts.windows(2).all(|w| w[0] >= w[1]), "{counts:?}");
+}

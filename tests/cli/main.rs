@@ -1,0 +1,10 @@
+//! End-to-end tests of the `neardup` binary on real and generated files, one file per
+//! command, sharing the helpers in `common`.
+
+mod common;
+
+mod classic;
+mod dedup;
+mod eval;
+mod help;
+mod two_stage;
