@@ -29,7 +29,12 @@ const HNSW_EF_SEARCH: usize = 128;
 pub struct EdgeStore {
     shard: EdgeShard,
     path: PathBuf,
+    /// Held while the store is open: one process at a time.
+    _lock: std::fs::File,
 }
+
+/// The lock file neardup holds in a store's folder while the store is open.
+const LOCK_FILE: &str = "neardup.lock";
 
 impl EdgeStore {
     /// Opens the shard in `dir`. With [`OpenMode::Create`] a folder without one gets a new
@@ -44,6 +49,7 @@ impl EdgeStore {
             ));
         }
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let lock = lock(dir)?;
         let shard = guarded(dir, || {
             if existing {
                 EdgeShard::load(dir, None)
@@ -61,11 +67,9 @@ impl EdgeStore {
             }
         })?
         .map_err(|e| {
-            if e.to_string().contains("WouldBlock") {
-                Error::Store(format!(
-                    "{} is in use by another neardup process; wait for it or use another --index",
-                    dir.display()
-                ))
+            if existing {
+                // A shard that was written before and cannot be read back is damaged.
+                damaged(dir, &e.to_string())
             } else {
                 store_error(dir, e)
             }
@@ -86,6 +90,7 @@ impl EdgeStore {
         Ok(EdgeStore {
             shard,
             path: dir.to_owned(),
+            _lock: lock,
         })
     }
 
@@ -96,6 +101,25 @@ impl EdgeStore {
     /// Runs an engine call, turning a panic inside the engine into an error.
     fn guarded<T>(&self, call: impl FnOnce() -> Result<T>) -> Result<T> {
         guarded(&self.path, call)?
+    }
+}
+
+/// Takes the store's lock file, or says which process-level conflict stops it.
+fn lock(dir: &Path) -> Result<std::fs::File> {
+    let path = dir.join(LOCK_FILE);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| Error::io(&path, e))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(Error::Store(format!(
+            "{} is in use by another neardup process; wait for it or use another --index",
+            dir.display()
+        ))),
+        Err(std::fs::TryLockError::Error(e)) => Err(Error::io(&path, e)),
     }
 }
 
@@ -244,9 +268,11 @@ impl VectorStore for EdgeStore {
     }
 
     fn flush(&self) -> Result<()> {
-        self.guarded(|| {
-            self.shard.flush();
-            Ok(())
+        // The engine `expect`s its flushes: a failed write (a full disk) panics there. That is
+        // a failure to retry, not damage.
+        guarded(&self.path, || self.shard.flush()).map_err(|e| match e {
+            Error::Damaged { problem, .. } => self.error(format!("flush failed: {problem}")),
+            other => other,
         })
     }
 }

@@ -4,6 +4,7 @@
 mod common;
 
 mod classic;
+mod damage;
 mod dedup;
 mod eval;
 mod help;

@@ -1,0 +1,189 @@
+//! A built index damaged or edited by hand, one file or value at a time: every case ends in a
+//! clear message and exit 2, never a panic (exit 101) or a silent empty answer.
+
+use crate::common::*;
+
+/// Builds an index of the sample (random word vectors: no model needed) and returns the
+/// temporary folder holding `idx/`.
+fn built_index() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let vectors = dir.path().join("words.txt");
+    random_word_vectors(&sample(), &vectors);
+    let index = dir.path().join("idx");
+    ok(&[
+        "index",
+        s(&sample()),
+        "--index",
+        s(&index),
+        "--embedder",
+        "glove",
+        "--glove",
+        s(&vectors),
+        "-q",
+    ]);
+    dir
+}
+
+/// `query --id` on a copy of `index` changed by `damage`; returns its stderr, checking that it
+/// exited with 2.
+fn query_damaged(index: &Path, damage: impl FnOnce(&Path)) -> String {
+    let copy = tempfile::tempdir().unwrap();
+    let target = copy.path().join("idx");
+    copy_dir(index, &target);
+    damage(&target);
+    let out = neardup(&["query", "--index", s(&target), "--id", "stroke/id_0000010"]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    stderr
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// The one segment folder of the index's embedded store.
+fn segment(index: &Path) -> PathBuf {
+    let segments = index.join("edge/segments");
+    std::fs::read_dir(&segments)
+        .unwrap()
+        .next()
+        .expect("a segment")
+        .unwrap()
+        .path()
+}
+
+fn set_manifest(index: &Path, key: &str, value: serde_json::Value) {
+    let path = index.join("neardup-index.json");
+    let mut manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    manifest[key] = value;
+    std::fs::write(&path, manifest.to_string()).unwrap();
+}
+
+#[test]
+fn bad_manifest_values_are_named_with_the_file_and_field() {
+    let dir = built_index();
+    let index = dir.path().join("idx");
+    for (key, value, expected) in [
+        (
+            "ngram",
+            serde_json::json!(0),
+            "field `ngram`: invalid value",
+        ),
+        (
+            "num_perm",
+            serde_json::json!(0),
+            "`num_perm` must be between 1 and",
+        ),
+        (
+            "num_perm",
+            serde_json::json!(1_000_000_000),
+            "`num_perm` must be between 1 and",
+        ),
+        (
+            "bands",
+            serde_json::json!(0),
+            "`bands` and `rows` must be at least 1",
+        ),
+        ("bands", serde_json::json!(200), "do not fit in `num_perm`"),
+        (
+            "rows",
+            serde_json::json!(0),
+            "`bands` and `rows` must be at least 1",
+        ),
+        (
+            "threshold",
+            serde_json::json!(5),
+            "`threshold` must lie in (0, 1]",
+        ),
+        (
+            "min_cosine",
+            serde_json::json!(7),
+            "`min_cosine` must lie in [-1, 1]",
+        ),
+        (
+            "seed",
+            serde_json::json!("one"),
+            "field `seed`: invalid type",
+        ),
+        (
+            "shingle_size",
+            serde_json::json!(2),
+            "field `shingle_size`: unknown field",
+        ),
+    ] {
+        let stderr = query_damaged(&index, |idx| set_manifest(idx, key, value.clone()));
+        assert!(
+            stderr.contains("neardup-index.json") && stderr.contains(expected),
+            "{key} = {value}: {stderr}"
+        );
+        assert!(stderr.contains("rebuild the index"), "{stderr}");
+    }
+    let stderr = query_damaged(&index, |idx| {
+        set_manifest(idx, "format", serde_json::json!(1))
+    });
+    assert!(
+        stderr.contains("index format 1, this neardup reads 2: rebuild the index"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn damaged_store_files_say_the_index_must_be_rebuilt() {
+    let dir = built_index();
+    let index = dir.path().join("idx");
+    let damages: [(&str, Box<dyn Fn(&Path)>); 5] = [
+        (
+            "truncated vectors",
+            Box::new(|idx| {
+                let chunk = segment(idx).join("vector_storage/vectors/chunk_0.mmap");
+                std::fs::File::options()
+                    .write(true)
+                    .open(chunk)
+                    .unwrap()
+                    .set_len(1000)
+                    .unwrap();
+            }),
+        ),
+        (
+            "empty status",
+            Box::new(|idx| {
+                std::fs::write(segment(idx).join("vector_storage/vectors/status.dat"), b"").unwrap()
+            }),
+        ),
+        (
+            "random id mappings",
+            Box::new(|idx| {
+                let bytes: Vec<u8> = (0..4000u32)
+                    .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+                    .collect();
+                std::fs::write(segment(idx).join("mutable_id_tracker.mappings"), bytes).unwrap()
+            }),
+        ),
+        (
+            "store removed",
+            Box::new(|idx| std::fs::remove_dir_all(idx.join("edge")).unwrap()),
+        ),
+        (
+            "segments removed",
+            Box::new(|idx| std::fs::remove_dir_all(idx.join("edge/segments")).unwrap()),
+        ),
+    ];
+    for (what, damage) in damages {
+        let stderr = query_damaged(&index, damage);
+        assert!(
+            stderr.contains("is damaged") && stderr.contains("rebuild it with `neardup index`"),
+            "{what}: {stderr}"
+        );
+    }
+}
