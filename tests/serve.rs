@@ -207,19 +207,27 @@ fn client_mistakes_get_json_4xx_and_writes_need_the_token() {
         body["duplicates"][0]["id"], "a",
         "found at insert time: {body}"
     );
-    let (status, body) = call(
-        ureq::post(&url("/similar")),
-        Some(r#"{"text": "w9 w8 w7 w6 w5 w4 w3 w2 w1"}"#),
-    )
-    .unwrap();
-    assert_eq!(status, 200);
+    let query = Some(r#"{"text": "w9 w8 w7 w6 w5 w4 w3 w2 w1"}"#);
+    let (status, _) = call(ureq::post(&url("/similar")), query).unwrap();
+    assert_eq!(status, 401, "reads need the token too");
+    let lower = ureq::post(&url("/similar")).set("Authorization", "bearer s3cret");
+    let (status, body) = call(lower, query).unwrap();
+    assert_eq!(status, 200, "the scheme is case-insensitive");
     assert_eq!(body["duplicates"].as_array().unwrap().len(), 2, "{body}");
+    let (status, _) = call(ureq::get(&url("/health")), None).unwrap();
+    assert_eq!(status, 200, "health is open");
 
     for (body, status, needle) in [
         ("{not json", 400, "request body"),
         (r#"{"id": "c"}"#, 422, "give `text`"),
         (r#"{"id": "c", "text": "  "}"#, 422, "empty"),
         (r#"{"id": "", "text": "w1"}"#, 422, "`id` is empty"),
+        (r#"{"id": "  ", "text": "w1"}"#, 422, "`id` is empty"),
+        (
+            r#"{"id": "a\u0000b", "text": "w1"}"#,
+            422,
+            "control character",
+        ),
         (r#"{"id": 5, "text": "w1"}"#, 422, "invalid type"),
     ] {
         let (got, answer) = call(auth(ureq::post(&url("/documents"))), Some(body)).unwrap();
@@ -229,19 +237,23 @@ fn client_mistakes_get_json_4xx_and_writes_need_the_token() {
             "{body}: {answer}"
         );
     }
+    let long = format!(r#"{{"id": "{}", "text": "w1"}}"#, "i".repeat(1025));
+    let (status, answer) = call(auth(ureq::post(&url("/documents"))), Some(&long)).unwrap();
+    assert_eq!(status, 422, "{answer}");
+    assert!(answer["error"].as_str().unwrap().contains("limit is 1024"));
     let big = format!(r#"{{"text": "{}"}}"#, "w1 ".repeat(1000));
-    let (status, answer) = call(ureq::post(&url("/similar")), Some(&big)).unwrap();
+    let (status, answer) = call(auth(ureq::post(&url("/similar"))), Some(&big)).unwrap();
     assert_eq!(status, 413, "{answer}");
     assert!(answer["error"].is_string());
     let (status, answer) = call(ureq::get(&url("/no/such/route")), None).unwrap();
     assert_eq!((status, answer["error"].is_string()), (404, true));
-    let (status, _) = call(ureq::get(&url("/documents/zzz/duplicates")), None).unwrap();
+    let (status, _) = call(auth(ureq::get(&url("/documents/zzz/duplicates"))), None).unwrap();
     assert_eq!(status, 404);
     let (status, _) = call(auth(ureq::delete(&url("/documents/a"))), None).unwrap();
     assert_eq!(status, 204);
     let (status, _) = call(auth(ureq::delete(&url("/documents/a"))), None).unwrap();
     assert_eq!(status, 404);
-    let (status, spec) = call(ureq::get(&url("/openapi.json")), None).unwrap();
+    let (status, spec) = call(auth(ureq::get(&url("/openapi.json"))), None).unwrap();
     assert_eq!(status, 200);
     assert!(spec["paths"]["/documents"]["post"].is_object(), "{spec}");
     server.kill();

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::eval::{Truth, evaluate, load_predictions, render_table};
 use crate::io::write_json_pretty;
 use crate::pipeline::{self, PipelineSpec};
@@ -21,8 +21,25 @@ pub fn run(args: RunArgs, models: &Path) -> Result<()> {
     execute(&PipelineSpec::load(&args.pipeline)?, models)
 }
 
+/// Refuses an output folder that cannot be one before any work is done (writing the results
+/// would fail only after the whole job).
+fn check_output_dir(dir: &Path) -> Result<()> {
+    match std::fs::metadata(dir) {
+        Ok(meta) if !meta.is_dir() => Err(Error::Usage(format!(
+            "--out {} is a file, not a folder; give a folder for the results",
+            dir.display()
+        ))),
+        Ok(meta) if meta.permissions().readonly() => Err(Error::Usage(format!(
+            "--out {} is read-only; give a folder neardup can write to",
+            dir.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Runs `spec`: deduplicate, write results, print a summary, score if asked.
 pub fn execute(spec: &PipelineSpec, models: &Path) -> Result<()> {
+    check_output_dir(&spec.output.dir)?;
     let inputs = spec.input.inputs()?;
     let read = spec.input.read_options();
     let dedup = pipeline::dedup(&inputs, &read, &spec.method, models)?;

@@ -22,9 +22,12 @@ pub struct ServeArgs {
     /// Address to listen on; loopback unless you say otherwise.
     #[arg(long, default_value = "127.0.0.1:8080")]
     addr: SocketAddr,
-    /// Every write must carry `Authorization: Bearer TOKEN`.
+    /// Every request but GET /health must carry `Authorization: Bearer TOKEN`.
     #[arg(long, env = "NEARDUP_TOKEN", hide_env_values = true)]
     token: Option<String>,
+    /// With --token, let reads (/similar, duplicates, /stats, /openapi.json) through without it.
+    #[arg(long, requires = "token")]
+    public_reads: bool,
     /// Largest request body in bytes.
     #[arg(long, default_value_t = 10 * 1024 * 1024)]
     max_body: usize,
@@ -44,6 +47,7 @@ pub fn run(args: ServeArgs, models: &Path) -> Result<()> {
         &ServeOptions {
             addr: args.addr,
             token: args.token,
+            public_reads: args.public_reads,
             max_body: args.max_body,
             top_k: args.top_k,
         },

@@ -10,6 +10,9 @@ use serde_json::Value;
 use super::{Body, FieldSpec, RawRecord, RawRecords, Record};
 use crate::error::{Error, InputError, Location, Result};
 
+/// The UTF-8 byte-order mark.
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
 const SKIP_HINT: &str = "fix the record, or pass --skip-invalid to skip bad records";
 
 pub(super) fn open(path: &Path) -> Result<RawRecords> {
@@ -43,6 +46,11 @@ impl Iterator for Lines {
             self.line += 1;
             if buf.last() == Some(&b'\n') {
                 buf.pop();
+            }
+            // Editors on Windows start UTF-8 files with a byte-order mark: it is no part of
+            // the first record (unique.jsonl copies the record without it).
+            if self.line == 1 && buf.starts_with(UTF8_BOM) {
+                buf.drain(..UTF8_BOM.len());
             }
             if buf.iter().all(u8::is_ascii_whitespace) {
                 continue;
@@ -265,6 +273,20 @@ mod tests {
         assert!(err.problem.contains("UTF-8"), "{}", err.problem);
         let err = parse_line("[1, 2]").unwrap_err();
         assert!(err.problem.contains("an array"));
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_not_part_of_the_first_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bom.jsonl");
+        std::fs::write(
+            &path,
+            b"\xEF\xBB\xBF{\"core_id\":\"1\",\"processed_title\":\"t\",\"processed_abstract\":\"\"}\n",
+        )
+        .unwrap();
+        let raw = open(&path).unwrap().next().unwrap().unwrap();
+        let record = raw.parse(&FieldSpec::default()).unwrap();
+        assert_eq!((record.id.as_str(), record.text.trim()), ("1", "t"));
     }
 
     #[test]

@@ -144,6 +144,29 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
 }
 
+/// The longest id accepted, in bytes.
+pub const MAX_ID_BYTES: usize = 1024;
+
+/// An id must say something and print: not blank, no control characters (NUL included), at
+/// most [`MAX_ID_BYTES`].
+fn check_id(id: &str) -> Result<(), ApiError> {
+    if id.trim().is_empty() {
+        return Err(ApiError::unprocessable("`id` is empty"));
+    }
+    if id.chars().any(char::is_control) {
+        return Err(ApiError::unprocessable(
+            "`id` holds a control character; use printable characters",
+        ));
+    }
+    if id.len() > MAX_ID_BYTES {
+        return Err(ApiError::unprocessable(format!(
+            "`id` is {} bytes long, the limit is {MAX_ID_BYTES}",
+            id.len()
+        )));
+    }
+    Ok(())
+}
+
 fn non_empty(text: &str) -> Result<(), ApiError> {
     if text.trim().is_empty() {
         Err(ApiError::unprocessable("the text is empty"))
@@ -170,9 +193,7 @@ pub(super) async fn add_document(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, Json<Duplicates>), ApiError> {
     let doc: NewDocument = parse(body)?;
-    if doc.id.is_empty() {
-        return Err(ApiError::unprocessable("`id` is empty"));
-    }
+    check_id(&doc.id)?;
     let text = match (doc.text, doc.title, doc.abstract_text) {
         (Some(text), None, None) => text,
         (None, title, abstract_text) if title.is_some() || abstract_text.is_some() => {

@@ -11,7 +11,8 @@
 //! Reads run in parallel on tokio's blocking pool; writes are serialised by one lock. Client
 //! mistakes get a 4xx with a JSON body naming the problem (see [`ApiError`]); requests are
 //! logged by method, path, status and time, never with document text. With a token, every
-//! write needs `Authorization: Bearer TOKEN`.
+//! request but `GET /health` needs `Authorization: Bearer TOKEN` (reads may be opened with
+//! `--public-reads`).
 
 mod api;
 
@@ -23,7 +24,7 @@ use std::time::Instant;
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request, State};
-use axum::http::{HeaderMap, Method, StatusCode};
+use axum::http::{HeaderMap, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -36,8 +37,10 @@ use crate::index::DocumentIndex;
 pub struct ServeOptions {
     /// Address to listen on (loopback by default).
     pub addr: SocketAddr,
-    /// Bearer token every write must carry, if set.
+    /// Bearer token every request but `GET /health` must carry, if set.
     pub token: Option<String>,
+    /// With a token, let reads through without it (writes still need it).
+    pub public_reads: bool,
     /// Largest request body in bytes.
     pub max_body: usize,
     /// Neighbours looked at per query.
@@ -63,20 +66,30 @@ pub fn router(index: DocumentIndex, options: &ServeOptions) -> Router {
         top_k: options.top_k,
         started: Instant::now(),
     });
-    Router::new()
+    // Routes are grouped by who may call them, and the token check is a layer of the group:
+    // a new write route cannot be left open by forgetting a path in a list.
+    let auth = middleware::from_fn_with_state(state.clone(), authorize);
+    let writes = Router::new()
         .route("/documents", post(api::add_document))
-        .route("/similar", post(api::similar))
-        .route("/documents/{id}/duplicates", get(api::duplicates_of))
         .route(
             "/documents/{id}",
             axum::routing::delete(api::delete_document),
         )
-        .route("/health", get(api::health))
+        .route_layer(auth.clone());
+    let mut reads = Router::new()
+        .route("/similar", post(api::similar))
+        .route("/documents/{id}/duplicates", get(api::duplicates_of))
         .route("/stats", get(api::stats))
-        .route("/openapi.json", get(api::openapi))
+        .route("/openapi.json", get(api::openapi));
+    if !options.public_reads {
+        reads = reads.route_layer(auth);
+    }
+    Router::new()
+        .route("/health", get(api::health))
+        .merge(writes)
+        .merge(reads)
         .fallback(api::not_found)
         .method_not_allowed_fallback(api::method_not_allowed)
-        .layer(middleware::from_fn_with_state(state.clone(), authorize))
         .layer(middleware::from_fn(log_request))
         .layer(DefaultBodyLimit::max(options.max_body))
         .with_state(state)
@@ -123,24 +136,25 @@ async fn shutdown() {
     }
 }
 
-/// Writes (POST /documents, DELETE) need the bearer token when one is set; reads do not.
+/// With a token set, the request must carry `Authorization: Bearer TOKEN` (the scheme in any
+/// case, as RFC 7235 has it).
 async fn authorize(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
     request: Request,
     next: Next,
 ) -> Response {
-    let write = request.method() == Method::DELETE
-        || (request.method() == Method::POST && request.uri().path() == "/documents");
-    if let (true, Some(token)) = (write, &state.token) {
+    if let Some(token) = &state.token {
         let given = headers
             .get(axum::http::header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
+            .and_then(|v| v.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, given)| given.trim());
         if given != Some(token.as_str()) {
             return ApiError::new(
                 StatusCode::UNAUTHORIZED,
-                "this write needs `Authorization: Bearer TOKEN` with the server's token",
+                "this request needs `Authorization: Bearer TOKEN` with the server's token",
             )
             .into_response();
         }

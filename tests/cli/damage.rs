@@ -142,7 +142,8 @@ fn bad_manifest_values_are_named_with_the_file_and_field() {
 fn damaged_store_files_say_the_index_must_be_rebuilt() {
     let dir = built_index();
     let index = dir.path().join("idx");
-    let damages: [(&str, Box<dyn Fn(&Path)>); 5] = [
+    type Damage = Box<dyn Fn(&Path)>;
+    let damages: [(&str, Damage); 5] = [
         (
             "truncated vectors",
             Box::new(|idx| {

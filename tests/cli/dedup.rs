@@ -211,6 +211,23 @@ fn wrong_types_duplicate_ids_and_bad_settings_are_named() {
 }
 
 #[test]
+fn an_output_path_that_is_a_file_is_refused_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("taken");
+    std::fs::write(&file, "not a folder").unwrap();
+    let stderr = rejected(&[
+        "dedup",
+        s(&sample()),
+        "--method",
+        "minhash",
+        "--out",
+        s(&file),
+    ]);
+    assert!(stderr.contains("is a file, not a folder"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "not a folder");
+}
+
+#[test]
 fn empty_texts_match_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("in.jsonl");
