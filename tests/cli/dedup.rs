@@ -399,20 +399,32 @@ fn classic_methods_score_on_real_data() {
 #[test]
 fn settings_of_another_method_are_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let stderr = rejected(&[
-        "dedup",
-        s(&sample()),
-        "--method",
-        "jaccard",
-        "--num-perm",
-        "64",
-        "--out",
-        s(dir.path()),
-    ]);
-    assert!(
-        stderr.contains("--num-perm: does not apply to method jaccard"),
-        "{stderr}"
-    );
+    let (input, out) = (sample(), dir.path().to_owned());
+    for (method, flag, expected) in [
+        (
+            "jaccard",
+            "--num-perm",
+            "--num-perm: does not apply to method jaccard",
+        ),
+        (
+            "minhash",
+            "--top-k",
+            "--top-k: does not apply to method minhash",
+        ),
+    ] {
+        let args = [
+            "dedup",
+            s(&input),
+            "--method",
+            method,
+            flag,
+            "5",
+            "--out",
+            s(&out),
+        ];
+        let stderr = rejected(&args);
+        assert!(stderr.contains(expected), "{stderr}");
+    }
 }
 
 #[cfg(unix)]
@@ -457,19 +469,5 @@ fn a_models_folder_from_the_environment_does_not_bother_other_methods() {
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
-    );
-    let stderr = rejected(&[
-        "dedup",
-        s(&sample()),
-        "--method",
-        "minhash",
-        "--top-k",
-        "5",
-        "--out",
-        s(dir.path()),
-    ]);
-    assert!(
-        stderr.contains("--top-k: does not apply to method minhash"),
-        "{stderr}"
     );
 }
