@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{LshParams, jaccard_estimate, share_band};
+use super::{LshParams, share_band};
 use crate::error::{Error, Result};
 
 /// The longest signature accepted: 4 KiB a document. Far beyond any useful accuracy (the
@@ -157,12 +157,6 @@ impl ConfirmRule {
             Confirm::Estimate => estimate >= self.threshold,
             Confirm::Band => share_band(a, b, banding),
         }
-    }
-
-    /// The estimate of two signatures and whether they pass.
-    pub fn judge(&self, a: &[u32], b: &[u32], banding: LshParams) -> (f64, bool) {
-        let estimate = jaccard_estimate(a, b);
-        (estimate, self.accepts(a, b, estimate, banding))
     }
 }
 
