@@ -2,7 +2,8 @@
 //!
 //! Every problem with a user's input carries a [`Location`] (file, line or archive entry), the
 //! field involved if any, what is wrong, and a hint for the fix. The binary maps the kinds to
-//! exit codes: 2 for bad input or usage, 1 for everything else.
+//! exit codes: 2 for what the user can fix in the command or its input (bad input or
+//! settings, a damaged index to rebuild, an address in use), 1 for everything else.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -113,8 +114,52 @@ pub enum Error {
         hint: String,
     },
     /// The vector store (Qdrant's embedded engine or a server) failed.
-    #[error("vector store: {0}")]
-    Store(String),
+    #[error("vector store: {message}{}", source.as_ref().map(|s| format!(": {s}")).unwrap_or_default())]
+    Store {
+        /// What neardup was doing, or what went wrong.
+        message: String,
+        /// The engine's or client's own error, where there is one.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
+    /// Another neardup process holds the folder (an index, an output folder).
+    #[error("{} is in use by another neardup process; wait for it or {hint}", path.display())]
+    Busy {
+        /// The folder that is locked.
+        path: PathBuf,
+        /// What else the user can do.
+        hint: &'static str,
+    },
+    /// An input file changed while it was being read (it is read twice: to sketch, then to copy
+    /// out the records kept).
+    #[error(
+        "{location}: the input changed while neardup was reading it; run again on a copy that does not change"
+    )]
+    InputChanged {
+        /// Where the difference was seen.
+        location: String,
+    },
+    /// A server could not listen on its address.
+    #[error("cannot listen on {addr}: {source} (is another server using it? give another --addr)")]
+    Listen {
+        /// The address asked for.
+        addr: std::net::SocketAddr,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+    /// Drawing one of a report's plots failed (what the plotting library said).
+    #[error("drawing a plot of the report failed: {0}")]
+    Plot(String),
+    /// Two different document ids have the same 64-bit point key, so a store cannot hold both.
+    #[error(
+        "documents {first:?} and {second:?} have the same 64-bit key (a hash collision, about one in 10^19 per pair): rename one of them"
+    )]
+    IdCollision {
+        /// The id stored first.
+        first: String,
+        /// The id that collides with it.
+        second: String,
+    },
     /// Stored state (an index's files, its manifest, its points) is damaged or was changed by
     /// hand: it cannot be trusted and must be rebuilt.
     #[error("the index at {} is damaged ({problem}): rebuild it with `neardup index`", path.display())]
@@ -150,6 +195,25 @@ impl Error {
         }
     }
 
+    /// A vector store failure described by `message`.
+    pub fn store(message: impl Into<String>) -> Self {
+        Error::Store {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// A vector store failure while doing `context`, caused by `source`.
+    pub fn store_from(
+        context: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Error::Store {
+            message: context.into(),
+            source: Some(Box::new(source)),
+        }
+    }
+
     /// An I/O failure on `path`.
     pub fn io(path: &Path, source: std::io::Error) -> Self {
         Error::Io {
@@ -158,11 +222,20 @@ impl Error {
         }
     }
 
-    /// The process exit code for this error: 2 for bad input or usage, 1 otherwise.
+    /// The process exit code for this error (see the module docs).
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::Input(_) | Error::Usage(_) | Error::Model { .. } | Error::Damaged { .. } => 2,
-            Error::Io { .. } | Error::Store(_) => 1,
+            Error::Input(_)
+            | Error::Usage(_)
+            | Error::Model { .. }
+            | Error::Damaged { .. }
+            | Error::Listen { .. }
+            | Error::IdCollision { .. } => 2,
+            Error::Io { .. }
+            | Error::Store { .. }
+            | Error::Busy { .. }
+            | Error::InputChanged { .. }
+            | Error::Plot(_) => 1,
         }
     }
 }

@@ -13,6 +13,7 @@
 //! - [`io`]: reading corpora (JSONL, CSV, folders and zips of text files) and writing results
 //!   atomically;
 //! - [`pipeline`]: the deduplication methods end to end;
+//! - [`results`]: a run's output folder as one unit: its records, written and read back checked;
 //! - [`serve`]: the index behind a JSON HTTP API;
 //! - [`settings`]: typed settings from files, flags and manifests, with errors naming the key;
 //! - [`eval`]: scoring a run against labelled duplicates (the CORE 2020 metrics);
@@ -33,6 +34,7 @@ pub mod index;
 pub mod io;
 pub mod pipeline;
 pub mod progress;
+pub mod results;
 pub mod serve;
 pub mod settings;
 pub mod similarity;

@@ -7,11 +7,12 @@ use clap::Args;
 use crate::error::Error;
 use crate::error::Result;
 use crate::eval::{
-    Predicted, ReportInput, Truth, best, evaluate, load_predictions, read_scored_pairs,
-    render_table, run_scored_pairs, score_names, sweep as sweep_scores, thresholds, write_report,
+    Predicted, ReportInput, Truth, best, evaluate, load_predictions, render_table, score_names,
+    sweep as sweep_scores, thresholds, write_report,
 };
 use crate::io::FieldSpec;
 use crate::io::write_json_pretty;
+use crate::results::RunFolder;
 
 /// Score a dedup output folder against ground truth (CORE 2020 metrics).
 #[derive(Debug, Args)]
@@ -44,7 +45,8 @@ pub struct EvalArgs {
 
 pub fn run(args: EvalArgs) -> Result<()> {
     let truth = Truth::load(&args.truth, &args.id_field)?;
-    let predicted = load_predictions(&args.pred, args.predicted)?;
+    let run = RunFolder::open(&args.pred)?;
+    let predicted = load_predictions(&run, args.predicted)?;
     let evaluation = evaluate(&truth, &predicted);
     print!("{}", render_table(&evaluation));
     if let Some(path) = &args.json {
@@ -59,8 +61,8 @@ pub fn run(args: EvalArgs) -> Result<()> {
                 args.text_fields.clone()
             },
         };
-        let confirmed = read_scored_pairs(&args.pred.join("pairs.jsonl"))?;
-        let scored = run_scored_pairs(&args.pred)?;
+        let confirmed = run.pairs()?;
+        let scored = run.scored_pairs()?;
         let input = ReportInput {
             truth_path: &args.truth,
             fields: &fields,
@@ -71,22 +73,12 @@ pub fn run(args: EvalArgs) -> Result<()> {
             mode: args.predicted,
             confirmed: &confirmed,
             scored: &scored,
-            threshold: run_threshold(&args.pred),
+            threshold: (run.summary.score.clone(), run.summary.threshold),
         };
         write_report(path, &input)?;
         eprintln!("report -> {}", path.display());
     }
     Ok(())
-}
-
-/// The score name and threshold a run recorded in its summary, if it did.
-fn run_threshold(dir: &std::path::Path) -> Option<(String, f64)> {
-    let text = std::fs::read_to_string(dir.join("summary.json")).ok()?;
-    let summary: serde_json::Value = serde_json::from_str(&text).ok()?;
-    Some((
-        summary["score"].as_str()?.to_owned(),
-        summary["threshold"].as_f64()?,
-    ))
 }
 
 /// Re-score a run's stored pair scores at many thresholds (no sketches recomputed) and say
@@ -130,7 +122,7 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
         return Err(Error::Usage("need --step > 0 and --from <= --to".into()));
     }
     let truth = Truth::load(&args.truth, &args.id_field)?;
-    let pairs = run_scored_pairs(&args.pred)?;
+    let pairs = RunFolder::open(&args.pred)?.scored_pairs()?;
     let names = score_names(&pairs);
     let score = match (&args.score, names.as_slice()) {
         (Some(s), _) if names.contains(s) => s.clone(),

@@ -9,6 +9,7 @@ use clap::Args;
 use crate::error::Result;
 use crate::group::{Linkage, linked_groups};
 use crate::io::read_corpus;
+use crate::results::GroupRecord;
 use crate::similarity::{Measure, Scorer};
 
 /// Group documents whose similarity reaches a threshold and print each group with its
@@ -80,15 +81,15 @@ pub fn run(args: GroupsArgs) -> Result<()> {
             })
             .collect();
         if args.json {
-            let mut line = serde_json::json!({
-                "group": n,
-                "representative": ids[g.representative as usize],
-                "representative_similarity": g.representative_similarity,
-                "members": g.members.iter().map(|&m| &ids[m as usize]).collect::<Vec<_>>(),
-            });
-            if args.matrix {
-                line["matrix"] = serde_json::json!(matrix);
-            }
+            let record = GroupRecord {
+                group: n,
+                representative: ids[g.representative as usize].clone(),
+                representative_similarity: g.representative_similarity,
+                size: g.members.len(),
+                members: g.members.iter().map(|&m| ids[m as usize].clone()).collect(),
+                matrix: args.matrix.then(|| matrix.clone()),
+            };
+            let line = serde_json::to_string(&record).expect("a group serialises");
             println!("{line}");
             continue;
         }

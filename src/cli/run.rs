@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::eval::{Truth, evaluate, load_predictions, render_table};
 use crate::io::write_json_pretty;
 use crate::pipeline::{self, PipelineSpec};
+use crate::results::{EVAL, RunFolder};
 
 /// Run a declarative pipeline file (see pipelines/).
 #[derive(Debug, Args)]
@@ -85,11 +86,11 @@ pub fn execute(spec: &PipelineSpec, models: &Path) -> Result<()> {
     super::report_skipped(&dedup.corpus.skipped);
     if let Some(eval) = &spec.eval {
         let truth = Truth::load(&eval.truth, &read.fields.id)?;
-        let predicted = load_predictions(&spec.output.dir, eval.predicted)?;
+        let predicted = load_predictions(&RunFolder::open(&spec.output.dir)?, eval.predicted)?;
         let evaluation = evaluate(&truth, &predicted);
         println!();
         print!("{}", render_table(&evaluation));
-        write_json_pretty(&spec.output.dir.join("eval.json"), &evaluation)?;
+        write_json_pretty(&spec.output.dir.join(EVAL), &evaluation)?;
     }
     Ok(())
 }

@@ -9,11 +9,12 @@ use std::path::Path;
 use plotters::prelude::*;
 
 use super::metrics::{ClassMetrics, Evaluation, Scores};
-use super::sweep::{ScoredPair, SweepPoint, score_names, sweep, thresholds};
+use super::sweep::{SweepPoint, score_names, sweep, thresholds};
 use super::truth::{Predicted, Truth};
 use crate::diff::{Tokens, diff, escape_html};
 use crate::error::{Error, Result};
 use crate::io::{AtomicFile, FieldSpec, Input, InputFormat};
+use crate::results::PairRecord;
 
 /// How many false and missed pairs the report lists.
 const WORST_SHOWN: usize = 10;
@@ -35,11 +36,11 @@ pub struct ReportInput<'a> {
     /// How predictions were formed.
     pub mode: Predicted,
     /// The run's confirmed pairs.
-    pub confirmed: &'a [ScoredPair],
+    pub confirmed: &'a [PairRecord],
     /// Every scored pair of the run (candidates where kept, else the confirmed pairs).
-    pub scored: &'a [ScoredPair],
-    /// The run's threshold and score name, from its summary.
-    pub threshold: Option<(String, f64)>,
+    pub scored: &'a [PairRecord],
+    /// The run's score name and threshold, from its summary.
+    pub threshold: (String, f64),
 }
 
 /// Writes the report to `path`, atomically.
@@ -78,11 +79,10 @@ fn render(input: &ReportInput) -> Result<String> {
             Predicted::Pairs => "each document's confirmed pair partners",
         },
         e.overall.documents,
-        input
-            .threshold
-            .as_ref()
-            .map(|(s, t)| format!(" · threshold {s} ≥ {t:.3}"))
-            .unwrap_or_default()
+        format!(
+            " · threshold {} ≥ {:.3}",
+            input.threshold.0, input.threshold.1
+        )
     );
 
     out.push_str("<h2>Scores</h2>\n");
@@ -118,12 +118,8 @@ fn render(input: &ReportInput) -> Result<String> {
     out.push_str("</table>\n");
 
     out.push_str("<h2>Similarity of confirmed pairs</h2>\n");
-    let score_name = input
-        .threshold
-        .as_ref()
-        .map(|(s, _)| s.clone())
-        .or_else(|| score_names(input.confirmed).into_iter().next());
-    if let Some(name) = &score_name {
+    {
+        let name = &input.threshold.0;
         let (mut true_scores, mut false_scores) = (Vec::new(), Vec::new());
         for p in input.confirmed {
             if let Some(&s) = p.scores.get(name) {
@@ -146,11 +142,7 @@ fn render(input: &ReportInput) -> Result<String> {
             &thresholds(0.0, 1.0, 0.02),
             input.mode,
         );
-        let marked = input
-            .threshold
-            .as_ref()
-            .filter(|(s, _)| *s == name)
-            .map(|(_, t)| *t);
+        let marked = (input.threshold.0 == name).then_some(input.threshold.1);
         out.push_str(&curves(&name, &points, marked)?);
     }
     out.push_str("<p class=\"note\">Below the run's threshold only pairs the run scored (its LSH candidates, for MinHash) can be counted.</p>\n");
@@ -189,7 +181,7 @@ fn cat_row(out: &mut String, cat: &str, s: &Scores) {
 }
 
 fn plot_error(e: impl std::fmt::Display) -> Error {
-    Error::Usage(format!("drawing a plot failed: {e}"))
+    Error::Plot(e.to_string())
 }
 
 /// The series labels in a framed box at `position`.
@@ -347,8 +339,8 @@ fn worst_errors(
     is_labelled: &dyn Fn(&str, &str) -> bool,
 ) -> Result<()> {
     let in_truth: HashSet<&str> = input.truth.docs.iter().map(|d| d.id.as_str()).collect();
-    let score_of = |p: &ScoredPair| p.scores.values().next().copied().unwrap_or(0.0);
-    let mut false_pairs: Vec<&ScoredPair> = input
+    let score_of = |p: &PairRecord| p.scores.values().next().copied().unwrap_or(0.0);
+    let mut false_pairs: Vec<&PairRecord> = input
         .confirmed
         .iter()
         .filter(|p| {

@@ -21,8 +21,5 @@ mod truth;
 pub use html::{ReportInput, write_report};
 pub use metrics::{ClassMetrics, CorrectFalse, Evaluation, Scores, evaluate};
 pub use report::render_table;
-pub use sweep::{
-    ScoredPair, SweepPoint, best, predictions_at, read_scored_pairs, run_scored_pairs, score_names,
-    sweep, thresholds,
-};
+pub use sweep::{SweepPoint, best, predictions_at, score_names, sweep, thresholds};
 pub use truth::{Predicted, Truth, TruthDoc, load_predictions};

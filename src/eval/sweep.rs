@@ -6,90 +6,17 @@
 //! Thresholds below the run's own can only be judged where `candidates.jsonl` holds the lower
 //! scores. Choose a threshold on one labelled set and confirm it on another, never the same.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::Path;
+use std::collections::{HashMap, HashSet};
 
 use petgraph::unionfind::UnionFind;
 use serde::Serialize;
-use serde_json::Value;
 
 use super::metrics::evaluate;
 use super::truth::{Predicted, Truth};
-use crate::error::{Error, Location, Result};
-
-/// A pair of ids with the scores a run wrote for it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ScoredPair {
-    /// First id.
-    pub a: String,
-    /// Second id.
-    pub b: String,
-    /// Every numeric field of the line: score name -> value.
-    pub scores: BTreeMap<String, f64>,
-}
-
-/// Reads `{"id_a", "id_b", SCORE...}` lines.
-pub fn read_scored_pairs(path: &Path) -> Result<Vec<ScoredPair>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    let mut pairs = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let location = Location::line(path, i as u64 + 1);
-        let value: Value = serde_json::from_str(line).map_err(|e| {
-            Error::input(location.clone(), None, format!("not valid JSON: {e}"), "")
-        })?;
-        let id = |field: &str| -> Result<String> {
-            value
-                .get(field)
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-                .ok_or_else(|| {
-                    Error::input(
-                        location.clone(),
-                        Some(field),
-                        "missing",
-                        "a pairs file of `neardup dedup` is expected",
-                    )
-                })
-        };
-        let scores = value
-            .as_object()
-            .into_iter()
-            .flatten()
-            .filter_map(|(k, v)| v.as_f64().map(|x| (k.clone(), x)))
-            .collect();
-        pairs.push(ScoredPair {
-            a: id("id_a")?,
-            b: id("id_b")?,
-            scores,
-        });
-    }
-    Ok(pairs)
-}
-
-/// The scored pairs of a run folder: `candidates.jsonl` if present, else `pairs.jsonl`.
-pub fn run_scored_pairs(dir: &Path) -> Result<Vec<ScoredPair>> {
-    let candidates = dir.join("candidates.jsonl");
-    let path = if candidates.is_file() {
-        candidates
-    } else {
-        dir.join("pairs.jsonl")
-    };
-    if !path.is_file() {
-        return Err(Error::input(
-            Location::file(&path),
-            None,
-            "not found",
-            "give the output folder of `neardup dedup`",
-        ));
-    }
-    read_scored_pairs(&path)
-}
+use crate::results::PairRecord;
 
 /// The score names present in `pairs` (sorted).
-pub fn score_names(pairs: &[ScoredPair]) -> Vec<String> {
+pub fn score_names(pairs: &[PairRecord]) -> Vec<String> {
     let names: std::collections::BTreeSet<&String> =
         pairs.iter().flat_map(|p| p.scores.keys()).collect();
     names.into_iter().cloned().collect()
@@ -98,12 +25,12 @@ pub fn score_names(pairs: &[ScoredPair]) -> Vec<String> {
 /// Predicted duplicates from the pairs whose `score` reaches `threshold`: pair partners, or the
 /// rest of each single-linkage group.
 pub fn predictions_at(
-    pairs: &[ScoredPair],
+    pairs: &[PairRecord],
     score: &str,
     threshold: f64,
     mode: Predicted,
 ) -> HashMap<String, HashSet<String>> {
-    let kept: Vec<&ScoredPair> = pairs
+    let kept: Vec<&PairRecord> = pairs
         .iter()
         .filter(|p| p.scores.get(score).is_some_and(|&s| s >= threshold))
         .collect();
@@ -174,7 +101,7 @@ pub struct SweepPoint {
 /// Scores every threshold in `thresholds`.
 pub fn sweep(
     truth: &Truth,
-    pairs: &[ScoredPair],
+    pairs: &[PairRecord],
     score: &str,
     thresholds: &[f64],
     mode: Predicted,
@@ -223,8 +150,8 @@ mod tests {
     use super::*;
     use crate::eval::TruthDoc;
 
-    fn pair(a: &str, b: &str, s: f64) -> ScoredPair {
-        ScoredPair {
+    fn pair(a: &str, b: &str, s: f64) -> PairRecord {
+        PairRecord {
             a: a.into(),
             b: b.into(),
             scores: [("jaccard".to_string(), s)].into(),
@@ -265,28 +192,5 @@ mod tests {
         assert_eq!(points[0].pairs, 3);
         // At 0.4 everything chains into one group.
         assert!(points[0].accuracy < 0.5);
-    }
-
-    #[test]
-    fn pairs_files_are_read_with_every_score() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("pairs.jsonl");
-        std::fs::write(
-            &path,
-            "{\"id_a\":\"1\",\"id_b\":\"2\",\"jaccard\":0.5,\"cosine\":0.9}\n{\"id_a\":\"1\"}\n",
-        )
-        .unwrap();
-        let err = read_scored_pairs(&path).unwrap_err().to_string();
-        assert!(
-            err.contains("pairs.jsonl:2: field `id_b`: missing"),
-            "{err}"
-        );
-        std::fs::write(
-            &path,
-            "{\"id_a\":\"1\",\"id_b\":\"2\",\"jaccard\":0.5,\"cosine\":0.9}\n",
-        )
-        .unwrap();
-        let pairs = read_scored_pairs(&path).unwrap();
-        assert_eq!(score_names(&pairs), ["cosine", "jaccard"]);
     }
 }

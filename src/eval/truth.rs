@@ -5,8 +5,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::error::{Error, InputError, Location, Result};
+use crate::error::{Error, InputError, Result};
 use crate::io::{FieldSpec, Input, InputFormat};
+use crate::results::RunFolder;
 
 /// One labelled document.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -96,59 +97,31 @@ pub enum Predicted {
     Pairs,
 }
 
-/// Reads a run's predicted duplicates: id -> predicted duplicate ids (documents with none are
+/// A run's predicted duplicates: id -> predicted duplicate ids (documents with none are
 /// absent).
-pub fn load_predictions(dir: &Path, mode: Predicted) -> Result<HashMap<String, HashSet<String>>> {
-    if mode == Predicted::Pairs {
-        let path = dir.join("pairs.jsonl");
-        if !path.is_file() {
-            return Err(not_a_run(&path));
-        }
-        let pairs = super::read_scored_pairs(&path)?;
-        let mut predicted: HashMap<String, HashSet<String>> = HashMap::new();
-        for p in pairs {
-            predicted
-                .entry(p.a.clone())
-                .or_default()
-                .insert(p.b.clone());
-            predicted.entry(p.b).or_default().insert(p.a);
-        }
-        return Ok(predicted);
-    }
-    let path = dir.join("groups.jsonl");
-    if !path.is_file() {
-        return Err(not_a_run(&path));
-    }
-    let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+pub fn load_predictions(
+    run: &RunFolder,
+    mode: Predicted,
+) -> Result<HashMap<String, HashSet<String>>> {
     let mut predicted: HashMap<String, HashSet<String>> = HashMap::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
+    match mode {
+        Predicted::Pairs => {
+            for p in run.pairs()? {
+                predicted
+                    .entry(p.a.clone())
+                    .or_default()
+                    .insert(p.b.clone());
+                predicted.entry(p.b).or_default().insert(p.a);
+            }
         }
-        let location = Location::line(&path, i as u64 + 1);
-        let value: Value = serde_json::from_str(line).map_err(|e| {
-            Error::input(location.clone(), None, format!("not valid JSON: {e}"), "")
-        })?;
-        let members: Vec<String> = value
-            .get("members")
-            .and_then(Value::as_array)
-            .ok_or_else(|| Error::input(location.clone(), Some("members"), "missing", ""))?
-            .iter()
-            .filter_map(|m| m.as_str().map(str::to_owned))
-            .collect();
-        for m in &members {
-            let others = members.iter().filter(|o| *o != m).cloned();
-            predicted.entry(m.clone()).or_default().extend(others);
+        Predicted::Groups => {
+            for group in run.groups()? {
+                for m in &group.members {
+                    let others = group.members.iter().filter(|o| *o != m).cloned();
+                    predicted.entry(m.clone()).or_default().extend(others);
+                }
+            }
         }
     }
     Ok(predicted)
-}
-
-fn not_a_run(path: &Path) -> Error {
-    Error::input(
-        Location::file(path),
-        None,
-        "not found",
-        "give --pred the output folder of `neardup dedup`",
-    )
 }

@@ -361,7 +361,9 @@ impl DocumentIndex {
     /// The `k` nearest other documents to the indexed document `id`, each with its verdict.
     pub fn similar_to_id(&self, id: &str, k: usize) -> Result<Vec<Match>> {
         let key = point_key(id);
-        let fetched = self.store.fetch(&[key])?.remove(0).ok_or_else(|| {
+        let fetched = self.store.fetch(&[key])?.remove(0);
+        // Another id with the same key is not this document.
+        let fetched = fetched.filter(|f| f.payload.id == id).ok_or_else(|| {
             Error::Usage(format!(
                 "no document {id:?} in the index {} ({} documents); check the id",
                 self.dir.display(),
@@ -375,12 +377,21 @@ impl DocumentIndex {
 
     /// Whether document `id` is indexed.
     pub fn contains(&self, id: &str) -> Result<bool> {
-        Ok(self.store.fetch(&[point_key(id)])?[0].is_some())
+        let stored = self.store.fetch(&[point_key(id)])?.remove(0);
+        Ok(stored.is_some_and(|s| s.payload.id == id))
     }
 
     /// Adds one document and makes it durable; returns its `k` nearest documents (found before
     /// it was added) with their verdicts. The caller serialises writes.
     pub fn insert(&self, id: &str, text: &str, k: usize) -> Result<Vec<Match>> {
+        if let Some(stored) = self.store.fetch(&[point_key(id)])?.remove(0)
+            && stored.payload.id != id
+        {
+            return Err(Error::IdCollision {
+                first: stored.payload.id,
+                second: id.to_owned(),
+            });
+        }
         let (vector, signature, shingles) = self.sketch(text)?;
         let found = self.similar(&vector, (&signature, shingles), k, None)?;
         self.add(&[id], &[vector], &[&signature], &[shingles])?;

@@ -209,6 +209,14 @@ impl ResemblanceStore {
                 stored.format
             )));
         }
+        check_stored(&stored).map_err(|(field, problem)| {
+            Error::input(
+                crate::error::Location::file(&path),
+                Some(field),
+                problem,
+                "the store was changed or damaged: remove the folder and add the documents again",
+            )
+        })?;
         let mut store = ResemblanceStore::new(stored.settings)?;
         store.by_id = stored
             .ids
@@ -220,6 +228,45 @@ impl ResemblanceStore {
         store.sizes = stored.sizes;
         store.postings = stored.postings.into_iter().collect();
         Ok(store)
+    }
+}
+
+/// What is wrong with a store read back, if anything: every document needs a size, an id of
+/// its own, and exactly that many postings (a shared count above the size would make the
+/// union negative); postings list each document once, in the order they were added.
+fn check_stored(stored: &Stored) -> std::result::Result<(), (&'static str, String)> {
+    let n = stored.ids.len();
+    if stored.sizes.len() != n {
+        return Err(("sizes", format!("{} sizes for {n} ids", stored.sizes.len())));
+    }
+    let distinct: std::collections::HashSet<&String> = stored.ids.iter().collect();
+    if distinct.len() != n {
+        return Err(("ids", "an id is stored twice".into()));
+    }
+    let mut postings_of = vec![0u32; n];
+    for (gram, docs) in &stored.postings {
+        if docs.windows(2).any(|w| w[0] >= w[1]) {
+            return Err((
+                "postings",
+                format!("the list of n-gram {gram:x} is out of order"),
+            ));
+        }
+        for &doc in docs {
+            let Some(count) = postings_of.get_mut(doc as usize) else {
+                return Err(("postings", format!("document {doc} of {n} does not exist")));
+            };
+            *count += 1;
+        }
+    }
+    match (0..n).find(|&d| postings_of[d] != stored.sizes[d]) {
+        Some(d) => Err((
+            "sizes",
+            format!(
+                "document {:?} has size {} but {} n-grams",
+                stored.ids[d], stored.sizes[d], postings_of[d]
+            ),
+        )),
+        None => Ok(()),
     }
 }
 
@@ -296,5 +343,68 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(err.contains("not a neardup resemblance store"), "{err}");
+    }
+
+    #[test]
+    fn a_stored_store_that_disagrees_with_itself_is_refused() {
+        let good = || Stored {
+            format: FORMAT,
+            settings: ResemblanceSettings::default(),
+            ids: vec!["a".into(), "b".into()],
+            sizes: vec![2, 1],
+            postings: vec![(1, vec![0, 1]), (2, vec![0])],
+        };
+        assert_eq!(check_stored(&good()), Ok(()));
+        let mut cases = Vec::new();
+        let mut s = good();
+        s.sizes.pop();
+        cases.push(s);
+        let mut s = good();
+        s.ids[1] = "a".into();
+        cases.push(s);
+        let mut s = good();
+        s.postings[0].1 = vec![1, 0];
+        cases.push(s);
+        let mut s = good();
+        s.postings[1].1 = vec![7];
+        cases.push(s);
+        let mut s = good();
+        s.sizes[1] = 0;
+        cases.push(s);
+        let fields: Vec<&str> = cases
+            .iter()
+            .map(|s| check_stored(s).unwrap_err().0)
+            .collect();
+        assert_eq!(fields, ["sizes", "ids", "postings", "postings", "sizes"]);
+
+        // Through the file, and settings as `new` checks them.
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = good();
+        s.settings.ngram_size = 0;
+        std::fs::write(
+            dir.path().join("store.bin"),
+            postcard::to_stdvec(&s).unwrap(),
+        )
+        .unwrap();
+        let err = ResemblanceStore::open(dir.path())
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("ngram_size must be at least 1"), "{err}");
+        let mut s = good();
+        s.sizes[0] = 9;
+        std::fs::write(
+            dir.path().join("store.bin"),
+            postcard::to_stdvec(&s).unwrap(),
+        )
+        .unwrap();
+        let err = ResemblanceStore::open(dir.path())
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("store.bin: field `sizes`: document \"a\" has size 9 but 2 n-grams"),
+            "{err}"
+        );
     }
 }

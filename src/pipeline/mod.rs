@@ -23,7 +23,7 @@ mod two_stage;
 
 pub use exact::{JaccardConfig, ResemblanceConfig};
 pub use minhash::MinHashConfig;
-pub use output::{RunSummary, write_results};
+pub use output::write_results;
 pub use simhash::SimHashConfig;
 pub use spec::{EvalSpec, InputSpec, OutputSpec, PipelineSpec};
 pub use two_stage::{
@@ -39,6 +39,7 @@ use serde_json::{Map, Value};
 use crate::error::Result;
 use crate::group::{Group, Linkage, linked_groups};
 use crate::io::{Corpus, Input, ReadOptions};
+use crate::results::StageTimes;
 use crate::settings::{SettingError, from_map, unknown_key};
 
 /// The methods a pipeline can name (`--method`, `name` in a pipeline file).
@@ -219,35 +220,6 @@ pub struct Pair {
     pub score: f64,
     /// Cosine of the two documents' embeddings, where the method has them (two-stage).
     pub cosine: Option<f32>,
-}
-
-/// Seconds spent in each stage.
-#[derive(Clone, Debug, Default, serde::Serialize)]
-pub struct StageTimes {
-    /// Reading, parsing, shingling and sketching.
-    pub sketch: f64,
-    /// Embedding (two-stage).
-    #[serde(skip_serializing_if = "is_zero")]
-    pub embed: f64,
-    /// Adding vectors to the store (two-stage).
-    #[serde(skip_serializing_if = "is_zero")]
-    pub upsert: f64,
-    /// Building the store's search graph (two-stage).
-    #[serde(skip_serializing_if = "is_zero")]
-    pub index: f64,
-    /// Searching every document's neighbours (two-stage).
-    #[serde(skip_serializing_if = "is_zero")]
-    pub search: f64,
-    /// Finding candidate pairs.
-    pub candidates: f64,
-    /// Confirming candidates.
-    pub confirm: f64,
-    /// Building groups and choosing representatives.
-    pub group: f64,
-}
-
-fn is_zero(seconds: &f64) -> bool {
-    *seconds == 0.0
 }
 
 /// The outcome of a deduplication run, before it is written.

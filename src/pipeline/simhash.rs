@@ -5,10 +5,11 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Found, Pair, StageTimes};
+use super::{Found, Pair};
 use crate::error::{Error, Result};
 use crate::group::Linkage;
 use crate::io::{Input, ReadOptions, read_corpus};
+use crate::results::StageTimes;
 use crate::sketch::{SimHash, SimHashIndex, hamming};
 use crate::text::{ShinglingSpec, UNIGRAMS};
 

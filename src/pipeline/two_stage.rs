@@ -12,12 +12,13 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::{Found, Pair, StageTimes};
+use super::{Found, Pair};
 use crate::error::{Error, Result};
 use crate::group::Linkage;
 use crate::index::{DocumentIndex, IndexSettings};
 use crate::io::{Corpus, Input, ReadOptions, SkipReport, read_corpus};
 use crate::progress;
+use crate::results::StageTimes;
 use crate::sketch::Signatures;
 use crate::store::point_key;
 
@@ -147,7 +148,7 @@ pub(super) fn run(
         for (doc, hits) in (start..end).zip(hits) {
             for hit in hits {
                 let other = *doc_of_key.get(&hit.key).ok_or_else(|| {
-                    Error::Store(format!("the index returned an unknown point {}", hit.key))
+                    Error::store(format!("the index returned an unknown point {}", hit.key))
                 })?;
                 let doc = doc as u32;
                 if other != doc {
@@ -260,10 +261,10 @@ fn load(
     let mut doc_of_key: HashMap<u64, u32> = HashMap::with_capacity(n);
     for (doc, id) in corpus.ids.iter().enumerate() {
         if let Some(other) = doc_of_key.insert(point_key(id), doc as u32) {
-            return Err(Error::Store(format!(
-                "ids {:?} and {id:?} hash to the same point key; rename one",
-                corpus.ids[other as usize]
-            )));
+            return Err(Error::IdCollision {
+                first: corpus.ids[other as usize].clone(),
+                second: id.clone(),
+            });
         }
     }
 

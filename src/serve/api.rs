@@ -116,6 +116,8 @@ impl From<Error> for ApiError {
         tracing::error!(error = %e, "request failed");
         let status = match e {
             Error::Input(_) | Error::Usage(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            Error::IdCollision { .. } => StatusCode::CONFLICT,
+            Error::Busy { .. } | Error::Store { .. } => StatusCode::SERVICE_UNAVAILABLE,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
         ApiError::new(status, e.to_string())

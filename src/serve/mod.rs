@@ -100,22 +100,26 @@ pub fn serve(index: DocumentIndex, options: &ServeOptions) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| Error::Store(format!("cannot start the server runtime: {e}")))?;
+        .map_err(|e| Error::store_from("cannot start the server runtime", e))?;
     let app = router(index, options);
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(options.addr)
             .await
-            .map_err(|e| Error::Usage(format!("cannot listen on {}: {e}", options.addr)))?;
-        let local = listener
-            .local_addr()
-            .map_err(|e| Error::Usage(format!("{}: {e}", options.addr)))?;
+            .map_err(|source| Error::Listen {
+                addr: options.addr,
+                source,
+            })?;
+        let local = listener.local_addr().map_err(|source| Error::Listen {
+            addr: options.addr,
+            source,
+        })?;
         // The address goes to stdout so that scripts (and tests) can start on port 0.
         println!("listening on http://{local}");
         tracing::info!(%local, "serving");
         axum::serve(listener, app)
             .with_graceful_shutdown(shutdown())
             .await
-            .map_err(|e| Error::Store(format!("server: {e}")))
+            .map_err(|e| Error::store_from("serving", e))
     })
 }
 

@@ -94,8 +94,19 @@ impl EdgeStore {
         })
     }
 
-    fn error(&self, e: impl std::fmt::Display) -> Error {
+    fn error(&self, e: impl std::error::Error + Send + Sync + 'static) -> Error {
         store_error(&self.path, e)
+    }
+
+    /// A read of stored data that fails (a truncated payload page, say): the queries neardup
+    /// sends are always well formed, so the files are damaged.
+    fn unreadable(&self, e: impl std::fmt::Display) -> Error {
+        damaged(&self.path, &e.to_string())
+    }
+
+    /// A point that neardup did not write this way: the store is damaged.
+    fn broken(&self, problem: String) -> Error {
+        damaged(&self.path, &problem)
     }
 
     /// Runs an engine call, turning a panic inside the engine into an error.
@@ -115,10 +126,10 @@ fn lock(dir: &Path) -> Result<std::fs::File> {
         .map_err(|e| Error::io(&path, e))?;
     match file.try_lock() {
         Ok(()) => Ok(file),
-        Err(std::fs::TryLockError::WouldBlock) => Err(Error::Store(format!(
-            "{} is in use by another neardup process; wait for it or use another --index",
-            dir.display()
-        ))),
+        Err(std::fs::TryLockError::WouldBlock) => Err(Error::Busy {
+            path: dir.to_owned(),
+            hint: "use another --index",
+        }),
         Err(std::fs::TryLockError::Error(e)) => Err(Error::io(&path, e)),
     }
 }
@@ -155,8 +166,8 @@ fn damaged(dir: &Path, problem: &str) -> Error {
     }
 }
 
-fn store_error(path: &Path, e: impl std::fmt::Display) -> Error {
-    Error::Store(format!("{}: {e}", path.display()))
+fn store_error(path: &Path, e: impl std::error::Error + Send + Sync + 'static) -> Error {
+    Error::store_from(path.display().to_string(), e)
 }
 
 impl VectorStore for EdgeStore {
@@ -205,7 +216,7 @@ impl VectorStore for EdgeStore {
                         with_vector: None,
                         score_threshold: None,
                     };
-                    let hits = self.shard.search(request).map_err(|e| self.error(e))?;
+                    let hits = self.shard.search(request).map_err(|e| self.unreadable(e))?;
                     hits.into_iter()
                         .map(|hit| {
                             Ok(Neighbour {
@@ -229,17 +240,17 @@ impl VectorStore for EdgeStore {
                     Some(WithPayloadInterface::Bool(true)),
                     Some(WithVector::Bool(true)),
                 )
-                .map_err(|e| self.error(e))
+                .map_err(|e| self.unreadable(e))
         })?;
         let mut found = std::collections::HashMap::with_capacity(records.len());
         for record in records {
             let key = numeric(record.id)?;
             let payload = record
                 .payload
-                .ok_or_else(|| self.error(format!("point {key} has no payload")))?;
+                .ok_or_else(|| self.broken(format!("point {key} has no payload")))?;
             let vector = match record.vector {
                 Some(VectorStructInternal::Single(v)) => v,
-                _ => return Err(self.error(format!("point {key} has no single dense vector"))),
+                _ => return Err(self.broken(format!("point {key} has no single dense vector"))),
             };
             found.insert(
                 key,
@@ -271,7 +282,9 @@ impl VectorStore for EdgeStore {
         // The engine `expect`s its flushes: a failed write (a full disk) panics there. That is
         // a failure to retry, not damage.
         guarded(&self.path, || self.shard.flush()).map_err(|e| match e {
-            Error::Damaged { problem, .. } => self.error(format!("flush failed: {problem}")),
+            Error::Damaged { problem, .. } => {
+                Error::store(format!("{}: flush failed: {problem}", self.path.display()))
+            }
             other => other,
         })
     }
@@ -280,7 +293,7 @@ impl VectorStore for EdgeStore {
 fn numeric(id: PointId) -> Result<u64> {
     match id {
         PointId::NumId(k) => Ok(k),
-        PointId::Uuid(u) => Err(Error::Store(format!(
+        PointId::Uuid(u) => Err(Error::store(format!(
             "point {u} has a UUID id; this index was not written by neardup"
         ))),
     }

@@ -292,23 +292,23 @@ fn parse_payload(map: &serde_json::Map<String, serde_json::Value>) -> Result<Pay
     let id = map
         .get("id")
         .and_then(|v| v.as_str())
-        .ok_or_else(|| Error::Store("a point without an `id` payload".into()))?;
+        .ok_or_else(|| Error::store("a point without an `id` payload"))?;
     let signature = map
         .get("signature")
         .and_then(|v| v.as_array())
-        .ok_or_else(|| Error::Store(format!("point {id:?} has no `signature` payload")))?
+        .ok_or_else(|| Error::store(format!("point {id:?} has no `signature` payload")))?
         .iter()
         .map(|x| x.as_u64().map(|x| x as u32))
         .collect::<Option<Vec<u32>>>()
         .ok_or_else(|| {
-            Error::Store(format!(
+            Error::store(format!(
                 "point {id:?}: `signature` is not a list of integers"
             ))
         })?;
     let shingles = map
         .get("shingles")
         .and_then(|v| v.as_u64())
-        .ok_or_else(|| Error::Store(format!("point {id:?} has no `shingles` count")))?;
+        .ok_or_else(|| Error::store(format!("point {id:?} has no `shingles` count")))?;
     Ok(Payload {
         id: id.to_owned(),
         signature,

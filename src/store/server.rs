@@ -34,7 +34,7 @@ impl ServerStore {
             .worker_threads(2)
             .enable_all()
             .build()
-            .map_err(|e| Error::Store(format!("cannot start the client runtime: {e}")))?;
+            .map_err(|e| Error::store_from("cannot start the client runtime", e))?;
         let client = Qdrant::from_url(&options.url)
             .skip_compatibility_check()
             .build()
@@ -76,22 +76,28 @@ impl ServerStore {
             .map_err(|e| self.error(e))
     }
 
-    fn error(&self, e: impl std::fmt::Display) -> Error {
+    fn error(&self, e: impl std::error::Error + Send + Sync + 'static) -> Error {
         server_error(&self.options, e)
     }
 }
 
-fn server_error(options: &ServerOptions, e: impl std::fmt::Display) -> Error {
-    Error::Store(format!(
-        "Qdrant at {} (collection {}): {e} (is the server up? `docker compose up -d`)",
-        options.url, options.collection
-    ))
+fn server_error(
+    options: &ServerOptions,
+    e: impl std::error::Error + Send + Sync + 'static,
+) -> Error {
+    Error::store_from(
+        format!(
+            "Qdrant at {} (collection {}; is the server up? `docker compose up -d`)",
+            options.url, options.collection
+        ),
+        e,
+    )
 }
 
 fn key_of(id: Option<PointId>) -> Result<u64> {
     match id.and_then(|id| id.point_id_options) {
         Some(PointIdOptions::Num(key)) => Ok(key),
-        other => Err(Error::Store(format!(
+        other => Err(Error::store(format!(
             "point {other:?} has no numeric id; this collection was not written by neardup"
         ))),
     }

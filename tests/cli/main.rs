@@ -8,4 +8,5 @@ mod damage;
 mod dedup;
 mod eval;
 mod help;
+mod results;
 mod two_stage;

@@ -1,0 +1,324 @@
+//! A run's output folder, as one unit.
+//!
+//! A run writes these files, each atomically (see [`AtomicFile`]):
+//! - `pairs.jsonl`: one confirmed pair a line ([`PairRecord`]), `id_a < id_b`, sorted;
+//! - `candidates.jsonl`: every scored candidate, same layout, where the method scores more
+//!   pairs than it confirms (MinHash): what `neardup sweep` and the report re-threshold;
+//! - `groups.jsonl`: one group of two or more a line ([`GroupRecord`]), members sorted by id,
+//!   groups by their smallest id;
+//! - `unique.jsonl`: the input records of representatives and of documents in no group, in input
+//!   order, byte for byte as read;
+//! - `summary.json`, written last ([`RunSummary`]): the run's id, settings and counts, and the
+//!   length and digest of every other file.
+//!
+//! Files are renamed into place one at a time, so a run that is killed, or whose rename fails,
+//! could leave files of two runs side by side. The summary makes that visible: a run first
+//! removes the old one, and readers ([`RunFolder`]) check each file they read against the
+//! summary's digest and refuse a mix. A lock keeps two runs out of one folder, and temporary
+//! files that a killed run left behind are removed when the next one starts.
+
+mod records;
+
+pub use records::{FileDigest, GroupRecord, PairRecord, RunSummary, StageTimes};
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use xxhash_rust::xxh3::Xxh3;
+
+use crate::error::{Error, Location, Result};
+use crate::io::AtomicFile;
+
+/// Confirmed pairs.
+pub const PAIRS: &str = "pairs.jsonl";
+/// Every scored candidate (methods that score more than they confirm).
+pub const CANDIDATES: &str = "candidates.jsonl";
+/// Duplicate groups.
+pub const GROUPS: &str = "groups.jsonl";
+/// The records kept.
+pub const UNIQUE: &str = "unique.jsonl";
+/// The run's summary, written last.
+pub const SUMMARY: &str = "summary.json";
+/// `neardup run`'s scores of the run, when its pipeline asks for them.
+pub const EVAL: &str = "eval.json";
+/// Held while a run writes into the folder.
+const LOCK: &str = ".neardup.lock";
+
+/// Every file a run may leave; a new run replaces or removes each.
+const RUN_FILES: [&str; 6] = [PAIRS, CANDIDATES, GROUPS, UNIQUE, SUMMARY, EVAL];
+
+/// Writes a run's files into its output folder.
+pub struct RunWriter {
+    dir: PathBuf,
+    run: String,
+    files: BTreeMap<String, FileDigest>,
+    /// Held until the summary is written.
+    _lock: File,
+}
+
+impl RunWriter {
+    /// Takes the folder (created if missing) for a new run: locks it, removes temporary files
+    /// of killed runs and the previous run's summary, so that until this run's summary is
+    /// written the folder reads as incomplete.
+    pub fn begin(dir: &Path) -> Result<Self> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let lock_path = dir.join(LOCK);
+        let lock = File::create(&lock_path).map_err(|e| Error::io(&lock_path, e))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(Error::Busy {
+                    path: dir.to_owned(),
+                    hint: "give another --out",
+                });
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&lock_path, e)),
+        }
+        remove_stale_temporaries(dir)?;
+        remove_if_present(&dir.join(SUMMARY))?;
+        Ok(RunWriter {
+            dir: dir.to_owned(),
+            run: new_run_id(),
+            files: BTreeMap::new(),
+            _lock: lock,
+        })
+    }
+
+    /// This run's id.
+    pub fn run_id(&self) -> &str {
+        &self.run
+    }
+
+    /// Starts writing one of the run's files.
+    pub fn create(&self, name: &'static str) -> Result<RunFile> {
+        Ok(RunFile {
+            name,
+            file: AtomicFile::create(&self.dir.join(name))?,
+            hasher: Xxh3::new(),
+            bytes: 0,
+        })
+    }
+
+    /// Puts a file in place and records its digest.
+    pub fn commit(&mut self, file: RunFile) -> Result<()> {
+        let digest = FileDigest {
+            bytes: file.bytes,
+            xxh3: file.hasher.digest(),
+        };
+        file.file.commit()?;
+        self.files.insert(file.name.to_owned(), digest);
+        Ok(())
+    }
+
+    /// Writes `records` as JSON Lines to the file `name`.
+    pub fn write_lines<T: Serialize>(
+        &mut self,
+        name: &'static str,
+        records: impl IntoIterator<Item = T>,
+    ) -> Result<()> {
+        let mut file = self.create(name)?;
+        for record in records {
+            file.write_record(&record)?;
+        }
+        self.commit(file)
+    }
+
+    /// Writes the summary, naming this run and its files, and removes files of earlier runs
+    /// that this one did not write. The run is complete when this returns.
+    pub fn finish(self, mut summary: RunSummary) -> Result<RunSummary> {
+        for name in RUN_FILES {
+            if name != SUMMARY && !self.files.contains_key(name) {
+                remove_if_present(&self.dir.join(name))?;
+            }
+        }
+        summary.run = self.run.clone();
+        summary.files = self.files.clone();
+        crate::io::write_json_pretty(&self.dir.join(SUMMARY), &summary)?;
+        Ok(summary)
+    }
+}
+
+/// One file of a run being written: the bytes go to an [`AtomicFile`] and into its digest.
+pub struct RunFile {
+    name: &'static str,
+    file: AtomicFile,
+    hasher: Xxh3,
+    bytes: u64,
+}
+
+impl RunFile {
+    /// Writes one JSON record and its newline.
+    pub fn write_record(&mut self, record: &impl Serialize) -> Result<()> {
+        let mut line = serde_json::to_vec(record)
+            .map_err(|e| Error::io(self.file.target(), std::io::Error::other(e)))?;
+        line.push(b'\n');
+        self.write_all(&line)
+            .map_err(|e| Error::io(self.file.target(), e))
+    }
+
+    /// Where the file will appear.
+    pub fn target(&self) -> &Path {
+        self.file.target()
+    }
+}
+
+impl Write for RunFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.file.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
+}
+
+/// A complete run's folder, for reading: its summary, and its files checked against it.
+#[derive(Debug)]
+pub struct RunFolder {
+    dir: PathBuf,
+    /// The run's summary.
+    pub summary: RunSummary,
+}
+
+impl RunFolder {
+    /// Opens the folder of a complete run.
+    pub fn open(dir: &Path) -> Result<Self> {
+        let path = dir.join(SUMMARY);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let hint = if dir.join(PAIRS).exists() {
+                    "the run that wrote this folder did not finish: run `neardup dedup` again"
+                } else {
+                    "give the output folder of `neardup dedup`"
+                };
+                return Err(Error::input(Location::file(&path), None, "not found", hint));
+            }
+            Err(e) => return Err(Error::io(&path, e)),
+        };
+        let summary: RunSummary = serde_json::from_str(&text).map_err(|e| {
+            Error::input(
+                Location::line(&path, e.line() as u64),
+                None,
+                format!("not the summary of a neardup run: {e}"),
+                "run `neardup dedup` again",
+            )
+        })?;
+        Ok(RunFolder {
+            dir: dir.to_owned(),
+            summary,
+        })
+    }
+
+    /// The confirmed pairs.
+    pub fn pairs(&self) -> Result<Vec<PairRecord>> {
+        self.read(PAIRS, PairRecord::problem)
+    }
+
+    /// Every scored pair: the candidates where the run kept them, else the confirmed pairs.
+    pub fn scored_pairs(&self) -> Result<Vec<PairRecord>> {
+        if self.summary.files.contains_key(CANDIDATES) {
+            self.read(CANDIDATES, PairRecord::problem)
+        } else {
+            self.pairs()
+        }
+    }
+
+    /// The groups.
+    pub fn groups(&self) -> Result<Vec<GroupRecord>> {
+        self.read(GROUPS, GroupRecord::problem)
+    }
+
+    /// Reads the records of file `name` after checking it is the one the summary names.
+    fn read<T: DeserializeOwned>(
+        &self,
+        name: &str,
+        problem: impl Fn(&T) -> Option<(&'static str, String)>,
+    ) -> Result<Vec<T>> {
+        let path = self.dir.join(name);
+        let Some(expected) = self.summary.files.get(name) else {
+            return Err(Error::input(
+                Location::file(&path),
+                None,
+                format!("run {} did not write this file", self.summary.run),
+                "run `neardup dedup` again",
+            ));
+        };
+        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        let found = FileDigest {
+            bytes: bytes.len() as u64,
+            xxh3: xxhash_rust::xxh3::xxh3_64(&bytes),
+        };
+        if found != *expected {
+            return Err(Error::input(
+                Location::file(&path),
+                None,
+                format!(
+                    "not the file of run {} that summary.json describes ({} bytes, expected {}): \
+                     it changed after the run, or a later run was stopped while writing",
+                    self.summary.run, found.bytes, expected.bytes
+                ),
+                "run `neardup dedup` again",
+            ));
+        }
+        let text = String::from_utf8(bytes).map_err(|e| {
+            Error::input(
+                Location::file(&path),
+                None,
+                format!("not UTF-8: {e}"),
+                "run `neardup dedup` again",
+            )
+        })?;
+        let mut records = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let location = Location::line(&path, i as u64 + 1);
+            let record: T = serde_json::from_str(line)
+                .map_err(|e| Error::input(location.clone(), None, e.to_string(), ""))?;
+            if let Some((field, message)) = problem(&record) {
+                return Err(Error::input(location, Some(field), message, ""));
+            }
+            records.push(record);
+        }
+        Ok(records)
+    }
+}
+
+/// Removes `.NAME.*.tmp` files that [`AtomicFile`] leaves when a run is killed.
+fn remove_stale_temporaries(dir: &Path) -> Result<()> {
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let ours = RUN_FILES
+            .iter()
+            .any(|file| name.starts_with(&format!(".{file}.")) && name.ends_with(".tmp"));
+        if ours {
+            tracing::info!(file = %name, "removing a temporary file of an interrupted run");
+            remove_if_present(&entry.path())?;
+        }
+    }
+    Ok(())
+}
+
+fn remove_if_present(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(path, e)),
+        _ => Ok(()),
+    }
+}
+
+/// A run id: the start time (Unix seconds, hex) and a random part, e.g. `6940a1b3-3f9a2c1e`.
+fn new_run_id() -> String {
+    let seconds = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    format!("{seconds:x}-{:08x}", rand::random::<u32>())
+}

@@ -1,0 +1,276 @@
+//! The records of a run's files, one type each, used by the writer and by every reader.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+/// A line of `pairs.jsonl` or `candidates.jsonl`: two document ids and their scores.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PairRecord {
+    /// The smaller id.
+    #[serde(rename = "id_a")]
+    pub a: String,
+    /// The larger id.
+    #[serde(rename = "id_b")]
+    pub b: String,
+    /// Every score of the pair, under its name: the method's (`jaccard_estimate`, `jaccard`,
+    /// `resemblance`, `simhash_similarity`) and, for methods that embed, `cosine`.
+    #[serde(flatten)]
+    pub scores: BTreeMap<String, f64>,
+}
+
+impl PairRecord {
+    /// What is wrong with a record read back, if anything.
+    pub fn problem(&self) -> Option<(&'static str, String)> {
+        if self.a.is_empty() || self.b.is_empty() {
+            return Some(("id_a", "an id is empty".into()));
+        }
+        if self.a >= self.b {
+            return Some((
+                "id_b",
+                format!("must sort after `id_a` ({:?} >= {:?})", self.a, self.b),
+            ));
+        }
+        if self.scores.is_empty() {
+            return Some(("id_b", "the pair has no score".into()));
+        }
+        self.scores
+            .iter()
+            .find(|(_, s)| !(s.is_finite() && (-1.0..=1.0).contains(*s)))
+            .map(|(name, s)| ("score", format!("`{name}` is {s}, outside [-1, 1]")))
+    }
+}
+
+/// A line of `groups.jsonl` (and of `neardup groups --json`): a group of two or more documents
+/// with its representative.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GroupRecord {
+    /// The group's number, from 0.
+    pub group: usize,
+    /// The member kept (highest mean similarity to the others).
+    pub representative: String,
+    /// The representative's mean similarity to the others.
+    pub representative_similarity: f64,
+    /// Number of members.
+    pub size: usize,
+    /// Member ids, sorted.
+    pub members: Vec<String>,
+    /// Pairwise similarities of the members, in `members` order (`groups --matrix`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matrix: Option<Vec<Vec<f64>>>,
+}
+
+impl GroupRecord {
+    /// What is wrong with a record read back, if anything.
+    pub fn problem(&self) -> Option<(&'static str, String)> {
+        if self.members.len() < 2 {
+            return Some(("members", "a group needs two members or more".into()));
+        }
+        if self.size != self.members.len() {
+            return Some((
+                "size",
+                format!(
+                    "{} but {} members are listed",
+                    self.size,
+                    self.members.len()
+                ),
+            ));
+        }
+        let distinct: BTreeSet<&String> = self.members.iter().collect();
+        if distinct.len() != self.members.len() {
+            return Some(("members", "an id is listed twice".into()));
+        }
+        if !distinct.contains(&self.representative) {
+            return Some((
+                "representative",
+                format!("{:?} is not a member", self.representative),
+            ));
+        }
+        None
+    }
+}
+
+/// Seconds spent in each stage.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StageTimes {
+    /// Reading, parsing, shingling and sketching.
+    pub sketch: f64,
+    /// Embedding (two-stage).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub embed: f64,
+    /// Adding vectors to the store (two-stage).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub upsert: f64,
+    /// Building the store's search graph (two-stage).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub index: f64,
+    /// Searching every document's neighbours (two-stage).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub search: f64,
+    /// Finding candidate pairs.
+    pub candidates: f64,
+    /// Confirming candidates.
+    pub confirm: f64,
+    /// Building groups and choosing representatives.
+    pub group: f64,
+}
+
+fn is_zero(seconds: &f64) -> bool {
+    *seconds == 0.0
+}
+
+/// How a file of the run is recognised: its length and XXH3-64 digest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileDigest {
+    /// Length in bytes.
+    pub bytes: u64,
+    /// XXH3-64 of the content, in hex.
+    #[serde(with = "hex_u64")]
+    pub xxh3: u64,
+}
+
+/// What a run did, as written to `summary.json`, the file written last.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// This run's id; it names the run the other files belong to.
+    pub run: String,
+    /// The other files of the run, by name, with the digest each must have.
+    pub files: BTreeMap<String, FileDigest>,
+    /// The pipeline: inputs, method and settings (defaults filled in), output.
+    pub settings: serde_json::Value,
+    /// The name of the pairs' score.
+    pub score: String,
+    /// The score a pair had to reach.
+    pub threshold: f64,
+    /// Documents read (valid ones).
+    pub documents: usize,
+    /// Records skipped under `--skip-invalid`.
+    pub skipped: usize,
+    /// The first few skipped records' problems.
+    pub skipped_first: Vec<String>,
+    /// Candidate pairs compared.
+    pub candidates: usize,
+    /// Confirmed pairs.
+    pub pairs: usize,
+    /// Groups of two or more.
+    pub groups: usize,
+    /// Documents that belong to a group.
+    pub documents_in_groups: usize,
+    /// Records written to `unique.jsonl`.
+    pub unique: usize,
+    /// Probes spent by SimHash's probing search, if used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probes: Option<usize>,
+    /// Seconds per stage.
+    pub seconds: StageTimes,
+    /// Seconds spent writing the outputs.
+    pub write_seconds: f64,
+}
+
+/// A `u64` as 16 hex digits, which JSON readers in other languages keep exact.
+mod hex_u64 {
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    pub fn serialize<S: Serializer>(value: &u64, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&format!("{value:016x}"))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        u64::from_str_radix(&text, 16)
+            .map_err(|_| D::Error::custom(format!("{text:?} is not 16 hex digits")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair(a: &str, b: &str, score: f64) -> PairRecord {
+        PairRecord {
+            a: a.into(),
+            b: b.into(),
+            scores: [("jaccard".to_string(), score)].into(),
+        }
+    }
+
+    #[test]
+    fn pairs_must_be_ordered_and_scored_in_range() {
+        assert_eq!(pair("1", "2", 0.5).problem(), None);
+        assert_eq!(pair("2", "1", 0.5).problem().unwrap().0, "id_b");
+        assert_eq!(pair("1", "1", 0.5).problem().unwrap().0, "id_b");
+        assert_eq!(pair("", "1", 0.5).problem().unwrap().0, "id_a");
+        assert_eq!(pair("1", "2", 7.0).problem().unwrap().0, "score");
+        assert_eq!(pair("1", "2", f64::NAN).problem().unwrap().0, "score");
+        let mut unscored = pair("1", "2", 0.5);
+        unscored.scores.clear();
+        assert!(unscored.problem().is_some());
+    }
+
+    #[test]
+    fn groups_must_list_their_representative_once_and_their_size() {
+        let group = GroupRecord {
+            group: 0,
+            representative: "a".into(),
+            representative_similarity: 0.9,
+            size: 2,
+            members: vec!["a".into(), "b".into()],
+            matrix: None,
+        };
+        assert_eq!(group.problem(), None);
+        let broken = [
+            GroupRecord {
+                size: 3,
+                ..group.clone()
+            },
+            GroupRecord {
+                representative: "z".into(),
+                ..group.clone()
+            },
+            GroupRecord {
+                members: vec!["a".into(), "a".into()],
+                ..group.clone()
+            },
+            GroupRecord {
+                members: vec!["a".into()],
+                size: 1,
+                ..group.clone()
+            },
+        ];
+        let fields: Vec<&str> = broken.iter().map(|g| g.problem().unwrap().0).collect();
+        assert_eq!(fields, ["size", "representative", "members", "members"]);
+    }
+
+    #[test]
+    fn a_summary_reads_back_as_written() {
+        let summary = RunSummary {
+            run: "r".into(),
+            files: [(
+                "pairs.jsonl".to_string(),
+                FileDigest {
+                    bytes: 3,
+                    xxh3: u64::MAX - 1,
+                },
+            )]
+            .into(),
+            settings: serde_json::json!({"method": {"name": "minhash"}}),
+            score: "jaccard_estimate".into(),
+            threshold: 0.7,
+            documents: 3,
+            skipped: 0,
+            skipped_first: vec![],
+            candidates: 1,
+            pairs: 1,
+            groups: 1,
+            documents_in_groups: 2,
+            unique: 2,
+            probes: None,
+            seconds: StageTimes::default(),
+            write_seconds: 0.0,
+        };
+        let text = serde_json::to_string(&summary).unwrap();
+        assert!(text.contains("\"fffffffffffffffe\""), "{text}");
+        assert_eq!(serde_json::from_str::<RunSummary>(&text).unwrap(), summary);
+    }
+}
