@@ -71,7 +71,7 @@ fn render(input: &ReportInput) -> Result<String> {
         out,
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>neardup evaluation</title>\
          <style>{STYLE}</style></head><body>\n<h1>neardup evaluation</h1>\n<p class=\"meta\">run <code>{}</code> · truth <code>{}</code> · \
-         predicted duplicates = {} · {} documents scored{}</p>\n",
+         predicted duplicates = {} · {} documents scored · threshold {} ≥ {:.3}</p>\n",
         escape_html(&input.run_dir.display().to_string()),
         escape_html(&input.truth_path.display().to_string()),
         match input.mode {
@@ -79,10 +79,8 @@ fn render(input: &ReportInput) -> Result<String> {
             Predicted::Pairs => "each document's confirmed pair partners",
         },
         e.overall.documents,
-        format!(
-            " · threshold {} ≥ {:.3}",
-            input.threshold.0, input.threshold.1
-        )
+        escape_html(&input.threshold.0),
+        input.threshold.1
     );
 
     out.push_str("<h2>Scores</h2>\n");

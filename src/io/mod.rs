@@ -12,7 +12,8 @@
 //! - Parquet (cargo feature `parquet`, on by default), read in slices of rows.
 //!
 //! Results are written through [`AtomicFile`]: a temporary file beside the target, renamed into
-//! place only when complete.
+//! place only when complete. Large temporary work goes in a [`ScratchDir`], removed even when
+//! the run is interrupted.
 
 mod corpus;
 mod csv_input;
@@ -21,9 +22,11 @@ mod jsonl;
 mod output;
 #[cfg(feature = "parquet")]
 mod parquet;
+mod scratch;
 
 pub use corpus::{Corpus, ReadOptions, SkipReport, for_each_chunk, read_corpus};
 pub use output::{AtomicFile, write_json_lines, write_json_pretty};
+pub use scratch::ScratchDir;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -16,7 +16,7 @@ use super::{Found, Pair};
 use crate::error::{Error, Result};
 use crate::group::Linkage;
 use crate::index::{DocumentIndex, IndexSettings};
-use crate::io::{Corpus, Input, ReadOptions, SkipReport, read_corpus};
+use crate::io::{Corpus, Input, ReadOptions, ScratchDir, SkipReport, read_corpus};
 use crate::progress;
 use crate::results::StageTimes;
 use crate::sketch::Signatures;
@@ -123,7 +123,7 @@ pub(super) fn run(
     let dir = match &config.index_dir {
         Some(dir) => dir.clone(),
         None => {
-            scratch = tempfile::tempdir().map_err(|e| Error::io(&std::env::temp_dir(), e))?;
+            scratch = ScratchDir::new()?;
             scratch.path().to_owned()
         }
     };

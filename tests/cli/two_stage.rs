@@ -139,3 +139,81 @@ fn an_index_answers_queries_by_id_and_text_from_a_new_process() {
     let stderr = rejected(&["query", "--index", s(dir.path()), "--id", "x"]);
     assert!(stderr.contains("not a neardup index"), "{stderr}");
 }
+
+/// Scratch folders of neardup under `tmp`.
+fn scratch_dirs(tmp: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("neardup-scratch-")
+        })
+        .collect()
+}
+
+#[test]
+fn the_temporary_index_is_removed_on_sigterm_and_a_killed_runs_at_the_next_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let data = shared_data();
+    let vectors = dir.path().join("words.txt");
+    random_word_vectors(&data, &vectors);
+    // What a run killed with SIGKILL leaves: a scratch folder whose lock no one holds.
+    let killed = tmp.join("neardup-scratch-killed");
+    std::fs::create_dir_all(killed.join("edge")).unwrap();
+    std::fs::write(killed.join(".owner.lock"), "").unwrap();
+
+    let out = dir.path().join("out");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args([
+            "dedup",
+            s(&data),
+            "--embedder",
+            "glove",
+            "--glove",
+            s(&vectors),
+            "--out",
+            s(&out),
+            "-q",
+        ])
+        .env("TMPDIR", &tmp)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the run's own scratch folder, then stop it as a service manager would.
+    let started = std::time::Instant::now();
+    while !scratch_dirs(&tmp).iter().any(|d| d != &killed) {
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "no scratch folder appeared"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(
+        !killed.exists(),
+        "the killed run's folder is swept at start"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // SAFETY: kill(2) with a child's pid and a signal number has no memory effects.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    if status.success() {
+        // The run finished before the signal came: nothing to test about the signal here,
+        // but its folder must still be gone.
+        eprintln!("the run ended before SIGTERM");
+    } else {
+        assert_eq!(status.code(), Some(130), "{stderr}");
+        assert!(
+            stderr.contains("interrupted: temporary files removed"),
+            "{stderr}"
+        );
+    }
+    assert_eq!(scratch_dirs(&tmp), Vec::<PathBuf>::new());
+}

@@ -1,0 +1,155 @@
+//! Scratch folders: temporary folders for work that can be large (a two-stage run's vector
+//! index is about 6 KB a document, 635 MB at 100k), which must not outlive the run.
+//!
+//! A [`ScratchDir`] is removed when dropped, when the process gets Ctrl-C or SIGTERM, and, if
+//! the process was killed outright, by the next neardup that makes one: each holds a lock on a
+//! file inside it while it lives, so a folder whose lock can be taken has no owner left.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, Once};
+use std::time::{Duration, SystemTime};
+
+use crate::error::{Error, Result};
+
+/// Names of scratch folders start with this, in the system's temporary folder.
+const PREFIX: &str = "neardup-scratch-";
+/// Held by the folder's owner while it lives.
+const OWNER_LOCK: &str = ".owner.lock";
+/// A folder without its lock file this old was left by a process killed while making it.
+const UNLOCKED_GRACE: Duration = Duration::from_secs(600);
+
+/// Folders to remove if the process is interrupted.
+static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+static HANDLER: Once = Once::new();
+
+/// A temporary folder removed on drop, on Ctrl-C / SIGTERM, or by the next run if this
+/// process was killed.
+pub struct ScratchDir {
+    dir: tempfile::TempDir,
+    _owner: File,
+}
+
+impl ScratchDir {
+    /// Makes a scratch folder in the system's temporary folder, after removing those that
+    /// killed runs left behind.
+    pub fn new() -> Result<Self> {
+        let root = std::env::temp_dir();
+        sweep(&root);
+        install_handler();
+        let dir = tempfile::Builder::new()
+            .prefix(PREFIX)
+            .tempdir_in(&root)
+            .map_err(|e| Error::io(&root, e))?;
+        let lock_path = dir.path().join(OWNER_LOCK);
+        let owner = File::create(&lock_path).map_err(|e| Error::io(&lock_path, e))?;
+        owner.lock().map_err(|e| Error::io(&lock_path, e))?;
+        live().push(dir.path().to_owned());
+        Ok(ScratchDir { dir, _owner: owner })
+    }
+
+    /// The folder.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        live().retain(|p| p != self.dir.path());
+        // `TempDir` removes the folder after this.
+    }
+}
+
+fn live() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    // A panic while the list was held leaves it usable: it is only a list of paths.
+    LIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// On Ctrl-C or SIGTERM: remove the live scratch folders, then exit as interrupted (130).
+fn install_handler() {
+    HANDLER.call_once(|| {
+        let installed = ctrlc::set_handler(|| {
+            for dir in live().iter() {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+            eprintln!("interrupted: temporary files removed");
+            std::process::exit(130);
+        });
+        if let Err(e) = installed {
+            tracing::warn!(error = %e, "cannot clean temporary files on Ctrl-C");
+        }
+    });
+}
+
+/// Removes scratch folders under `root` whose owner is gone.
+fn sweep(root: &Path) {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let ours = entry.file_name().to_string_lossy().starts_with(PREFIX);
+        if ours && is_abandoned(&path) {
+            tracing::info!(dir = %path.display(), "removing the temporary index of a killed run");
+            if let Err(e) = std::fs::remove_dir_all(&path) {
+                tracing::warn!(dir = %path.display(), error = %e, "cannot remove it");
+            }
+        }
+    }
+}
+
+/// Whether no process owns the scratch folder at `path`.
+fn is_abandoned(path: &Path) -> bool {
+    match File::open(path.join(OWNER_LOCK)) {
+        // The lock is released when its owner exits, however it exits.
+        Ok(lock) => lock.try_lock().is_ok(),
+        // Made but not yet locked: only abandoned once it is old.
+        Err(_) => std::fs::metadata(path)
+            .and_then(|m| m.modified())
+            .is_ok_and(|made| {
+                SystemTime::now()
+                    .duration_since(made)
+                    .is_ok_and(|age| age > UNLOCKED_GRACE)
+            }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_folder_is_swept_once_its_owner_is_gone_and_not_before() {
+        let root = tempfile::tempdir().unwrap();
+        let owned = root.path().join(format!("{PREFIX}owned"));
+        let abandoned = root.path().join(format!("{PREFIX}abandoned"));
+        let fresh = root.path().join(format!("{PREFIX}fresh"));
+        let other = root.path().join("someone-elses");
+        for dir in [&owned, &abandoned, &fresh, &other] {
+            std::fs::create_dir(dir).unwrap();
+        }
+        let owner = File::create(owned.join(OWNER_LOCK)).unwrap();
+        owner.lock().unwrap();
+        // A lock file no one holds: its owner exited.
+        File::create(abandoned.join(OWNER_LOCK)).unwrap();
+        // `fresh` has no lock file yet, but is too new to be judged.
+        sweep(root.path());
+        assert!(owned.exists() && fresh.exists() && other.exists());
+        assert!(!abandoned.exists());
+        drop(owner);
+        sweep(root.path());
+        assert!(!owned.exists());
+    }
+
+    #[test]
+    fn a_scratch_folder_is_gone_after_drop() {
+        let scratch = ScratchDir::new().unwrap();
+        let path = scratch.path().to_owned();
+        std::fs::write(path.join("data"), b"x").unwrap();
+        assert!(live().contains(&path));
+        drop(scratch);
+        assert!(!path.exists());
+        assert!(!live().contains(&path));
+    }
+}
