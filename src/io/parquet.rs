@@ -27,15 +27,18 @@ pub(super) fn open(path: &Path, fields: &FieldSpec) -> Result<RawRecords> {
     let rows = reader.num_rows().map_err(unreadable)?;
     let schema = reader.schema().map_err(unreadable)?;
     let columns: Vec<String> = schema.iter_names().map(|n| n.to_string()).collect();
-    for name in std::iter::once(&fields.id).chain(&fields.text) {
-        if !columns.contains(name) {
+    for (name, is_id) in
+        std::iter::once((&fields.id, true)).chain(fields.text.iter().map(|t| (t, false)))
+    {
+        let Some(column) = schema.get(name.as_str()) else {
             return Err(Error::input(
                 Location::file(path),
                 Some(name),
                 format!("no such column; the file has: {}", columns.join(", ")),
                 "choose the columns with --id-field and --text-field",
             ));
-        }
+        };
+        check_type(path, name, column.dtype(), is_id)?;
     }
     Ok(Box::new(Rows {
         path: path.to_owned(),
@@ -44,6 +47,39 @@ pub(super) fn open(path: &Path, fields: &FieldSpec) -> Result<RawRecords> {
         next_row: 0,
         buffered: VecDeque::new(),
     }))
+}
+
+/// Text columns must hold strings and the id column strings or integers: anything else (bytes,
+/// lists, structs) would reach the documents as its printed form, `b"caf\xe9"` or `["a"]`.
+fn check_type(path: &Path, name: &str, dtype: &ArrowDataType, is_id: bool) -> Result<()> {
+    use ArrowDataType as T;
+    let fits = match dtype {
+        T::Utf8 | T::LargeUtf8 | T::Utf8View | T::Null => true,
+        T::Int8 | T::Int16 | T::Int32 | T::Int64 | T::UInt8 | T::UInt16 | T::UInt32 | T::UInt64 => {
+            is_id
+        }
+        _ => false,
+    };
+    if fits {
+        return Ok(());
+    }
+    let (wanted, hint) = if is_id {
+        (
+            "strings or integers",
+            "choose another column with --id-field",
+        )
+    } else {
+        (
+            "strings",
+            "write the column as UTF-8 strings (join lists first), or choose others with --text-field",
+        )
+    };
+    Err(Error::input(
+        Location::file(path),
+        Some(name),
+        format!("the column holds {dtype:?}, not {wanted}"),
+        hint,
+    ))
 }
 
 struct Rows {
@@ -228,5 +264,50 @@ mod tests {
             err.contains("field `doc`: no such column; the file has: core_id"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn binary_and_list_text_columns_are_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("docs.parquet");
+        let titles = Series::new("processed_title".into(), [&b"caf\xe9"[..], b"tea"]);
+        let abstracts = Series::new(
+            "processed_abstract".into(),
+            [
+                Series::new("".into(), ["a", "b"]),
+                Series::new("".into(), ["c"]),
+            ],
+        );
+        let mut frame = DataFrame::new_infer_height(vec![
+            Series::new("core_id".into(), [1i64, 2]).into(),
+            titles.into(),
+            abstracts.into(),
+        ])
+        .unwrap();
+        ParquetWriter::new(File::create(&path).unwrap())
+            .finish(&mut frame)
+            .unwrap();
+        let open = |text: &str| {
+            let fields = FieldSpec {
+                id: "core_id".into(),
+                text: vec![text.into()],
+            };
+            Input::new(&path, None)
+                .unwrap()
+                .open(&fields)
+                .err()
+                .map(|e| e.to_string())
+        };
+        let err = open("processed_title").unwrap();
+        assert!(
+            err.contains("field `processed_title`: the column holds") && err.contains("Binary"),
+            "{err}"
+        );
+        let err = open("processed_abstract").unwrap();
+        assert!(
+            err.contains("field `processed_abstract`: the column holds") && err.contains("List"),
+            "{err}"
+        );
+        assert!(err.contains("join lists first"), "{err}");
     }
 }
