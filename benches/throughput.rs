@@ -45,6 +45,7 @@ fn main() {
         let read = ReadOptions {
             fields: FieldSpec::default(),
             skip_invalid: false,
+            max_doc_bytes: neardup::io::DEFAULT_MAX_DOC_BYTES,
         };
         let clock = Instant::now();
         let minhash = Method::defaults(MethodName::Minhash);

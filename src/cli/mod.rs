@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Parser, Subcommand};
 
 use crate::error::{Error, Location, Result};
-use crate::io::{FieldSpec, Input, InputFormat, ReadOptions, SkipReport};
+use crate::io::{DEFAULT_MAX_DOC_BYTES, FieldSpec, Input, InputFormat, ReadOptions, SkipReport};
 use crate::pipeline::InputSpec;
 
 /// Find duplicate and near-duplicate documents.
@@ -152,6 +152,9 @@ pub struct InputArgs {
     /// Skip bad records (reporting how many and where) instead of stopping at the first.
     #[arg(long)]
     skip_invalid: bool,
+    /// The longest document text, in bytes; a longer one is a bad record (see --skip-invalid).
+    #[arg(long, default_value_t = DEFAULT_MAX_DOC_BYTES)]
+    max_doc_bytes: usize,
 }
 
 impl InputArgs {
@@ -166,6 +169,7 @@ impl InputArgs {
                 self.text_fields.clone()
             },
             skip_invalid: self.skip_invalid,
+            max_doc_bytes: self.max_doc_bytes,
         }
     }
 

@@ -81,7 +81,7 @@ pub fn run(args: StreamArgs) -> Result<()> {
     let mut skipped = crate::io::SkipReport::default();
     for_each_chunk(&inputs, &read.fields, "streaming", |chunk| {
         for raw in chunk {
-            let record = match raw.parse(&read.fields) {
+            let record = match read.parse(&raw) {
                 Ok(r) => r,
                 Err(e) if read.skip_invalid => {
                     skipped.add(&e);

@@ -19,7 +19,14 @@ pub struct MiniLm {
     batch: usize,
     weights: PathBuf,
     dimensions: usize,
+    /// Bytes of a text's start that hold its first `max_tokens` tokens (see [`BYTES_PER_TOKEN`]).
+    text_bytes: usize,
 }
+
+/// A bound on the bytes a token takes in text: WordPiece tokens of prose average 4 to 6 bytes,
+/// so the first `32 * max_tokens` bytes hold every token the model reads, and the tokenizer
+/// never sees the rest of a long document.
+const BYTES_PER_TOKEN: usize = 32;
 
 impl MiniLm {
     /// Loads `config.json`, `tokenizer.json` and `model.safetensors` from `dir`; texts are
@@ -62,6 +69,7 @@ impl MiniLm {
             batch,
             weights,
             dimensions: config.hidden_size,
+            text_bytes: max_tokens * BYTES_PER_TOKEN,
         })
     }
 
@@ -112,7 +120,14 @@ impl Embedder for MiniLm {
         order.sort_by_key(|&i| texts[i].len());
         let mut vectors = vec![Vec::new(); texts.len()];
         for chunk in order.chunks(self.batch) {
-            let batch: Vec<&str> = chunk.iter().map(|&i| texts[i]).collect();
+            let batch: Vec<&str> = chunk
+                .iter()
+                .map(|&i| {
+                    super::pieces(texts[i], self.text_bytes)
+                        .next()
+                        .unwrap_or("")
+                })
+                .collect();
             let encodings = self.tokenizer.encode_batch(batch, true).map_err(|e| {
                 Error::model(
                     format!("tokenizing failed: {e}"),

@@ -188,6 +188,31 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
+/// Splits `text` into pieces of at most about `size` bytes, each cut after a whitespace
+/// character where there is one (so that a word tokenizer sees the same words as in the whole
+/// text), else at a character boundary. Lets embedders read a long text a piece at a time.
+fn pieces(text: &str, size: usize) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let mut end = rest.len().min(size.max(4));
+        while !rest.is_char_boundary(end) {
+            end -= 1;
+        }
+        if end < rest.len()
+            && let Some(space) = rest[..end].rfind(char::is_whitespace)
+        {
+            let space_len = rest[space..].chars().next().map_or(1, char::len_utf8);
+            end = space + space_len;
+        }
+        let (piece, after) = rest.split_at(end);
+        rest = after;
+        Some(piece)
+    })
+}
+
 /// Loads `tokenizer.json` from `dir`. The file shipped with MiniLM hard-codes truncation and
 /// padding to 128, so both are set here: truncation to `max_tokens` (none when `None`) and
 /// padding to the longest text of each batch.
@@ -223,3 +248,26 @@ fn candle_error(path: &Path, e: candle_core::Error) -> Error {
 
 #[cfg(test)]
 pub(crate) mod tests;
+
+#[cfg(test)]
+mod piece_tests {
+    use super::pieces;
+
+    #[test]
+    fn pieces_cover_the_text_and_cut_after_whitespace() {
+        let text = "één twee drie vier vijf zes zeven acht";
+        let parts: Vec<&str> = pieces(text, 10).collect();
+        assert_eq!(parts.concat(), text);
+        assert!(parts.iter().all(|p| p.len() <= 10), "{parts:?}");
+        assert!(
+            parts[..parts.len() - 1].iter().all(|p| p.ends_with(' ')),
+            "{parts:?}"
+        );
+        // No whitespace: cut at character boundaries, never inside a character.
+        let word = "ééééééééééé";
+        let parts: Vec<&str> = pieces(word, 5).collect();
+        assert_eq!(parts.concat(), word);
+        assert!(parts.iter().all(|p| p.len() <= 5), "{parts:?}");
+        assert_eq!(pieces("", 8).count(), 0);
+    }
+}

@@ -25,6 +25,8 @@ pub const STATIC_FILE: &str = "static.safetensors";
 
 /// Tokens per forward pass while deriving (each a three-token sequence).
 const DERIVE_BATCH: usize = 512;
+/// Bytes of text tokenized at a time when embedding (a long text is read in pieces).
+const PIECE_BYTES: usize = 64 << 10;
 
 /// A static embedder loaded from a folder with `static.safetensors` and `tokenizer.json`.
 pub struct StaticEmbedder {
@@ -97,20 +99,18 @@ impl StaticEmbedder {
         })
     }
 
+    /// A streaming mean: the text is tokenized a piece at a time, so that a long document costs
+    /// memory for one piece's tokens, not for all of them.
     fn embed_one(&self, text: &str) -> Result<Vec<f32>> {
-        let ids = token_ids(&self.tokenizer, text)?;
-        Ok(self.pool(&ids, true))
-    }
-
-    /// The weighted mean of the tokens' vectors, centred when `centre` is set, normalised.
-    fn pool(&self, ids: &[u32], centre: bool) -> Vec<f32> {
-        pool(
-            &self.vectors,
-            &self.weights,
-            centre.then_some(&self.mean[..]),
-            self.dimensions,
-            ids,
-        )
+        let mut sum = WeightedSum::new(self.dimensions);
+        for piece in super::pieces(text, PIECE_BYTES) {
+            sum.add(
+                &self.vectors,
+                &self.weights,
+                &token_ids(&self.tokenizer, piece)?,
+            );
+        }
+        Ok(sum.mean(Some(&self.mean)))
     }
 }
 
@@ -135,30 +135,52 @@ fn token_ids(tokenizer: &Tokenizer, text: &str) -> Result<Vec<u32>> {
     Ok(encoding.get_ids().to_vec())
 }
 
-fn pool(
-    vectors: &[f32],
-    weights: &[f32],
-    mean: Option<&[f32]>,
-    dimensions: usize,
-    ids: &[u32],
-) -> Vec<f32> {
-    let mut sum = vec![0f32; dimensions];
-    let mut total = 0f32;
-    for &id in ids {
-        let id = id as usize;
-        let weight = weights[id];
-        let row = &vectors[id * dimensions..(id + 1) * dimensions];
-        sum.iter_mut().zip(row).for_each(|(s, x)| *s += weight * x);
-        total += weight;
-    }
-    if total > 0.0 {
-        sum.iter_mut().for_each(|s| *s /= total);
-        if let Some(mean) = mean {
-            sum.iter_mut().zip(mean).for_each(|(s, m)| *s -= m);
+/// A running IDF-weighted sum of token vectors, for the mean of a text read in pieces. It adds
+/// in `f64`: a long document sums hundreds of thousands of vectors, and `f32` rounding there
+/// is amplified by the centring that follows.
+struct WeightedSum {
+    sum: Vec<f64>,
+    total: f64,
+}
+
+impl WeightedSum {
+    fn new(dimensions: usize) -> Self {
+        WeightedSum {
+            sum: vec![0.0; dimensions],
+            total: 0.0,
         }
     }
-    normalize(&mut sum);
-    sum
+
+    /// Adds the vectors of tokens `ids`, each by its weight.
+    fn add(&mut self, vectors: &[f32], weights: &[f32], ids: &[u32]) {
+        let d = self.sum.len();
+        for &id in ids {
+            let id = id as usize;
+            let weight = f64::from(weights[id]);
+            let row = &vectors[id * d..(id + 1) * d];
+            self.sum
+                .iter_mut()
+                .zip(row)
+                .for_each(|(s, &x)| *s += weight * f64::from(x));
+            self.total += weight;
+        }
+    }
+
+    /// The weighted mean, less `centre` if given, normalised.
+    fn mean(self, centre: Option<&[f32]>) -> Vec<f32> {
+        let mut mean: Vec<f32> = self
+            .sum
+            .iter()
+            .map(|&s| if self.total > 0.0 { s / self.total } else { 0.0 } as f32)
+            .collect();
+        if self.total > 0.0
+            && let Some(centre) = centre
+        {
+            mean.iter_mut().zip(centre).for_each(|(m, c)| *m -= c);
+        }
+        normalize(&mut mean);
+        mean
+    }
 }
 
 /// Derives a static model from `model` into `dir`: each vocabulary token's pooled output
@@ -213,7 +235,9 @@ pub fn derive_static(
     let weights = idf(&documents, vocabulary);
     let mut mean = vec![0f32; dimensions];
     for ids in &documents {
-        let v = pool(&vectors, &weights, None, dimensions, ids);
+        let mut sum = WeightedSum::new(dimensions);
+        sum.add(&vectors, &weights, ids);
+        let v = sum.mean(None);
         mean.iter_mut().zip(&v).for_each(|(m, x)| *m += x);
     }
     mean.iter_mut()

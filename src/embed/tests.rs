@@ -311,3 +311,30 @@ fn a_static_model_can_be_derived_narrower_than_its_source() {
     );
     assert!(cosine(&v[0], &v[1]) > 0.99999);
 }
+
+#[test]
+fn a_long_text_is_read_only_as_far_as_it_is_embedded() {
+    let dir = tempfile::tempdir().unwrap();
+    tiny_static(dir.path());
+    let embedder = StaticEmbedder::open(dir.path()).unwrap();
+    // 1.2 MB of eight words repeated: the static mean is taken a piece at a time, and must
+    // equal the mean of the eight words once.
+    let words = TINY_WORDS[..8].join(" ");
+    let long = vec![words.as_str(); 20_000].join(" ");
+    let streamed = embedder.embed(&[&long]).unwrap().remove(0);
+    let once = embedder.embed(&[&words]).unwrap().remove(0);
+    assert!(
+        cosine(&streamed, &once) > 0.99999,
+        "{}",
+        cosine(&streamed, &once)
+    );
+
+    // MiniLM reads the first max_tokens tokens: appending a megabyte changes nothing.
+    let bert = tempfile::tempdir().unwrap();
+    tiny_bert(bert.path());
+    let model = MiniLm::open(bert.path(), 8, 4).unwrap();
+    let start = "stroke aspirin trial risk patients blood pressure care the study";
+    let a = model.embed(&[start]).unwrap();
+    let b = model.embed(&[&format!("{start} {long}")]).unwrap();
+    assert!(cosine(&a[0], &b[0]) > 0.99999);
+}

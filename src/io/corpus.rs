@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use rayon::prelude::*;
 
-use super::{FieldSpec, Input, RawRecord};
+use super::{FieldSpec, Input, RawRecord, Record};
 use crate::error::{Error, InputError, Location, Result};
 use crate::progress;
 
@@ -46,6 +46,11 @@ pub struct Corpus {
     pub skipped: SkipReport,
 }
 
+/// The longest document text read by default: 16 MiB, a long book. Work grows with a
+/// document's length (its shingles, in every method), so one runaway record (a whole dump in
+/// one field) is refused by name rather than allowed to exhaust memory.
+pub const DEFAULT_MAX_DOC_BYTES: usize = 16 << 20;
+
 /// How to read and sketch a corpus.
 #[derive(Clone, Debug)]
 pub struct ReadOptions {
@@ -53,6 +58,30 @@ pub struct ReadOptions {
     pub fields: FieldSpec,
     /// Skip bad records (counting them) instead of stopping at the first.
     pub skip_invalid: bool,
+    /// A document whose text is longer (in bytes) is a bad record.
+    pub max_doc_bytes: usize,
+}
+
+impl ReadOptions {
+    /// Reads a record's id and text, refusing a text over [`ReadOptions::max_doc_bytes`].
+    pub fn parse(&self, raw: &RawRecord) -> Result<Record, InputError> {
+        let record = raw.parse(&self.fields)?;
+        if record.text.len() > self.max_doc_bytes {
+            return Err(InputError {
+                location: raw.location.clone(),
+                field: Some(self.fields.text.join(" + ")),
+                problem: format!(
+                    "the text is {} bytes, over the limit of {} bytes",
+                    record.text.len(),
+                    self.max_doc_bytes
+                ),
+                hint: "raise --max-doc-bytes (`max_doc_bytes` in a pipeline's [input]), or pass \
+                       --skip-invalid to skip such records"
+                    .into(),
+            });
+        }
+        Ok(record)
+    }
 }
 
 /// Calls `each` with every raw record of `inputs`, in order, in chunks of up to [`CHUNK`],
@@ -101,7 +130,7 @@ pub fn read_corpus<T: Send>(
         let sketched: Vec<_> = chunk
             .par_iter()
             .map(|raw| {
-                let record = raw.parse(&options.fields)?;
+                let record = options.parse(raw)?;
                 Ok((record.id, sketch(&record.text)))
             })
             .collect();

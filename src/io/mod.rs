@@ -24,7 +24,9 @@ mod output;
 mod parquet;
 mod scratch;
 
-pub use corpus::{Corpus, ReadOptions, SkipReport, for_each_chunk, read_corpus};
+pub use corpus::{
+    Corpus, DEFAULT_MAX_DOC_BYTES, ReadOptions, SkipReport, for_each_chunk, read_corpus,
+};
 pub use output::{AtomicFile, write_json_lines, write_json_pretty};
 pub use scratch::ScratchDir;
 

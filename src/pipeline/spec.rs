@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use super::{Method, MethodName};
 use crate::error::{Error, Location, Result};
 use crate::eval::Predicted;
-use crate::io::{FieldSpec, Input, InputFormat, ReadOptions};
+use crate::io::{DEFAULT_MAX_DOC_BYTES, FieldSpec, Input, InputFormat, ReadOptions};
 use crate::settings::{SettingError, toml_line_of_key};
 
 /// A whole run.
@@ -76,6 +76,13 @@ pub struct InputSpec {
     /// Skip bad records instead of stopping.
     #[serde(default)]
     pub skip_invalid: bool,
+    /// The longest document text, in bytes; a longer one is a bad record.
+    #[serde(default = "default_max_doc_bytes")]
+    pub max_doc_bytes: usize,
+}
+
+fn default_max_doc_bytes() -> usize {
+    DEFAULT_MAX_DOC_BYTES
 }
 
 impl InputSpec {
@@ -98,6 +105,7 @@ impl InputSpec {
                 text: self.text_fields.clone(),
             },
             skip_invalid: self.skip_invalid,
+            max_doc_bytes: self.max_doc_bytes,
         }
     }
 }
