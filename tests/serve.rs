@@ -13,8 +13,8 @@ fn word(i: usize) -> String {
     format!("w{i}")
 }
 
-/// An index over no documents, with random 32-dimensional vectors for `WORDS` words.
-fn empty_index(dir: &Path) -> PathBuf {
+/// A GloVe file in `dir` with random 32-dimensional vectors for `WORDS` words.
+fn word_vectors(dir: &Path) -> PathBuf {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
     let mut vectors = String::new();
     for i in 0..WORDS {
@@ -26,6 +26,12 @@ fn empty_index(dir: &Path) -> PathBuf {
     }
     let glove = dir.join("words.txt");
     std::fs::write(&glove, vectors).unwrap();
+    glove
+}
+
+/// An index over no documents, with [`word_vectors`].
+fn empty_index(dir: &Path) -> PathBuf {
+    let glove = word_vectors(dir);
     let empty = dir.join("empty.jsonl");
     std::fs::write(&empty, "").unwrap();
     let index = dir.join("idx");
@@ -220,7 +226,6 @@ fn client_mistakes_get_json_4xx_and_writes_need_the_token() {
     for (body, status, needle) in [
         ("{not json", 400, "request body"),
         (r#"{"id": "c"}"#, 422, "give `text`"),
-        (r#"{"id": "c", "text": "  "}"#, 422, "empty"),
         (r#"{"id": "", "text": "w1"}"#, 422, "`id` is empty"),
         (r#"{"id": "  ", "text": "w1"}"#, 422, "`id` is empty"),
         (
@@ -253,8 +258,130 @@ fn client_mistakes_get_json_4xx_and_writes_need_the_token() {
     assert_eq!(status, 204);
     let (status, _) = call(auth(ureq::delete(&url("/documents/a"))), None).unwrap();
     assert_eq!(status, 404);
+    // One rule with `neardup dedup`: an empty text is a document, and matches nothing.
+    let blank = r#"{"id": "blank", "text": "  "}"#;
+    let (status, body) = call(auth(ureq::post(&url("/documents"))), Some(blank)).unwrap();
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(body["duplicates"], serde_json::json!([]));
+    let (status, body) = call(auth(ureq::post(&url("/similar"))), Some(r#"{"text": ""}"#)).unwrap();
+    assert_eq!(
+        (status, &body["duplicates"]),
+        (200, &serde_json::json!([])),
+        "{body}"
+    );
     let (status, spec) = call(auth(ureq::get(&url("/openapi.json"))), None).unwrap();
     assert_eq!(status, 200);
     assert!(spec["paths"]["/documents"]["post"].is_object(), "{spec}");
+    server.kill();
+}
+
+#[test]
+fn a_missing_index_folder_gets_a_new_index_and_heavy_work_is_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let glove = word_vectors(dir.path());
+    let index = dir.path().join("new-index");
+    let glove_args = ["--embedder", "glove", "--glove", glove.to_str().unwrap()];
+    let extra = [
+        &glove_args[..],
+        &[
+            "--max-text-bytes",
+            "300000",
+            "--max-concurrent",
+            "1",
+            "--max-body",
+            "1000000",
+        ],
+    ]
+    .concat();
+    let server = Server::start(&index, &extra);
+    let url = |path: &str| format!("{}{path}", server.url);
+    let (status, stats) = call(ureq::get(&url("/stats")), None).unwrap();
+    assert_eq!(
+        (status, stats["documents"].as_u64()),
+        (200, Some(0)),
+        "{stats}"
+    );
+    assert!(
+        stats["embedder"].as_str().unwrap().contains("glove"),
+        "{stats}"
+    );
+
+    let too_long = format!(r#"{{"text": "{}"}}"#, "w1 ".repeat(100_001));
+    let (status, answer) = call(ureq::post(&url("/similar")), Some(&too_long)).unwrap();
+    assert_eq!(status, 413, "{answer}");
+    assert!(
+        answer["error"]
+            .as_str()
+            .unwrap()
+            .contains("--max-text-bytes"),
+        "{answer}"
+    );
+
+    // Sixteen long texts at once through one permit: the ones that find it taken get 503
+    // with Retry-After, the others their answer.
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    let heavy = format!(
+        r#"{{"text": "{}"}}"#,
+        (0..40_000)
+            .map(|_| word(rng.random_range(0..WORDS)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    let start = std::sync::Barrier::new(16);
+    let answers: Vec<(u16, Option<String>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..16)
+            .map(|_| {
+                scope.spawn(|| {
+                    start.wait();
+                    match ureq::post(&url("/similar")).send_string(&heavy) {
+                        Ok(r) => (r.status(), None),
+                        Err(ureq::Error::Status(code, r)) => {
+                            (code, r.header("Retry-After").map(str::to_owned))
+                        }
+                        Err(e) => panic!("{e}"),
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert!(
+        answers.iter().all(|(code, _)| *code == 200 || *code == 503),
+        "{answers:?}"
+    );
+    assert!(answers.iter().any(|(code, _)| *code == 200), "{answers:?}");
+    let busy: Vec<_> = answers.iter().filter(|(code, _)| *code == 503).collect();
+    assert!(
+        !busy.is_empty(),
+        "one permit and sixteen at once: {answers:?}"
+    );
+    assert!(
+        busy.iter().all(|(_, retry)| retry.as_deref() == Some("1")),
+        "{busy:?}"
+    );
+    server.kill();
+
+    // Now the folder holds an index: settings of a new one are refused, serving ones are not.
+    let out = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args([
+            "serve",
+            "--index",
+            index.to_str().unwrap(),
+            "--threshold",
+            "0.9",
+            "--top-k",
+            "5",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--threshold: settings of a new index"),
+        "{stderr}"
+    );
+    let server = Server::start(&index, &["--top-k", "5"]);
+    let (status, _) = call(ureq::get(&format!("{}/stats", server.url)), None).unwrap();
+    assert_eq!(status, 200);
     server.kill();
 }

@@ -1,24 +1,28 @@
 //! `neardup serve`: the index behind a JSON HTTP API.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use clap::Args;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::index::DocumentIndex;
+use crate::pipeline::{Method, MethodName};
 use crate::serve::{ServeOptions, serve};
 
 /// Serve an index over HTTP: add documents, look up duplicates (see GET /openapi.json).
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  \
+#[command(
+    mut_arg("index", |a| a.required(true).help(
+        "Index folder: served if it holds an index, else a new empty index is made there with \
+         the two-stage settings given")),
+    after_help = "Examples:\n  \
     neardup index corpus.jsonl --index idx/ && neardup serve --index idx/\n  \
+    neardup serve --index new-idx/ --embedder minilm\n  \
     curl -s localhost:8080/similar -d '{\"text\": \"aspirin and stroke\"}'\n  \
-    NEARDUP_TOKEN=secret neardup serve --index idx/ --addr 0.0.0.0:8080")]
+    NEARDUP_TOKEN=secret neardup serve --index idx/ --addr 0.0.0.0:8080"
+)]
 pub struct ServeArgs {
-    /// Index folder made by `neardup index` (an empty input makes an empty one).
-    #[arg(long)]
-    index: PathBuf,
     /// Address to listen on; loopback unless you say otherwise.
     #[arg(long, default_value = "127.0.0.1:8080")]
     addr: SocketAddr,
@@ -29,19 +33,56 @@ pub struct ServeArgs {
     #[arg(long, requires = "token")]
     public_reads: bool,
     /// Largest request body in bytes.
-    #[arg(long, default_value_t = 10 * 1024 * 1024)]
+    #[arg(long, default_value_t = 4 << 20)]
     max_body: usize,
-    /// Neighbours looked at per query.
-    #[arg(long, default_value_t = crate::pipeline::DEFAULT_TOP_K)]
-    top_k: usize,
-    /// Qdrant server address to use instead of the one a server index was built with.
+    /// Longest document or query text in bytes (413 above).
+    #[arg(long, default_value_t = 1 << 20)]
+    max_text_bytes: usize,
+    /// Requests that embed and search at once; more get 503 with Retry-After [default: twice
+    /// the cores].
     #[arg(long)]
-    qdrant_url: Option<String>,
+    max_concurrent: Option<usize>,
+    /// The index's settings: the two-stage flags make a new index; of an existing one,
+    /// --top-k and --qdrant-url (the server may have moved) may be given.
+    #[command(flatten)]
+    settings: super::settings::MethodFlags,
 }
 
+/// Settings an existing index may be served with; the others are its manifest's.
+const SERVING_KEYS: [&str; 3] = ["index", "top_k", "qdrant_url"];
+
 pub fn run(args: ServeArgs, models: &Path) -> Result<()> {
-    crate::pipeline::check_top_k(args.top_k)?;
-    let index = DocumentIndex::open(&args.index, models, args.qdrant_url.as_deref())?;
+    let Method::TwoStage(config) = args.settings.method(MethodName::TwoStage)? else {
+        unreachable!("a two-stage name gives the two-stage method")
+    };
+    let dir = config
+        .index_dir
+        .ok_or_else(|| Error::Usage("--index DIR is required".into()))?;
+    let index = if holds_nothing(&dir)? {
+        let mut index = DocumentIndex::create(&dir, &config.settings, models)?;
+        index.finish()?;
+        eprintln!("made an empty index in {}", dir.display());
+        index
+    } else {
+        let fixed: Vec<String> = args
+            .settings
+            .given_keys()
+            .into_iter()
+            .filter(|key| !SERVING_KEYS.contains(&key.as_str()))
+            .map(|key| super::settings::flag(&key))
+            .collect();
+        if !fixed.is_empty() {
+            return Err(Error::Usage(format!(
+                "{}: settings of a new index, and {} holds one (its settings are in its manifest); \
+                 drop them, or give a new folder",
+                fixed.join(", "),
+                dir.display()
+            )));
+        }
+        let url = config.settings.store.qdrant_url.as_deref();
+        DocumentIndex::open(&dir, models, url)?
+    };
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     serve(
         index,
         &ServeOptions {
@@ -49,7 +90,19 @@ pub fn run(args: ServeArgs, models: &Path) -> Result<()> {
             token: args.token,
             public_reads: args.public_reads,
             max_body: args.max_body,
-            top_k: args.top_k,
+            max_text_bytes: args.max_text_bytes,
+            max_concurrent: args.max_concurrent.unwrap_or(2 * cores),
+            top_k: config.top_k,
         },
     )
+}
+
+/// Whether `dir` is missing or an empty folder (a new index goes there, as a database creates
+/// its data folder); a folder with files that is not an index is refused when opened.
+fn holds_nothing(dir: &Path) -> Result<bool> {
+    match std::fs::read_dir(dir) {
+        Ok(mut entries) => Ok(entries.next().is_none()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(true),
+        Err(e) => Err(Error::io(dir, e)),
+    }
 }

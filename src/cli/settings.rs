@@ -1,4 +1,4 @@
-//! The method flags of `neardup dedup` and `neardup index`.
+//! The method flags of `neardup dedup`, `neardup index` and `neardup serve`.
 //!
 //! The flags are collected as given (an unset flag is absent, not a default) and read through
 //! [`Method::from_settings`], the same function that reads a pipeline file's `[method]` table.
@@ -110,12 +110,23 @@ pub struct MethodFlags {
 }
 
 impl MethodFlags {
-    /// The method `name` with the flags given, read like a pipeline file's `[method]` table.
-    pub fn method(&self, name: MethodName) -> Result<Method> {
+    /// The flags given, as setting keys and values.
+    fn given(&self) -> serde_json::Map<String, Value> {
         let Ok(Value::Object(mut given)) = serde_json::to_value(self) else {
             unreachable!("flags serialise to a JSON object")
         };
         given.retain(|_, value| !value.is_null() && value != &Value::Array(Vec::new()));
+        given
+    }
+
+    /// The setting keys of the flags given (`num_perm` for `--num-perm`).
+    pub fn given_keys(&self) -> Vec<String> {
+        self.given().into_iter().map(|(key, _)| key).collect()
+    }
+
+    /// The method `name` with the flags given, read like a pipeline file's `[method]` table.
+    pub fn method(&self, name: MethodName) -> Result<Method> {
+        let given = self.given();
         Method::from_settings(name, given).map_err(|SettingError { key, message }| {
             let message = as_flags(&message);
             Error::Usage(match key {
@@ -127,7 +138,7 @@ impl MethodFlags {
 }
 
 /// The flag of a setting key: `num_perm` is `--num-perm`.
-fn flag(key: &str) -> String {
+pub(super) fn flag(key: &str) -> String {
     format!("--{}", key.replace('_', "-"))
 }
 

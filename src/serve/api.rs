@@ -23,9 +23,8 @@ pub struct NewDocument {
     /// Unique document id.
     #[schema(min_length = 1)]
     pub id: String,
-    /// The whole text.
+    /// The whole text (may be empty: an empty document matches nothing).
     #[serde(default)]
-    #[schema(min_length = 1)]
     pub text: Option<String>,
     /// Title, when `text` is not given.
     #[serde(default)]
@@ -39,8 +38,7 @@ pub struct NewDocument {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SimilarRequest {
-    /// The text.
-    #[schema(min_length = 1)]
+    /// The text (an empty one matches nothing).
     pub text: String,
 }
 
@@ -86,6 +84,8 @@ pub struct ErrorBody {
 pub struct ApiError {
     status: StatusCode,
     message: String,
+    /// Seconds for a `Retry-After` header (a full server).
+    retry_after: Option<u64>,
 }
 
 impl ApiError {
@@ -94,6 +94,7 @@ impl ApiError {
         ApiError {
             status,
             message: message.into(),
+            retry_after: None,
         }
     }
 
@@ -107,7 +108,13 @@ impl IntoResponse for ApiError {
         let body = Json(ErrorBody {
             error: self.message,
         });
-        (self.status, body).into_response()
+        let mut response = (self.status, body).into_response();
+        if let Some(seconds) = self.retry_after {
+            response
+                .headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, seconds.into());
+        }
+        response
     }
 }
 
@@ -169,12 +176,30 @@ fn check_id(id: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
-fn non_empty(text: &str) -> Result<(), ApiError> {
-    if text.trim().is_empty() {
-        Err(ApiError::unprocessable("the text is empty"))
-    } else {
-        Ok(())
+/// Seconds a client is asked to wait when the server is full.
+const RETRY_AFTER_SECONDS: u64 = 1;
+
+/// A permit to embed and search one text, if the text fits and a permit is free.
+fn admit(state: &AppState, text: &str) -> Result<tokio::sync::OwnedSemaphorePermit, ApiError> {
+    if text.len() > state.max_text_bytes {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "the text is {} bytes, the limit is {} (--max-text-bytes)",
+                text.len(),
+                state.max_text_bytes
+            ),
+        ));
     }
+    state
+        .heavy
+        .clone()
+        .try_acquire_owned()
+        .map_err(|_| ApiError {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            message: "the server is busy with other texts; retry shortly".into(),
+            retry_after: Some(RETRY_AFTER_SECONDS),
+        })
 }
 
 fn confirmed(matches: Vec<Match>) -> Vec<Match> {
@@ -188,8 +213,9 @@ fn confirmed(matches: Vec<Match>) -> Vec<Match> {
         (status = 400, description = "Malformed JSON", body = ErrorBody),
         (status = 401, description = "Missing or wrong bearer token", body = ErrorBody),
         (status = 409, description = "The id exists", body = ErrorBody),
-        (status = 413, description = "Body over the limit", body = ErrorBody),
-        (status = 422, description = "Missing or empty fields", body = ErrorBody)))]
+        (status = 413, description = "Body or text over the limit", body = ErrorBody),
+        (status = 422, description = "Missing fields or a bad id", body = ErrorBody),
+        (status = 503, description = "Busy: retry after the Retry-After seconds", body = ErrorBody)))]
 pub(super) async fn add_document(
     State(state): State<Arc<AppState>>,
     body: Result<Bytes, BytesRejection>,
@@ -216,9 +242,10 @@ pub(super) async fn add_document(
             ));
         }
     };
-    non_empty(&text)?;
+    let permit = admit(&state, &text)?;
     let id = doc.id;
     blocking(move || {
+        let _permit = permit;
         let _write = state.writes.lock().unwrap_or_else(|e| e.into_inner());
         if state.index.contains(&id)? {
             return Err(ApiError::new(
@@ -243,15 +270,17 @@ pub(super) async fn add_document(
     responses(
         (status = 200, description = "Duplicates", body = Duplicates),
         (status = 400, description = "Malformed JSON", body = ErrorBody),
-        (status = 413, description = "Body over the limit", body = ErrorBody),
-        (status = 422, description = "Missing or empty text", body = ErrorBody)))]
+        (status = 413, description = "Body or text over the limit", body = ErrorBody),
+        (status = 422, description = "Missing text", body = ErrorBody),
+        (status = 503, description = "Busy: retry after the Retry-After seconds", body = ErrorBody)))]
 pub(super) async fn similar(
     State(state): State<Arc<AppState>>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Duplicates>, ApiError> {
     let request: SimilarRequest = parse(body)?;
-    non_empty(&request.text)?;
+    let permit = admit(&state, &request.text)?;
     blocking(move || {
+        let _permit = permit;
         let found = state.index.similar_to_text(&request.text, state.top_k)?;
         Ok(Json(Duplicates {
             id: None,
@@ -266,12 +295,15 @@ pub(super) async fn similar(
     params(("id" = String, Path, description = "Document id (percent-encode `/`)")),
     responses(
         (status = 200, description = "Duplicates", body = Duplicates),
-        (status = 404, description = "No such document", body = ErrorBody)))]
+        (status = 404, description = "No such document", body = ErrorBody),
+        (status = 503, description = "Busy: retry after the Retry-After seconds", body = ErrorBody)))]
 pub(super) async fn duplicates_of(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
 ) -> Result<Json<Duplicates>, ApiError> {
+    let permit = admit(&state, "")?;
     blocking(move || {
+        let _permit = permit;
         if !state.index.contains(&id)? {
             return Err(ApiError::new(
                 StatusCode::NOT_FOUND,

@@ -8,7 +8,10 @@
 //! - `GET /documents/{id}/duplicates`, `DELETE /documents/{id}`, `GET /health`, `GET /stats`,
 //!   `GET /openapi.json`.
 //!
-//! Reads run in parallel on tokio's blocking pool; writes are serialised by one lock. Client
+//! Reads run in parallel on tokio's blocking pool; writes are serialised by one lock. The work
+//! a client can cause is bounded: texts over `--max-text-bytes` get 413, and at most
+//! `--max-concurrent` requests embed and search at once (more get 503 with `Retry-After`).
+//! An empty text is a document like any other and matches nothing, as in `neardup dedup`. Client
 //! mistakes get a 4xx with a JSON body naming the problem (see [`ApiError`]); requests are
 //! logged by method, path, status and time, never with document text. With a token, every
 //! request but `GET /health` needs `Authorization: Bearer TOKEN` (reads may be opened with
@@ -43,6 +46,10 @@ pub struct ServeOptions {
     pub public_reads: bool,
     /// Largest request body in bytes.
     pub max_body: usize,
+    /// Longest document or query text in bytes (413 above).
+    pub max_text_bytes: usize,
+    /// Requests that embed and search at once; more get 503 with `Retry-After`.
+    pub max_concurrent: usize,
     /// Neighbours looked at per query.
     pub top_k: usize,
 }
@@ -54,6 +61,10 @@ pub(crate) struct AppState {
     pub(crate) writes: Mutex<()>,
     pub(crate) token: Option<String>,
     pub(crate) top_k: usize,
+    pub(crate) max_text_bytes: usize,
+    /// Permits for requests that embed and search: each holds a text's tokens and vectors,
+    /// so their number, not the request rate, bounds the memory a burst can take.
+    pub(crate) heavy: Arc<tokio::sync::Semaphore>,
     pub(crate) started: Instant,
 }
 
@@ -64,6 +75,8 @@ pub fn router(index: DocumentIndex, options: &ServeOptions) -> Router {
         writes: Mutex::new(()),
         token: options.token.clone(),
         top_k: options.top_k,
+        max_text_bytes: options.max_text_bytes,
+        heavy: Arc::new(tokio::sync::Semaphore::new(options.max_concurrent.max(1))),
         started: Instant::now(),
     });
     // Routes are grouped by who may call them, and the token check is a layer of the group:
