@@ -23,6 +23,7 @@ pub struct GloveEmbedder {
     vectors: Vec<f32>,
     dimensions: usize,
     source: PathBuf,
+    identity: super::ModelIdentity,
 }
 
 /// The cached, parsed form of a GloVe file.
@@ -77,6 +78,7 @@ impl GloveEmbedder {
             vectors: cache.vectors,
             dimensions: cache.dimensions,
             source: path.to_owned(),
+            identity: super::ModelIdentity::of(path, path)?,
         })
     }
 
@@ -101,6 +103,10 @@ impl Embedder for GloveEmbedder {
 
     fn dimensions(&self) -> usize {
         self.dimensions
+    }
+
+    fn identity(&self) -> &super::ModelIdentity {
+        &self.identity
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {

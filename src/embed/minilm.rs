@@ -19,6 +19,7 @@ pub struct MiniLm {
     batch: usize,
     weights: PathBuf,
     dimensions: usize,
+    identity: super::ModelIdentity,
     /// Bytes of a text's start that hold its first `max_tokens` tokens (see [`BYTES_PER_TOKEN`]).
     text_bytes: usize,
 }
@@ -62,6 +63,7 @@ impl MiniLm {
             .map_err(|e| candle_error(&weights, e))?;
         let model = BertModel::load(vars, &config).map_err(|e| candle_error(&weights, e))?;
         let max_tokens = max_tokens.min(config.max_position_embeddings);
+        let identity = super::ModelIdentity::of(&weights, dir)?;
         Ok(MiniLm {
             model,
             tokenizer: load_tokenizer(dir, Some(max_tokens))?,
@@ -69,6 +71,7 @@ impl MiniLm {
             batch,
             weights,
             dimensions: config.hidden_size,
+            identity,
             text_bytes: max_tokens * BYTES_PER_TOKEN,
         })
     }
@@ -112,6 +115,10 @@ impl Embedder for MiniLm {
 
     fn dimensions(&self) -> usize {
         self.dimensions
+    }
+
+    fn identity(&self) -> &super::ModelIdentity {
+        &self.identity
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {

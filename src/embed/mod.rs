@@ -37,9 +37,37 @@ pub trait Embedder: Send + Sync {
     /// Length of every vector.
     fn dimensions(&self) -> usize;
 
+    /// Which model this is: its name and the sha256 of its weights, so that an index can tell
+    /// when it is opened with other vectors than it was built with.
+    fn identity(&self) -> &ModelIdentity;
+
     /// One unit vector per text, in order. An empty text gets a fixed unit vector, so that it
     /// can still be stored and searched (its MinHash confirmation will not pass).
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
+}
+
+/// A model's name (its folder or file name) and the sha256 of its weights file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelIdentity {
+    /// E.g. `static-all-MiniLM-L6-v2`, `all-MiniLM-L6-v2`, `glove.6B.100d.txt`.
+    pub name: String,
+    /// sha256 of the weights (`static.safetensors`, `model.safetensors`, the GloVe file).
+    pub sha256: String,
+}
+
+impl ModelIdentity {
+    /// The identity of the model whose weights are `weights`, named by `named` (the file or
+    /// the folder that holds it).
+    fn of(weights: &Path, named: &Path) -> Result<Self> {
+        Ok(ModelIdentity {
+            name: named.file_name().map_or_else(
+                || named.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            ),
+            sha256: models::file_sha256(weights)?,
+        })
+    }
 }
 
 /// Which embedder to use.

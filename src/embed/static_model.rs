@@ -39,6 +39,7 @@ pub struct StaticEmbedder {
     pub(super) mean: Vec<f32>,
     dimensions: usize,
     source: String,
+    identity: super::ModelIdentity,
 }
 
 impl StaticEmbedder {
@@ -96,6 +97,7 @@ impl StaticEmbedder {
             mean,
             dimensions,
             source: dir.display().to_string(),
+            identity: super::ModelIdentity::of(&dir.join(STATIC_FILE), dir)?,
         })
     }
 
@@ -121,6 +123,10 @@ impl Embedder for StaticEmbedder {
 
     fn dimensions(&self) -> usize {
         self.dimensions
+    }
+
+    fn identity(&self) -> &super::ModelIdentity {
+        &self.identity
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::embed::{self, Embedder, EmbedderSpec};
+use crate::embed::{self, Embedder, EmbedderSpec, ModelIdentity};
 use crate::error::{Error, Location, Result};
 use crate::io::write_json_pretty;
 use crate::settings::{SettingError, from_map};
@@ -23,7 +23,7 @@ pub const MANIFEST: &str = "neardup-index.json";
 /// Where the embedded engine keeps its data inside an index folder.
 const EDGE_DIR: &str = "edge";
 /// Version 2 records the settings through the same types a pipeline file uses.
-const FORMAT: u64 = 2;
+const FORMAT: u64 = 3;
 
 /// How an index embeds, stores and confirms: the two-stage settings that outlive a run, as a
 /// pipeline file, the flags and the manifest give them.
@@ -114,6 +114,8 @@ pub struct Manifest {
     format: u64,
     /// The embedder's own description (model and where it was loaded from).
     pub embedder_source: String,
+    /// The model the vectors were made with; opening with another is refused.
+    pub model: ModelIdentity,
     /// Length of every vector.
     pub dimensions: usize,
     /// Documents indexed when the index was built.
@@ -216,6 +218,7 @@ impl DocumentIndex {
         let manifest = Manifest {
             format: FORMAT,
             embedder_source: embedder.describe(),
+            model: embedder.identity().clone(),
             dimensions: embedder.dimensions(),
             documents: 0,
             settings,
@@ -232,6 +235,19 @@ impl DocumentIndex {
             manifest.settings.store.qdrant_url = Some(url.to_owned());
         }
         let embedder = embed::load(&manifest.settings.embedder, models_root)?;
+        if embedder.identity() != &manifest.model {
+            return Err(Error::Usage(format!(
+                "the index in {} was built with the model {} (sha256 {}), and the one found now is {} \
+                 (sha256 {}, {}): point --models (or the index's model folder) at the model it was \
+                 built with, or rebuild the index",
+                dir.display(),
+                manifest.model.name,
+                manifest.model.sha256,
+                embedder.identity().name,
+                embedder.identity().sha256,
+                embedder.describe()
+            )));
+        }
         if embedder.dimensions() != manifest.dimensions {
             return Err(Error::Usage(format!(
                 "the index was built with {}-dimensional vectors, the embedder now makes {}; rebuild the index",

@@ -133,7 +133,20 @@ fn bad_manifest_values_are_named_with_the_file_and_field() {
         set_manifest(idx, "format", serde_json::json!(1))
     });
     assert!(
-        stderr.contains("index format 1, this neardup reads 2: rebuild the index"),
+        stderr.contains("index format 1, this neardup reads 3: rebuild the index"),
+        "{stderr}"
+    );
+    // Other vectors than the index was built with: the model's digest differs.
+    let stderr = query_damaged(&index, |idx| {
+        set_manifest(
+            idx,
+            "model",
+            serde_json::json!({"name": "words.txt", "sha256": "0".repeat(64)}),
+        )
+    });
+    assert!(
+        stderr.contains("was built with the model words.txt (sha256 0000")
+            && stderr.contains("at the model it was built with, or rebuild the index"),
         "{stderr}"
     );
 }
