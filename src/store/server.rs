@@ -206,7 +206,13 @@ impl VectorStore for ServerStore {
             let key = key_of(point.id)?;
             let vector = match point.vectors.and_then(|v| v.get_vector()) {
                 Some(Vector::Dense(dense)) => dense.data,
-                _ => return Err(self.error(format!("point {key} has no dense vector"))),
+                _ => {
+                    return Err(Error::store(format!(
+                        "Qdrant at {} (collection {}): point {key} has no dense vector; \
+                         the collection was not written by neardup",
+                        self.options.url, self.options.collection
+                    )));
+                }
             };
             found.insert(
                 key,
