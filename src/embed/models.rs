@@ -123,20 +123,14 @@ pub fn fetch_minilm(root: &Path) -> Result<PathBuf> {
 }
 
 /// Builds `dir` by filling a temporary sibling with `fill` and renaming it into place, so that a
-/// half-written model folder is never seen.
+/// half-written model folder is never seen and never left behind.
 fn in_new_folder(dir: &Path, fill: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
     let parent = dir.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-    let tmp = tempfile::Builder::new()
-        .prefix(".fetch-")
-        .tempdir_in(parent)
-        .map_err(|e| Error::io(parent, e))?;
-    fill(tmp.path())?;
-    if dir.exists() {
-        std::fs::remove_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    }
-    let tmp = tmp.keep();
-    std::fs::rename(&tmp, dir).map_err(|e| Error::io(dir, e))
+    // A scratch folder: removed on Ctrl-C too, or by the next run if this one is killed.
+    let scratch = crate::io::ScratchDir::new_in(parent)?;
+    fill(scratch.path())?;
+    scratch.persist(dir)
 }
 
 fn from_hub(dir: &Path) -> std::result::Result<(), String> {

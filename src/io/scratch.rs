@@ -1,5 +1,6 @@
 //! Scratch folders: temporary folders for work that can be large (a two-stage run's vector
-//! index is about 6 KB a document, 635 MB at 100k), which must not outlive the run.
+//! index is about 6 KB a document, 635 MB at 100k; a model being fetched), which must not
+//! outlive the run.
 //!
 //! A [`ScratchDir`] is removed when dropped, when the process gets Ctrl-C or SIGTERM, and, if
 //! the process was killed outright, by the next neardup that makes one: each holds a lock on a
@@ -34,13 +35,18 @@ impl ScratchDir {
     /// Makes a scratch folder in the system's temporary folder, after removing those that
     /// killed runs left behind.
     pub fn new() -> Result<Self> {
-        let root = std::env::temp_dir();
-        sweep(&root);
+        Self::new_in(&std::env::temp_dir())
+    }
+
+    /// Makes a scratch folder in `root` (which must exist), after removing those that killed
+    /// runs left there.
+    pub fn new_in(root: &Path) -> Result<Self> {
+        sweep(root);
         install_handler();
         let dir = tempfile::Builder::new()
             .prefix(PREFIX)
-            .tempdir_in(&root)
-            .map_err(|e| Error::io(&root, e))?;
+            .tempdir_in(root)
+            .map_err(|e| Error::io(root, e))?;
         let lock_path = dir.path().join(OWNER_LOCK);
         let owner = File::create(&lock_path).map_err(|e| Error::io(&lock_path, e))?;
         owner.lock().map_err(|e| Error::io(&lock_path, e))?;
@@ -51,6 +57,18 @@ impl ScratchDir {
     /// The folder.
     pub fn path(&self) -> &Path {
         self.dir.path()
+    }
+
+    /// Keeps the folder's content as `target` (on the same file system), replacing a folder
+    /// there: how a folder that must appear whole (a model) is made.
+    pub fn persist(self, target: &Path) -> Result<()> {
+        let lock = self.path().join(OWNER_LOCK);
+        std::fs::remove_file(&lock).map_err(|e| Error::io(&lock, e))?;
+        if target.exists() {
+            std::fs::remove_dir_all(target).map_err(|e| Error::io(target, e))?;
+        }
+        std::fs::rename(self.path(), target).map_err(|e| Error::io(target, e))
+        // Dropping `self` now finds nothing to remove.
     }
 }
 
@@ -140,6 +158,23 @@ mod tests {
         drop(owner);
         sweep(root.path());
         assert!(!owned.exists());
+    }
+
+    #[test]
+    fn a_persisted_folder_appears_whole_without_its_lock() {
+        let root = tempfile::tempdir().unwrap();
+        let target = root.path().join("model");
+        std::fs::create_dir(&target).unwrap();
+        std::fs::write(target.join("old"), b"x").unwrap();
+        let scratch = ScratchDir::new_in(root.path()).unwrap();
+        std::fs::write(scratch.path().join("weights"), b"w").unwrap();
+        scratch.persist(&target).unwrap();
+        let names: Vec<String> = std::fs::read_dir(&target)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["weights"]);
+        assert_eq!(std::fs::read_dir(root.path()).unwrap().count(), 1);
     }
 
     #[test]
