@@ -8,7 +8,7 @@ use clap::Args;
 use crate::error::{Error, Result};
 use crate::index::DocumentIndex;
 use crate::pipeline::{Method, MethodName};
-use crate::serve::{ServeOptions, serve};
+use crate::serve::{ServeOptions, listen, serve};
 
 /// Serve an index over HTTP: add documents, look up duplicates (see GET /openapi.json).
 #[derive(Debug, Args)]
@@ -58,6 +58,7 @@ pub fn run(args: ServeArgs, models: &Path) -> Result<()> {
     let dir = config
         .index_dir
         .ok_or_else(|| Error::Usage("--index DIR is required".into()))?;
+    let listener = listen(args.addr)?;
     let index = if holds_nothing(&dir)? {
         let mut index = DocumentIndex::create(&dir, &config.settings, models)?;
         index.finish()?;
@@ -85,6 +86,7 @@ pub fn run(args: ServeArgs, models: &Path) -> Result<()> {
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     serve(
         index,
+        listener,
         &ServeOptions {
             addr: args.addr,
             token: args.token,

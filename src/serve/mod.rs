@@ -108,24 +108,35 @@ pub fn router(index: DocumentIndex, options: &ServeOptions) -> Router {
         .with_state(state)
 }
 
-/// Serves `index` until Ctrl-C or SIGTERM.
-pub fn serve(index: DocumentIndex, options: &ServeOptions) -> Result<()> {
+/// Takes the address before any other work, so that a busy port is reported before an index is
+/// opened or made.
+pub fn listen(addr: SocketAddr) -> Result<std::net::TcpListener> {
+    let listener =
+        std::net::TcpListener::bind(addr).map_err(|source| Error::Listen { addr, source })?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|source| Error::Listen { addr, source })?;
+    Ok(listener)
+}
+
+/// Serves `index` on `listener` (from [`listen`]) until Ctrl-C or SIGTERM.
+pub fn serve(
+    index: DocumentIndex,
+    listener: std::net::TcpListener,
+    options: &ServeOptions,
+) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| Error::store_from("cannot start the server runtime", e))?;
     let app = router(index, options);
+    let listen_error = |source| Error::Listen {
+        addr: options.addr,
+        source,
+    };
     runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind(options.addr)
-            .await
-            .map_err(|source| Error::Listen {
-                addr: options.addr,
-                source,
-            })?;
-        let local = listener.local_addr().map_err(|source| Error::Listen {
-            addr: options.addr,
-            source,
-        })?;
+        let listener = tokio::net::TcpListener::from_std(listener).map_err(listen_error)?;
+        let local = listener.local_addr().map_err(listen_error)?;
         // The address goes to stdout so that scripts (and tests) can start on port 0.
         println!("listening on http://{local}");
         tracing::info!(%local, "serving");
