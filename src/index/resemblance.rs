@@ -379,29 +379,19 @@ mod tests {
 
         // Through the file, and settings as `new` checks them.
         let dir = tempfile::tempdir().unwrap();
+        let open_error = |stored: &Stored| {
+            let bytes = postcard::to_stdvec(stored).unwrap();
+            std::fs::write(dir.path().join("store.bin"), bytes).unwrap();
+            let opened = ResemblanceStore::open(dir.path());
+            opened.err().unwrap().to_string()
+        };
         let mut s = good();
         s.settings.ngram_size = 0;
-        std::fs::write(
-            dir.path().join("store.bin"),
-            postcard::to_stdvec(&s).unwrap(),
-        )
-        .unwrap();
-        let err = ResemblanceStore::open(dir.path())
-            .err()
-            .unwrap()
-            .to_string();
+        let err = open_error(&s);
         assert!(err.contains("ngram_size must be at least 1"), "{err}");
         let mut s = good();
         s.sizes[0] = 9;
-        std::fs::write(
-            dir.path().join("store.bin"),
-            postcard::to_stdvec(&s).unwrap(),
-        )
-        .unwrap();
-        let err = ResemblanceStore::open(dir.path())
-            .err()
-            .unwrap()
-            .to_string();
+        let err = open_error(&s);
         assert!(
             err.contains("store.bin: field `sizes`: document \"a\" has size 9 but 2 n-grams"),
             "{err}"
