@@ -88,11 +88,6 @@ impl RunWriter {
         })
     }
 
-    /// This run's id.
-    pub fn run_id(&self) -> &str {
-        &self.run
-    }
-
     /// Starts writing one of the run's files.
     pub fn create(&self, name: &'static str) -> Result<RunFile> {
         Ok(RunFile {
