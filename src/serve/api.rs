@@ -191,6 +191,11 @@ fn admit(state: &AppState, text: &str) -> Result<tokio::sync::OwnedSemaphorePerm
             ),
         ));
     }
+    permit(state)
+}
+
+/// A permit to search, if one is free; 503 with `Retry-After` otherwise.
+fn permit(state: &AppState) -> Result<tokio::sync::OwnedSemaphorePermit, ApiError> {
     state
         .heavy
         .clone()
@@ -301,7 +306,7 @@ pub(super) async fn duplicates_of(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
 ) -> Result<Json<Duplicates>, ApiError> {
-    let permit = admit(&state, "")?;
+    let permit = permit(&state)?;
     blocking(move || {
         let _permit = permit;
         if !state.index.contains(&id)? {
