@@ -51,7 +51,7 @@ pub fn run(args: GroupsArgs) -> Result<()> {
     }
     let (inputs, read) = args.input.open(&args.inputs)?;
     let mut texts = Vec::new();
-    let corpus = read_corpus(&inputs, &read, str::to_owned, |t| texts.push(t))?;
+    let corpus = read_corpus(&inputs, &read, |r| r.text.clone(), |t| texts.push(t))?;
     let scorer = Scorer::new(args.similarity, &texts);
     drop(texts);
     let edges: Vec<(u32, u32)> = scorer

@@ -37,7 +37,8 @@ pub struct MethodFlags {
     /// Stop words given inline, comma-separated.
     #[arg(long, value_delimiter = ',', help_heading = "Shingles")]
     stopwords: Vec<String>,
-    /// Similarity threshold [default: 0.7; 0.2 for resemblance, which must exceed it].
+    /// Similarity threshold [default: 0.7; 0.8 for minhash and two-stage, whose evidence rule
+    /// also matches titles; 0.2 for resemblance, which must exceed it].
     #[arg(long, help_heading = "Matching")]
     threshold: Option<f64>,
     /// How pairs become groups: single (connected), complete (all pairs similar), star (all
@@ -50,15 +51,25 @@ pub struct MethodFlags {
     /// MinHash: seed of the permutations [default: 1].
     #[arg(long, help_heading = "MinHash")]
     seed: Option<u64>,
-    /// MinHash: LSH bands, with --rows [default: chosen for the threshold, 14 x 9 at 0.7].
+    /// MinHash: LSH bands, with --rows [default: chosen for the threshold and rule, 14 x 9 at
+    /// 0.8 with the evidence rule].
     #[arg(long, requires = "rows", help_heading = "MinHash")]
     bands: Option<usize>,
     /// MinHash: slots per LSH band, with --bands.
     #[arg(long, requires = "bands", help_heading = "MinHash")]
     rows: Option<usize>,
-    /// MinHash: how candidates are confirmed [default: estimate].
+    /// MinHash: how candidates are confirmed: evidence (whole-text Jaccard, titles, numbers,
+    /// short texts), estimate (the Jaccard estimate alone), band [default: evidence].
     #[arg(long, value_enum, help_heading = "MinHash")]
     confirm: Option<Confirm>,
+    /// MinHash, evidence rule: never confirm a text with fewer distinct words: a title such as
+    /// "editorial" matches every other "editorial" [default: 4].
+    #[arg(long, help_heading = "MinHash")]
+    min_shingles: Option<u32>,
+    /// MinHash, evidence rule: title Jaccard (notes removed) that makes a title-only copy of a
+    /// record a duplicate [default: 0.9].
+    #[arg(long, help_heading = "MinHash")]
+    title_threshold: Option<f64>,
     /// SimHash: largest Hamming distance of a duplicate [default: 3].
     #[arg(long, help_heading = "SimHash")]
     max_distance: Option<u32>,
@@ -85,10 +96,6 @@ pub struct MethodFlags {
     /// Two-stage: neighbours below this cosine are not candidates [default: 0.5].
     #[arg(long, allow_negative_numbers = true, help_heading = "Two-stage")]
     min_cosine: Option<f32>,
-    /// Two-stage: never confirm a document with fewer distinct shingles (words) than this: a
-    /// title such as "editorial" matches every other "editorial" [default: 3].
-    #[arg(long, help_heading = "Two-stage")]
-    min_shingles: Option<u32>,
     /// Two-stage: vector store [default: edge, or qdrant with --qdrant-url].
     #[arg(long, value_enum, help_heading = "Two-stage")]
     store: Option<StoreKind>,

@@ -12,9 +12,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::embed::{self, Embedder, EmbedderSpec, ModelIdentity};
 use crate::error::{Error, Location, Result};
+use crate::io::Record;
 use crate::io::write_json_pretty;
 use crate::settings::{SettingError, from_map};
-use crate::sketch::{ConfirmRule, EMPTY_SLOT, LshParams, MinHashParams, MinHasher};
+use crate::sketch::{
+    ConfirmRule, Evidence, Facts, LshParams, MinHashParams, MinHasher, Rule, Sketch, SketchRef,
+    Verdict,
+};
 use crate::store::{self, Neighbour, OpenMode, StoreSpec, StoredPoint, VectorStore, point_key};
 use crate::text::{Shingler, ShinglingSpec, UNIGRAMS};
 
@@ -23,7 +27,7 @@ pub const MANIFEST: &str = "neardup-index.json";
 /// Where the embedded engine keeps its data inside an index folder.
 const EDGE_DIR: &str = "edge";
 /// Version 2 records the settings through the same types a pipeline file uses.
-const FORMAT: u64 = 3;
+const FORMAT: u64 = 4;
 
 /// How an index embeds, stores and confirms: the two-stage settings that outlive a run, as a
 /// pipeline file, the flags and the manifest give them.
@@ -47,20 +51,10 @@ pub struct IndexSettings {
     /// Neighbours below this cosine are not candidates [default: 0.5].
     #[serde(default = "default_min_cosine")]
     pub min_cosine: f32,
-    /// Never confirm a document with fewer distinct shingles (words) than this: a title such
-    /// as "editorial" matches every other "editorial" [default: 3].
-    #[serde(default = "default_min_shingles")]
-    pub min_shingles: u32,
 }
 
 fn default_min_cosine() -> f32 {
     0.5
-}
-
-/// Measured on bib-dedupe: nearly all false pairs at Jaccard 0.7 are title-only records such
-/// as "editorial", and two words of evidence are not enough.
-fn default_min_shingles() -> u32 {
-    3
 }
 
 impl Default for IndexSettings {
@@ -72,7 +66,6 @@ impl Default for IndexSettings {
             minhash: MinHashParams::default(),
             rule: ConfirmRule::default(),
             min_cosine: default_min_cosine(),
-            min_shingles: default_min_shingles(),
         }
     }
 }
@@ -102,7 +95,7 @@ impl IndexSettings {
             embedder: self.embedder.resolved()?,
             store: self.store.resolved(),
             shingling: self.shingling.resolved(UNIGRAMS)?,
-            minhash: self.minhash.resolved(self.rule.threshold),
+            minhash: self.minhash.resolved(&self.rule),
             ..self.clone()
         })
     }
@@ -184,6 +177,8 @@ pub struct Match {
     pub jaccard_estimate: f64,
     /// Whether the MinHash classifier confirms it as a duplicate.
     pub duplicate: bool,
+    /// The rule that decided.
+    pub rule: Rule,
 }
 
 /// An open two-stage index.
@@ -284,7 +279,7 @@ impl DocumentIndex {
             dir: dir.to_owned(),
             shingler: settings.shingling.shingler(UNIGRAMS)?,
             hasher: settings.minhash.hasher(),
-            banding: settings.minhash.banding(settings.rule.threshold),
+            banding: settings.minhash.banding(&settings.rule),
             manifest,
             embedder,
             store,
@@ -306,31 +301,33 @@ impl DocumentIndex {
         self.store.as_ref()
     }
 
-    /// The MinHash signature of `text` and its number of distinct shingles.
-    pub fn sign(&self, text: &str) -> (Vec<u32>, u32) {
-        let shingles = self.shingler.shingle_set(text);
-        (self.hasher.sign(&shingles), shingles.len() as u32)
+    /// What the confirm stage needs of a record: its MinHash signature, distinct shingle
+    /// count and facts.
+    pub fn sign(&self, record: &Record) -> Sketch {
+        let shingles = self.shingler.shingle_set(&record.text);
+        Sketch {
+            signature: self.hasher.sign(&shingles),
+            shingles: shingles.len() as u32,
+            facts: Facts::of(record.title(), record.body()),
+        }
     }
 
-    /// Adds documents with their vectors, signatures and shingle counts.
+    /// Adds documents with their vectors and sketches.
     pub fn add(
         &self,
         ids: &[&str],
         vectors: &[Vec<f32>],
-        signatures: &[&[u32]],
-        shingles: &[u32],
+        sketches: &[SketchRef<'_>],
     ) -> Result<()> {
         let points: Vec<StoredPoint<'_>> = ids
             .iter()
             .zip(vectors)
-            .zip(signatures)
-            .zip(shingles)
-            .map(|(((id, vector), signature), &shingles)| StoredPoint {
+            .zip(sketches)
+            .map(|((id, vector), &sketch)| StoredPoint {
                 key: point_key(id),
                 id,
                 vector,
-                signature,
-                shingles,
+                sketch,
             })
             .collect();
         self.store.upsert(&points)
@@ -346,32 +343,33 @@ impl DocumentIndex {
         Ok(built)
     }
 
-    /// Whether the MinHash classifier takes a candidate (two documents' signatures and shingle
-    /// counts, and their cosine) as a duplicate, and its Jaccard estimate.
-    pub fn confirm(&self, a: (&[u32], u32), b: (&[u32], u32), cosine: f32) -> (f64, bool) {
-        let jaccard = if is_empty_signature(a.0) || is_empty_signature(b.0) {
-            0.0
-        } else {
-            crate::sketch::jaccard_estimate(a.0, b.0)
-        };
+    /// The verdict on a candidate (two documents' sketches and the cosine of their
+    /// embeddings), with the evidence it rests on. A neighbour below `min_cosine` is no
+    /// candidate at all.
+    pub fn confirm(&self, a: SketchRef<'_>, b: SketchRef<'_>, cosine: f32) -> (Evidence, Verdict) {
         let settings = &self.manifest.settings;
-        let candidate =
-            cosine >= settings.min_cosine && jaccard > 0.0 && a.1.min(b.1) >= settings.min_shingles;
-        let duplicate = candidate && settings.rule.accepts(a.0, b.0, jaccard, self.banding);
-        (jaccard, duplicate)
+        let (evidence, verdict) = settings.rule.decide(a, b, self.banding);
+        if cosine < settings.min_cosine {
+            let distant = Verdict {
+                duplicate: false,
+                rule: Rule::Distant,
+            };
+            return (evidence, distant);
+        }
+        (evidence, verdict)
     }
 
     /// The `k` nearest documents to a text, each with its verdict.
     pub fn similar_to_text(&self, text: &str, k: usize) -> Result<Vec<Match>> {
-        let (vector, signature, shingles) = self.sketch(text)?;
-        self.similar(&vector, (&signature, shingles), k, None)
+        let (vector, sketch) = self.sketch(text)?;
+        self.similar(&vector, sketch.as_ref(), k, None)
     }
 
-    /// What the index keeps of a text: its vector, signature and shingle count.
-    fn sketch(&self, text: &str) -> Result<(Vec<f32>, Vec<u32>, u32)> {
+    /// What the index keeps of a new text (one with no separate title): its vector and sketch.
+    fn sketch(&self, text: &str) -> Result<(Vec<f32>, Sketch)> {
         let vector = self.embedder.embed(&[text])?.remove(0);
-        let (signature, shingles) = self.sign(text);
-        Ok((vector, signature, shingles))
+        let sketch = self.sign(&Record::plain(String::new(), text.to_owned()));
+        Ok((vector, sketch))
     }
 
     /// The `k` nearest other documents to the indexed document `id`, each with its verdict.
@@ -387,8 +385,7 @@ impl DocumentIndex {
             ))
         })?;
         self.check_signature(&fetched.payload)?;
-        let own = (&fetched.payload.signature[..], fetched.payload.shingles);
-        self.similar(&fetched.vector, own, k, Some(key))
+        self.similar(&fetched.vector, fetched.payload.sketch(), k, Some(key))
     }
 
     /// Whether document `id` is indexed.
@@ -408,9 +405,9 @@ impl DocumentIndex {
                 second: id.to_owned(),
             });
         }
-        let (vector, signature, shingles) = self.sketch(text)?;
-        let found = self.similar(&vector, (&signature, shingles), k, None)?;
-        self.add(&[id], &[vector], &[&signature], &[shingles])?;
+        let (vector, sketch) = self.sketch(text)?;
+        let found = self.similar(&vector, sketch.as_ref(), k, None)?;
+        self.add(&[id], &[vector], &[sketch.as_ref()])?;
         self.store.flush()?;
         Ok(found)
     }
@@ -429,7 +426,7 @@ impl DocumentIndex {
     fn similar(
         &self,
         vector: &[f32],
-        signature: (&[u32], u32),
+        sketch: SketchRef<'_>,
         k: usize,
         exclude: Option<u64>,
     ) -> Result<Vec<Match>> {
@@ -441,13 +438,13 @@ impl DocumentIndex {
             .filter_map(|hit: Neighbour| Some((hit.payload?, hit.cosine)))
             .map(|(payload, cosine)| {
                 self.check_signature(&payload)?;
-                let other = (&payload.signature[..], payload.shingles);
-                let (jaccard, duplicate) = self.confirm(signature, other, cosine);
+                let (evidence, verdict) = self.confirm(sketch, payload.sketch(), cosine);
                 Ok(Match {
                     id: payload.id,
                     cosine,
-                    jaccard_estimate: jaccard,
-                    duplicate,
+                    jaccard_estimate: evidence.jaccard,
+                    duplicate: verdict.duplicate,
+                    rule: verdict.rule,
                 })
             })
             .collect()
@@ -469,8 +466,4 @@ impl DocumentIndex {
             ),
         })
     }
-}
-
-fn is_empty_signature(signature: &[u32]) -> bool {
-    signature.iter().all(|&slot| slot == EMPTY_SLOT)
 }

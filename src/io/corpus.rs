@@ -117,7 +117,7 @@ pub fn for_each_chunk(
 pub fn read_corpus<T: Send>(
     inputs: &[Input],
     options: &ReadOptions,
-    sketch: impl Fn(&str) -> T + Sync,
+    sketch: impl Fn(&Record) -> T + Sync,
     mut keep: impl FnMut(T),
 ) -> Result<Corpus> {
     // id -> (document, input, line): enough to name the first occurrence of a repeated id
@@ -131,7 +131,8 @@ pub fn read_corpus<T: Send>(
             .par_iter()
             .map(|raw| {
                 let record = options.parse(raw)?;
-                Ok((record.id, sketch(&record.text)))
+                let item = sketch(&record);
+                Ok((record.id, item))
             })
             .collect();
         for (raw, result) in chunk.iter().zip(sketched) {

@@ -143,10 +143,7 @@ impl Columns {
             .iter()
             .map(|&c| self.cell(row, c, location))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Record {
-            id: id.to_owned(),
-            text: parts.join(" "),
-        })
+        Ok(Record::from_fields(id.to_owned(), &parts))
     }
 
     pub(super) fn to_json(

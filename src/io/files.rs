@@ -123,10 +123,7 @@ pub(super) fn parse(id: &str, bytes: &[u8], location: &Location) -> Result<Recor
         problem: format!("not valid UTF-8 (byte {})", e.valid_up_to() + 1),
         hint: "convert the file to UTF-8, or pass --skip-invalid to skip it".into(),
     })?;
-    Ok(Record {
-        id: id.to_owned(),
-        text: text.to_owned(),
-    })
+    Ok(Record::plain(id.to_owned(), text.to_owned()))
 }
 
 #[cfg(test)]

@@ -112,7 +112,7 @@ pub(super) fn parse(
             ));
         }
     };
-    let mut joined = String::new();
+    let mut parts = Vec::with_capacity(fields.text.len());
     for (i, name) in fields.text.iter().enumerate() {
         let part = match texts[i].as_ref() {
             Some(Value::String(s)) => s.as_str(),
@@ -130,12 +130,9 @@ pub(super) fn parse(
                 ));
             }
         };
-        if i > 0 {
-            joined.push(' ');
-        }
-        joined.push_str(part);
+        parts.push(part);
     }
-    Ok(Record { id, text: joined })
+    Ok(Record::from_fields(id, &parts))
 }
 
 /// Extracts the id and text fields of one JSON object and skips the rest without building it:
@@ -244,9 +241,11 @@ mod tests {
             r,
             Record {
                 id: "12".into(),
-                text: "a title an abstract".into()
+                text: "a title an abstract".into(),
+                title_len: Some(7),
             }
         );
+        assert_eq!((r.title(), r.body()), (Some("a title"), "an abstract"));
         let r = parse_line(r#"{"core_id":12,"processed_title":"t","processed_abstract":null}"#)
             .unwrap();
         assert_eq!((r.id.as_str(), r.text.as_str()), ("12", "t "));

@@ -59,8 +59,46 @@ impl Default for FieldSpec {
 pub struct Record {
     /// Its id, unique in the corpus.
     pub id: String,
-    /// Its text (possibly empty: an empty document matches nothing).
+    /// Its text (possibly empty: an empty document matches nothing): the text fields joined
+    /// with single spaces.
     pub text: String,
+    /// Where several text fields were read, the length of the first (the title) at the start
+    /// of `text`: the confirm stage compares titles on their own.
+    pub title_len: Option<usize>,
+}
+
+impl Record {
+    /// A record of plain text, with no separate title.
+    pub fn plain(id: String, text: String) -> Record {
+        Record {
+            id,
+            text,
+            title_len: None,
+        }
+    }
+
+    /// A record whose text fields are `parts` (the first is the title, where there are
+    /// several).
+    pub fn from_fields(id: String, parts: &[&str]) -> Record {
+        Record {
+            id,
+            text: parts.join(" "),
+            title_len: (parts.len() > 1).then(|| parts[0].len()),
+        }
+    }
+
+    /// The title, where the input has one apart from the rest.
+    pub fn title(&self) -> Option<&str> {
+        self.title_len.map(|len| &self.text[..len])
+    }
+
+    /// The text after the title (all of it where there is no title).
+    pub fn body(&self) -> &str {
+        match self.title_len {
+            Some(len) => self.text[len..].trim_start_matches(' '),
+            None => &self.text,
+        }
+    }
 }
 
 /// The formats neardup reads.

@@ -185,10 +185,7 @@ fn record_of(
             other => return Err(bad(name, format!("expected text, found {other}"))),
         }
     }
-    Ok(Record {
-        id,
-        text: parts.join(" "),
-    })
+    Ok(Record::from_fields(id, &parts))
 }
 
 fn to_json(value: &AnyValue) -> serde_json::Value {

@@ -98,7 +98,7 @@ pub(super) fn run(
     let corpus = read_corpus(
         inputs,
         read,
-        |text| shingler.shingle_set(text),
+        |record| shingler.shingle_set(&record.text),
         |set| sets.push(set),
     )?;
     times.sketch = clock.elapsed().as_secs_f64();

@@ -9,7 +9,9 @@ use super::{Found, Pair, StageTimes};
 use crate::error::Result;
 use crate::group::Linkage;
 use crate::io::{Corpus, Input, ReadOptions, read_corpus};
-use crate::sketch::{ConfirmRule, MinHashParams, MinHasher, Signatures, candidate_pairs};
+use crate::sketch::{
+    ConfirmRule, Facts, MinHashParams, MinHasher, Signatures, SketchFacts, candidate_pairs,
+};
 use crate::text::{Shingler, ShinglingSpec, UNIGRAMS};
 
 /// Settings of the MinHash method.
@@ -44,7 +46,7 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) 
     let mut times = StageTimes::default();
 
     let clock = Instant::now();
-    let (corpus, signatures) = sketch(inputs, read, &shingler, &hasher)?;
+    let (corpus, signatures, sketches) = sketch(inputs, read, &shingler, &hasher)?;
     times.sketch = clock.elapsed().as_secs_f64();
     tracing::info!(
         documents = corpus.ids.len(),
@@ -53,7 +55,7 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) 
     );
 
     let clock = Instant::now();
-    let banding = config.minhash.banding(config.rule.threshold);
+    let banding = config.minhash.banding(&config.rule);
     let candidates = candidate_pairs(&signatures, banding);
     times.candidates = clock.elapsed().as_secs_f64();
     tracing::info!(
@@ -67,15 +69,19 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) 
     let verdicts: Vec<(Pair, bool)> = candidates
         .par_iter()
         .map(|&(a, b)| {
-            let (x, y) = (signatures.row(a as usize), signatures.row(b as usize));
-            let score = signatures.similarity(a as usize, b as usize);
+            let (x, y) = (a as usize, b as usize);
+            let (evidence, verdict) = config.rule.decide(
+                sketches.get(&signatures, x),
+                sketches.get(&signatures, y),
+                banding,
+            );
             let pair = Pair {
                 a,
                 b,
-                score,
+                score: evidence.jaccard,
                 cosine: None,
             };
-            (pair, config.rule.accepts(x, y, score, banding))
+            (pair, verdict.duplicate)
         })
         .collect();
     let pairs: Vec<Pair> = verdicts.iter().filter(|v| v.1).map(|v| v.0).collect();
@@ -94,23 +100,29 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) 
     })
 }
 
-/// Reads every input and signs every document with `hasher`.
+/// Reads every input and signs every document with `hasher`, keeping the facts the evidence
+/// rule needs.
 fn sketch(
     inputs: &[Input],
     options: &ReadOptions,
     shingler: &Shingler,
     hasher: &MinHasher,
-) -> Result<(Corpus, Signatures)> {
+) -> Result<(Corpus, Signatures, SketchFacts)> {
     let mut signatures = Signatures::new(hasher.num_perm());
+    let mut sketches = SketchFacts::default();
     let corpus = read_corpus(
         inputs,
         options,
-        |text| {
+        |record| {
             // Signing each distinct shingle once is cheaper than sorting is expensive.
-            let shingles = shingler.shingle_set(text);
-            (hasher.sign(&shingles), shingles.is_empty())
+            let shingles = shingler.shingle_set(&record.text);
+            let facts = Facts::of(record.title(), record.body());
+            (hasher.sign(&shingles), shingles.len() as u32, facts)
         },
-        |(signature, empty)| signatures.push(&signature, empty),
+        |(signature, count, facts)| {
+            signatures.push(&signature, count == 0);
+            sketches.push(count, facts);
+        },
     )?;
-    Ok((corpus, signatures))
+    Ok((corpus, signatures, sketches))
 }

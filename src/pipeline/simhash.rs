@@ -61,12 +61,12 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &SimHashConfig) 
     let corpus = read_corpus(
         inputs,
         read,
-        |text| {
+        |record| {
             // Distinct shingles, each of weight 1: with term-frequency weights the most common
             // words decide most bits of every document, and unrelated documents collide (on
             // 20,000 generated documents: 1,287,665 pairs within distance 3, against 6,138
             // with distinct features).
-            let features = shingler.shingle_set(text);
+            let features = shingler.shingle_set(&record.text);
             (SimHash::of(&features), features.is_empty())
         },
         |(hash, is_empty)| {

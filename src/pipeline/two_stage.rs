@@ -19,7 +19,7 @@ use crate::index::{DocumentIndex, IndexSettings};
 use crate::io::{Corpus, Input, ReadOptions, ScratchDir, SkipReport, read_corpus};
 use crate::progress;
 use crate::results::StageTimes;
-use crate::sketch::Signatures;
+use crate::sketch::{Signatures, SketchFacts, SketchRef};
 use crate::store::point_key;
 
 /// Neighbours per document the two-stage method considers by default.
@@ -105,9 +105,12 @@ pub fn build_index(
 struct Loaded {
     corpus: Corpus,
     signatures: Signatures,
-    /// Distinct shingles per document.
-    shingles: Vec<u32>,
+    /// Shingle counts and facts per document.
+    sketches: SketchFacts,
     vectors: Vec<Vec<f32>>,
+    /// The title's own vector, for documents with a title and more: a copy of the record that
+    /// has the title only lies near this, not near the whole record.
+    title_vectors: Vec<(u32, Vec<f32>)>,
     doc_of_key: HashMap<u64, u32>,
     index: DocumentIndex,
     times: StageTimes,
@@ -130,8 +133,9 @@ pub(super) fn run(
     let Loaded {
         corpus,
         signatures,
-        shingles,
+        sketches,
         vectors,
+        title_vectors,
         doc_of_key,
         index,
         mut times,
@@ -139,28 +143,31 @@ pub(super) fn run(
     let n = corpus.ids.len();
 
     let clock = Instant::now();
-    let bar = progress::items(n as u64, "searching");
+    let queries: Vec<(u32, &[f32])> = (0..n as u32)
+        .zip(vectors.iter().map(Vec::as_slice))
+        .chain(title_vectors.iter().map(|(doc, v)| (*doc, v.as_slice())))
+        .collect();
+    let bar = progress::items(queries.len() as u64, "searching");
     let mut neighbours: Vec<(u32, u32, f32)> = Vec::new();
-    for start in (0..n).step_by(STORE_BATCH) {
-        let end = (start + STORE_BATCH).min(n);
-        let queries: Vec<&[f32]> = vectors[start..end].iter().map(Vec::as_slice).collect();
-        let hits = index.store().search(&queries, config.top_k + 1, false)?;
-        for (doc, hits) in (start..end).zip(hits) {
+    for batch in queries.chunks(STORE_BATCH) {
+        let vectors: Vec<&[f32]> = batch.iter().map(|q| q.1).collect();
+        let hits = index.store().search(&vectors, config.top_k + 1, false)?;
+        for (&(doc, _), hits) in batch.iter().zip(hits) {
             for hit in hits {
                 let other = *doc_of_key.get(&hit.key).ok_or_else(|| {
                     Error::store(format!("the index returned an unknown point {}", hit.key))
                 })?;
-                let doc = doc as u32;
                 if other != doc {
                     neighbours.push((doc.min(other), doc.max(other), hit.cosine));
                 }
             }
         }
-        bar.inc((end - start) as u64);
+        bar.inc(batch.len() as u64);
     }
     bar.finish_and_clear();
-    // Each pair is usually found from both ends: keep it once.
-    neighbours.par_sort_unstable_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)));
+    // Each pair is usually found from both ends (and by a title): keep it once, with its
+    // highest cosine.
+    neighbours.par_sort_unstable_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)).then(y.2.total_cmp(&x.2)));
     neighbours.dedup_by(|x, y| (x.0, x.1) == (y.0, y.1));
     times.search = clock.elapsed().as_secs_f64();
     times.candidates = times.upsert + times.index + times.search;
@@ -170,19 +177,19 @@ pub(super) fn run(
         .par_iter()
         .map(|&(a, b, cosine)| {
             let (x, y) = (a as usize, b as usize);
-            let (jaccard, duplicate) = index.confirm(
-                (signatures.row(x), shingles[x]),
-                (signatures.row(y), shingles[y]),
+            let (evidence, verdict) = index.confirm(
+                sketches.get(&signatures, x),
+                sketches.get(&signatures, y),
                 cosine,
             );
             (
                 Pair {
                     a,
                     b,
-                    score: jaccard,
+                    score: evidence.jaccard,
                     cosine: Some(cosine),
                 },
-                duplicate,
+                verdict.duplicate,
             )
         })
         .collect();
@@ -203,6 +210,13 @@ pub(super) fn run(
     })
 }
 
+/// Texts read and not yet embedded: whole texts, and the titles of documents that have more.
+#[derive(Default)]
+struct Pending {
+    texts: Vec<String>,
+    titles: Vec<(u32, String)>,
+}
+
 fn load(
     inputs: &[Input],
     read: &ReadOptions,
@@ -215,47 +229,67 @@ fn load(
 
     let clock = Instant::now();
     let mut signatures = Signatures::new(settings.minhash.num_perm);
-    let mut shingle_counts: Vec<u32> = Vec::new();
+    let mut sketches = SketchFacts::default();
     let mut vectors: Vec<Vec<f32>> = Vec::new();
-    let mut pending: Vec<String> = Vec::new();
+    let mut title_vectors: Vec<(u32, Vec<f32>)> = Vec::new();
+    let mut pending = Pending::default();
     let mut failure: Option<Error> = None;
     let mut embed_seconds = 0.0;
     let embedder = index.embedder();
-    let mut embed_pending = |pending: &mut Vec<String>, vectors: &mut Vec<Vec<f32>>| {
+    let mut embed_pending = |pending: &mut Pending,
+                             vectors: &mut Vec<Vec<f32>>,
+                             title_vectors: &mut Vec<(u32, Vec<f32>)>| {
         let started = Instant::now();
-        let texts: Vec<&str> = pending.iter().map(String::as_str).collect();
+        let texts: Vec<&str> = pending
+            .texts
+            .iter()
+            .chain(pending.titles.iter().map(|t| &t.1))
+            .map(String::as_str)
+            .collect();
         match embedder.embed(&texts) {
-            Ok(batch) => vectors.extend(batch),
+            Ok(mut batch) => {
+                let titles = batch.split_off(pending.texts.len());
+                vectors.extend(batch);
+                title_vectors.extend(pending.titles.iter().map(|t| t.0).zip(titles));
+            }
             Err(e) => {
                 failure.get_or_insert(e);
             }
         }
-        pending.clear();
+        pending.texts.clear();
+        pending.titles.clear();
         embed_seconds += started.elapsed().as_secs_f64();
     };
     let corpus = read_corpus(
         inputs,
         read,
-        |text| {
-            let (signature, count) = index.sign(text);
-            (signature, count, text.to_owned())
+        |record| {
+            let title = record
+                .title()
+                .filter(|_| !record.body().is_empty())
+                .map(str::to_owned);
+            (index.sign(record), record.text.clone(), title)
         },
-        |(signature, count, text)| {
-            signatures.push(&signature, count == 0);
-            shingle_counts.push(count);
-            pending.push(text);
-            if pending.len() == EMBED_BATCH {
-                embed_pending(&mut pending, &mut vectors);
+        |(sketch, text, title)| {
+            let doc = signatures.len() as u32;
+            signatures.push(&sketch.signature, sketch.shingles == 0);
+            sketches.push(sketch.shingles, sketch.facts);
+            pending.texts.push(text);
+            if let Some(title) = title {
+                pending.titles.push((doc, title));
+            }
+            if pending.texts.len() == EMBED_BATCH {
+                embed_pending(&mut pending, &mut vectors, &mut title_vectors);
             }
         },
     )?;
-    embed_pending(&mut pending, &mut vectors);
+    embed_pending(&mut pending, &mut vectors, &mut title_vectors);
     if let Some(e) = failure {
         return Err(e);
     }
     times.embed = embed_seconds;
     times.sketch = clock.elapsed().as_secs_f64() - embed_seconds;
-    tracing::info!(documents = corpus.ids.len(), embedder = %index.embedder().describe(), "embedded and signed");
+    tracing::info!(documents = corpus.ids.len(), titles = title_vectors.len(), embedder = %index.embedder().describe(), "embedded and signed");
 
     let n = corpus.ids.len();
     let mut doc_of_key: HashMap<u64, u32> = HashMap::with_capacity(n);
@@ -273,13 +307,9 @@ fn load(
     for start in (0..n).step_by(STORE_BATCH) {
         let end = (start + STORE_BATCH).min(n);
         let ids: Vec<&str> = corpus.ids[start..end].iter().map(String::as_str).collect();
-        let rows: Vec<&[u32]> = (start..end).map(|d| signatures.row(d)).collect();
-        index.add(
-            &ids,
-            &vectors[start..end],
-            &rows,
-            &shingle_counts[start..end],
-        )?;
+        let batch: Vec<SketchRef<'_>> =
+            (start..end).map(|d| sketches.get(&signatures, d)).collect();
+        index.add(&ids, &vectors[start..end], &batch)?;
         bar.inc((end - start) as u64);
     }
     bar.finish_and_clear();
@@ -297,8 +327,9 @@ fn load(
     Ok(Loaded {
         corpus,
         signatures,
-        shingles: shingle_counts,
+        sketches,
         vectors,
+        title_vectors,
         doc_of_key,
         index,
         times,

@@ -23,8 +23,15 @@ pub struct LshParams {
 
 impl LshParams {
     /// The `(bands, rows)` with `bands·rows ≤ num_perm` that minimises
-    /// `∫₀ᵗ P(s) ds + ∫ₜ¹ (1 − P(s)) ds` for the collision probability `P` above.
+    /// `∫₀ᵗ P(s) ds + ∫ₜ¹ (1 − P(s)) ds` for the collision probability `P` above (datasketch's
+    /// choice).
     pub fn optimal(threshold: f64, num_perm: usize) -> Self {
+        Self::weighted_optimal(threshold, num_perm, 0.5)
+    }
+
+    /// The same with missed pairs weighted `false_negative_weight` and extra candidates the
+    /// rest: `(1 − w)·∫₀ᵗ P(s) ds + w·∫ₜ¹ (1 − P(s)) ds`.
+    pub fn weighted_optimal(threshold: f64, num_perm: usize, false_negative_weight: f64) -> Self {
         assert!(
             (0.0..=1.0).contains(&threshold),
             "threshold must lie in [0, 1]"
@@ -35,7 +42,8 @@ impl LshParams {
                 let collide = |s: f64| 1.0 - (1.0 - s.powi(rows as i32)).powi(bands as i32);
                 let false_pos = integrate(collide, 0.0, threshold);
                 let false_neg = integrate(|s| 1.0 - collide(s), threshold, 1.0);
-                let error = 0.5 * false_pos + 0.5 * false_neg;
+                let error =
+                    (1.0 - false_negative_weight) * false_pos + false_negative_weight * false_neg;
                 if error < best.0 {
                     best = (error, LshParams { bands, rows });
                 }

@@ -34,8 +34,9 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::sketch::{Facts, SketchRef};
 
-/// A document as stored: its key, id, vector and MinHash signature.
+/// A document as stored: its key, id, vector and what the confirm stage needs of it.
 #[derive(Clone, Copy, Debug)]
 pub struct StoredPoint<'a> {
     /// [`point_key`] of the id.
@@ -44,10 +45,8 @@ pub struct StoredPoint<'a> {
     pub id: &'a str,
     /// Unit vector.
     pub vector: &'a [f32],
-    /// MinHash signature.
-    pub signature: &'a [u32],
-    /// Number of distinct shingles the signature was made from.
-    pub shingles: u32,
+    /// MinHash signature, shingle count and facts.
+    pub sketch: SketchRef<'a>,
 }
 
 /// A search hit: the point's key and cosine, with its payload when asked for.
@@ -70,6 +69,19 @@ pub struct Payload {
     pub signature: Vec<u32>,
     /// Number of distinct shingles behind the signature.
     pub shingles: u32,
+    /// The exact facts the evidence rule weighs.
+    pub facts: Facts,
+}
+
+impl Payload {
+    /// What the confirm stage weighs of this document.
+    pub fn sketch(&self) -> SketchRef<'_> {
+        SketchRef {
+            signature: &self.signature,
+            shingles: self.shingles,
+            facts: &self.facts,
+        }
+    }
 }
 
 /// A stored document fetched by key: payload and vector.
@@ -309,16 +321,30 @@ fn parse_payload(map: &serde_json::Map<String, serde_json::Value>) -> Result<Pay
         .get("shingles")
         .and_then(|v| v.as_u64())
         .ok_or_else(|| Error::store(format!("point {id:?} has no `shingles` count")))?;
+    let facts = map
+        .get("facts")
+        .ok_or_else(|| Error::store(format!("point {id:?} has no `facts` payload")))
+        .and_then(|facts| {
+            Facts::deserialize(facts)
+                .map_err(|e| Error::store(format!("point {id:?}: bad `facts`: {e}")))
+        })?;
     Ok(Payload {
         id: id.to_owned(),
         signature,
         shingles: shingles as u32,
+        facts,
     })
 }
 
-/// The payload of `point`: its id, signature and shingle count.
+/// The payload of `point`: its id, signature, shingle count and facts.
 fn payload_json(point: &StoredPoint<'_>) -> serde_json::Value {
-    serde_json::json!({ "id": point.id, "signature": point.signature, "shingles": point.shingles })
+    let sketch = point.sketch;
+    serde_json::json!({
+        "id": point.id,
+        "signature": sketch.signature,
+        "shingles": sketch.shingles,
+        "facts": sketch.facts,
+    })
 }
 
 #[cfg(test)]

@@ -19,13 +19,20 @@ fn check_engine(store: &dyn VectorStore) {
     ];
     let ids = ["a", "b", "c", "d"];
     let signatures: Vec<Vec<u32>> = (0..4).map(|i| vec![i, i + 1, 7]).collect();
+    let facts: Vec<Facts> = ["a title of four", "another title", "c", "d"]
+        .iter()
+        .map(|title| Facts::of(Some(title), "body 2"))
+        .collect();
     let points: Vec<StoredPoint<'_>> = (0..4)
         .map(|i| StoredPoint {
             key: point_key(ids[i]),
             id: ids[i],
             vector: &vectors[i],
-            signature: &signatures[i],
-            shingles: 3,
+            sketch: SketchRef {
+                signature: &signatures[i],
+                shingles: 3,
+                facts: &facts[i],
+            },
         })
         .collect();
     store.upsert(&points).unwrap();
@@ -51,6 +58,7 @@ fn check_engine(store: &dyn VectorStore) {
         (c.payload.id.as_str(), &c.payload.signature),
         ("c", &signatures[2])
     );
+    assert_eq!(c.payload.facts, facts[2], "the facts come back as stored");
     assert!(crate::embed::cosine(&c.vector, &vectors[2]) > 0.99999);
     assert!(fetched[1].is_none());
 
@@ -117,6 +125,7 @@ fn edge_search_after_building_the_graph_finds_the_same_nearest() {
         .collect();
     let ids: Vec<String> = (0..vectors.len()).map(|i| format!("doc{i}")).collect();
     let signature = [0u32; 2];
+    let facts = Facts::default();
     let points: Vec<StoredPoint<'_>> = ids
         .iter()
         .zip(&vectors)
@@ -124,8 +133,11 @@ fn edge_search_after_building_the_graph_finds_the_same_nearest() {
             key: point_key(id),
             id,
             vector: v,
-            signature: &signature,
-            shingles: 2,
+            sketch: SketchRef {
+                signature: &signature,
+                shingles: 2,
+                facts: &facts,
+            },
         })
         .collect();
     store.upsert(&points).unwrap();

@@ -39,6 +39,27 @@ const REPOSITORY_PREFIXES: [&str; 6] = [
     "summary",
 ];
 
+/// Of the edited copies of a record that has an abstract, the share that keeps its title only.
+pub const TITLE_ONLY_SHARE: f64 = 0.15;
+/// Of the edited copies, the share whose title gets a bibliographic note appended
+/// (`[erratum appears in ...]`, `(vol 12, pg 34, 2009)`).
+pub const NOTE_SHARE: f64 = 0.1;
+/// Of the one-document groups, the share that is the next part or phase of the group before:
+/// the same text with its series number raised (`phase ii` / `phase iii`), not a duplicate.
+pub const SERIES_SHARE: f64 = 0.03;
+
+/// The words that number a series.
+const SERIES_WORDS: [&str; 3] = ["phase", "part", "study"];
+
+/// The `n`th of a series: roman after `phase`, digits otherwise.
+fn numeral(word: &str, n: usize) -> String {
+    const ROMAN: [&str; 5] = ["i", "ii", "iii", "iv", "v"];
+    match word {
+        "phase" => ROMAN[n - 1].to_owned(),
+        _ => n.to_string(),
+    }
+}
+
 /// One generated document in the CORE layout.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct GeneratedDoc {
@@ -196,20 +217,8 @@ impl Generator {
 
     /// Title and abstract of every member of a group of `size`.
     fn group_texts(&self, group: u64, size: usize) -> Vec<(String, String)> {
-        let mut rng = self.rng(&[group]);
-        let title_len = rng.random_range(5..15);
-        let title: Vec<String> = (0..title_len)
-            .map(|_| self.word(&mut rng).to_owned())
-            .collect();
-        let abstract_len = if rng.random_bool(0.05) {
-            0
-        } else {
-            rng.random_range(60..220)
-        };
-        let abstract_: Vec<String> = (0..abstract_len)
-            .map(|_| self.word(&mut rng).to_owned())
-            .collect();
-        let exact_group = rng.random_bool(0.75);
+        let (title, abstract_) = self.base(group as usize);
+        let exact_group = self.rng(&[group, 2 << 32]).random_bool(0.75);
         (0..size)
             .map(|member| {
                 let mut rng = self.rng(&[group, member as u64 + 1]);
@@ -221,13 +230,87 @@ impl Generator {
                 }
                 let mut t = title.clone();
                 let mut a = abstract_.clone();
-                self.edit(&mut t, &mut a, &mut rng);
-                (
-                    sentence_case(&t, &mut rng, true),
-                    sentence_case(&a, &mut rng, true),
-                )
+                if !a.is_empty() && rng.random_bool(TITLE_ONLY_SHARE) {
+                    a.clear();
+                } else {
+                    self.edit(&mut t, &mut a, &mut rng);
+                }
+                let mut t = sentence_case(&t, &mut rng, true);
+                if rng.random_bool(NOTE_SHARE) {
+                    t.push_str(&self.note(&mut rng));
+                }
+                (t, sentence_case(&a, &mut rng, true))
             })
             .collect()
+    }
+
+    fn group_size(&self, group: usize) -> u32 {
+        match self.group_start.get(group + 1) {
+            Some(&end) => end - self.group_start[group],
+            None => 0,
+        }
+    }
+
+    /// Whether `group` is the next part of `group - 1` (a one-document group whose text is
+    /// that group's with the series number raised), and if so the series word and the
+    /// partner's number.
+    fn series(&self, group: usize) -> Option<(&'static str, usize)> {
+        let coin = |g: usize| self.rng(&[g as u64, 3 << 32]).random_bool(SERIES_SHARE);
+        if group == 0 || self.group_size(group) != 1 || !coin(group) || coin(group - 1) {
+            return None;
+        }
+        let mut rng = self.rng(&[group as u64, 4 << 32]);
+        Some((
+            SERIES_WORDS[rng.random_range(0..SERIES_WORDS.len())],
+            rng.random_range(1..4),
+        ))
+    }
+
+    /// The words of a group's original record: its own, or for the next part of a series its
+    /// partner's with the number raised.
+    fn base(&self, group: usize) -> (Vec<String>, Vec<String>) {
+        if let Some((word, n)) = self.series(group) {
+            let (mut title, abstract_) = self.own_words(group - 1);
+            title.extend([word.to_owned(), numeral(word, n + 1)]);
+            return (title, abstract_);
+        }
+        let (mut title, abstract_) = self.own_words(group);
+        if let Some((word, n)) = self.series(group + 1) {
+            title.extend([word.to_owned(), numeral(word, n)]);
+        }
+        (title, abstract_)
+    }
+
+    fn own_words(&self, group: usize) -> (Vec<String>, Vec<String>) {
+        let mut rng = self.rng(&[group as u64]);
+        let title_len = rng.random_range(5..15);
+        let title: Vec<String> = (0..title_len)
+            .map(|_| self.word(&mut rng).to_owned())
+            .collect();
+        let abstract_len = if rng.random_bool(0.05) {
+            0
+        } else {
+            rng.random_range(60..220)
+        };
+        let abstract_ = (0..abstract_len)
+            .map(|_| self.word(&mut rng).to_owned())
+            .collect();
+        (title, abstract_)
+    }
+
+    /// A bibliographic note as catalogues append them to a title.
+    fn note(&self, rng: &mut ChaCha8Rng) -> String {
+        let year = rng.random_range(1990..2021);
+        let (volume, page) = (rng.random_range(1..400), rng.random_range(1..3000));
+        if rng.random_bool(0.5) {
+            let journal = self.word(rng).to_owned();
+            format!(
+                "[erratum appears in {journal} {year};{volume}({}):{page}]",
+                rng.random_range(1..13)
+            )
+        } else {
+            format!(" (vol {volume}, pg {page}, {year})")
+        }
     }
 
     /// Applies one to three repository-style edits.
@@ -419,6 +502,55 @@ mod tests {
         let near = docs.iter().filter(|d| d.cat == "near_dup").count();
         let exact = docs.iter().filter(|d| d.cat == "exact_dup").count();
         assert!(near > 500 && exact > 2_000, "near {near}, exact {exact}");
+    }
+
+    #[test]
+    fn partial_duplicates_and_series_are_generated_at_their_rates() {
+        let g = Generator::new(20_000, 5);
+        let docs: Vec<GeneratedDoc> = (0..g.len()).map(|i| g.doc(i)).collect();
+        let by_id: HashMap<&str, &GeneratedDoc> =
+            docs.iter().map(|d| (d.core_id.as_str(), d)).collect();
+        let title_only = docs
+            .iter()
+            .filter(|d| {
+                d.processed_abstract.is_empty()
+                    && d.labelled_duplicates
+                        .iter()
+                        .any(|o| !by_id[o.as_str()].processed_abstract.is_empty())
+            })
+            .count();
+        let noted = docs
+            .iter()
+            .filter(|d| d.cat == "near_dup" && d.processed_title.contains("erratum appears in"))
+            .count();
+        assert!(
+            title_only > 100 && noted > 20,
+            "{title_only} title-only, {noted} noted"
+        );
+        // A series member is a non-duplicate whose title differs from another record's in its
+        // last word, the number.
+        let stem = |d: &GeneratedDoc| {
+            let title = d.processed_title.trim_end_matches('.');
+            title.rsplit_once(' ').map(|(stem, _)| stem.to_owned())
+        };
+        let mut by_stem: HashMap<String, Vec<&GeneratedDoc>> = HashMap::new();
+        for d in &docs {
+            if let Some(stem) = stem(d) {
+                by_stem.entry(stem).or_default().push(d);
+            }
+        }
+        let series = docs
+            .iter()
+            .filter(|d| d.cat == "non_dup")
+            .filter(|d| {
+                let Some(stem) = stem(d) else { return false };
+                SERIES_WORDS.iter().any(|w| stem.ends_with(w))
+                    && by_stem[&stem]
+                        .iter()
+                        .any(|o| o.processed_title != d.processed_title)
+            })
+            .count();
+        assert!(series > 5, "{series} series members");
     }
 
     #[test]

@@ -83,6 +83,45 @@ pub fn words(text: &str) -> Vec<String> {
     out
 }
 
+/// Whether a word is a number or a small roman numeral (`2`, `2009`, `iii`): the words whose
+/// change turns one study into another (`phase ii` / `phase iii`, `part 1` / `part 2`).
+pub fn is_number_word(word: &str) -> bool {
+    word.bytes().all(|b| b.is_ascii_digit())
+        || matches!(
+            word,
+            "i" | "ii" | "iii" | "iv" | "v" | "vi" | "vii" | "viii" | "ix" | "x" | "xi" | "xii"
+        )
+}
+
+/// `text` without its bracketed notes: `[...]`, `(...)` and `<...>` segments (an unclosed one
+/// runs to the end). Bibliographic titles carry such notes (`[erratum appears in ...]`,
+/// `(vol 360, pg 542)`, a translated title in brackets) that a copy of the record may lack.
+///
+/// ```
+/// let title = "Gait training.[erratum appears in 2010] (corrected)";
+/// assert_eq!(neardup::text::without_notes(title).trim(), "Gait training.");
+/// ```
+pub fn without_notes(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut closing: Option<char> = None;
+    for c in text.chars() {
+        match closing {
+            Some(end) if c == end => {
+                closing = None;
+                out.push(' ');
+            }
+            Some(_) => {}
+            None => match c {
+                '[' => closing = Some(']'),
+                '(' => closing = Some(')'),
+                '<' => closing = Some('>'),
+                _ => out.push(c),
+            },
+        }
+    }
+    out
+}
+
 /// What a shingle is made of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ShingleKind {
