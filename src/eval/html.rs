@@ -9,6 +9,7 @@ use std::path::Path;
 use plotters::prelude::*;
 
 use super::metrics::{ClassMetrics, Evaluation, Scores};
+use super::predictions::Predictions;
 use super::sweep::{SweepPoint, score_names, sweep, thresholds};
 use super::truth::{Predicted, Truth};
 use crate::diff::{Tokens, diff, escape_html};
@@ -32,7 +33,7 @@ pub struct ReportInput<'a> {
     /// The scores.
     pub evaluation: &'a Evaluation,
     /// Predicted duplicates per document.
-    pub predicted: &'a HashMap<String, HashSet<String>>,
+    pub predicted: &'a Predictions,
     /// How predictions were formed.
     pub mode: Predicted,
     /// The run's confirmed pairs.
@@ -359,12 +360,13 @@ fn worst_errors(
         .iter()
         .map(|p| ((p.a.as_str(), p.b.as_str()), score_of(p)))
         .collect();
-    let none = HashSet::new();
     let mut missed: Vec<(&str, &str, Option<f64>)> = Vec::new();
     for d in &input.truth.docs {
-        let predicted = input.predicted.get(&d.id).unwrap_or(&none);
         for other in &d.duplicates {
-            if d.id < *other && in_truth.contains(other.as_str()) && !predicted.contains(other) {
+            if d.id < *other
+                && in_truth.contains(other.as_str())
+                && !input.predicted.contains(&d.id, other)
+            {
                 missed.push((
                     d.id.as_str(),
                     other.as_str(),

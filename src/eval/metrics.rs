@@ -1,9 +1,10 @@
 //! The metric arithmetic (see the module docs of [`crate::eval`] for the definitions).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 
 use serde::Serialize;
 
+use super::predictions::Predictions;
 use super::truth::Truth;
 
 /// Precision, recall and F1 of one class, with the confusion counts they come from.
@@ -103,26 +104,24 @@ struct Tally {
 }
 
 impl Tally {
-    fn add(&mut self, predicted: &HashSet<String>, labelled: &HashSet<&str>) {
-        let hits = predicted
-            .iter()
-            .filter(|p| labelled.contains(p.as_str()))
-            .count();
-        let correct = hits == labelled.len() && hits == predicted.len();
+    /// Adds a document predicted to have `predicted` duplicates, `hits` of them among its
+    /// `labelled` ones.
+    fn add(&mut self, predicted: usize, hits: usize, labelled: usize) {
+        let correct = hits == labelled && hits == predicted;
         self.documents += 1;
         self.correct += usize::from(correct);
-        self.recall_sum += if labelled.is_empty() {
+        self.recall_sum += if labelled == 0 {
             1.0
         } else {
-            hits as f64 / labelled.len() as f64
+            hits as f64 / labelled as f64
         };
-        self.precision_sum += if predicted.is_empty() {
+        self.precision_sum += if predicted == 0 {
             0.0
         } else {
-            hits as f64 / predicted.len() as f64
+            hits as f64 / predicted as f64
         };
-        match (predicted.is_empty(), labelled.is_empty()) {
-            (false, false) if hits == labelled.len() => self.tp += 1,
+        match (predicted == 0, labelled == 0) {
+            (false, false) if hits == labelled => self.tp += 1,
             (false, _) => self.fp += 1,
             (true, false) => self.fn_ += 1,
             (true, true) => self.tn += 1,
@@ -145,19 +144,25 @@ impl Tally {
     }
 }
 
-/// Scores `predicted` (id -> predicted duplicates) against `truth`.
-pub fn evaluate(truth: &Truth, predicted: &HashMap<String, HashSet<String>>) -> Evaluation {
-    let none = HashSet::new();
+/// Scores `predicted` against `truth`, in O(documents + labelled pairs).
+pub fn evaluate(truth: &Truth, predicted: &Predictions) -> Evaluation {
     let mut overall = Tally::default();
     let mut by_cat: BTreeMap<String, Tally> = BTreeMap::new();
     let mut by_num: BTreeMap<usize, CorrectFalse> = BTreeMap::new();
     for doc in &truth.docs {
-        let p = predicted.get(&doc.id).unwrap_or(&none);
-        let l: HashSet<&str> = doc.duplicates.iter().map(String::as_str).collect();
+        let labelled: HashSet<&str> = doc.duplicates.iter().map(String::as_str).collect();
+        let hits = labelled
+            .iter()
+            .filter(|&&other| predicted.contains(&doc.id, other))
+            .count();
+        let count = predicted.count(&doc.id);
         let before = overall.correct;
-        overall.add(p, &l);
-        by_cat.entry(doc.cat.clone()).or_default().add(p, &l);
-        let cell = by_num.entry(l.len()).or_default();
+        overall.add(count, hits, labelled.len());
+        by_cat
+            .entry(doc.cat.clone())
+            .or_default()
+            .add(count, hits, labelled.len());
+        let cell = by_num.entry(labelled.len()).or_default();
         if overall.correct > before {
             cell.correct += 1;
         } else {
@@ -165,10 +170,7 @@ pub fn evaluate(truth: &Truth, predicted: &HashMap<String, HashSet<String>>) -> 
         }
     }
     let known: HashSet<&str> = truth.docs.iter().map(|d| d.id.as_str()).collect();
-    let predicted_not_in_truth = predicted
-        .keys()
-        .filter(|id| !known.contains(id.as_str()))
-        .count();
+    let predicted_not_in_truth = predicted.ids().filter(|id| !known.contains(id)).count();
     Evaluation {
         overall: overall.scores(),
         by_cat: by_cat.into_iter().map(|(k, t)| (k, t.scores())).collect(),
@@ -190,11 +192,12 @@ mod tests {
         }
     }
 
-    fn pred(entries: &[(&str, &[&str])]) -> HashMap<String, HashSet<String>> {
-        entries
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.iter().map(|s| s.to_string()).collect()))
-            .collect()
+    fn pred(entries: &[(&str, &[&str])]) -> Predictions {
+        Predictions::from_pairs(
+            entries
+                .iter()
+                .flat_map(|(k, v)| v.iter().map(move |o| (k.to_string(), o.to_string()))),
+        )
     }
 
     #[test]
@@ -253,7 +256,7 @@ mod tests {
         );
         assert_eq!(e.by_cat["exact_dup"].documents, 2);
         assert!((e.by_cat["non_dup"].accuracy - 0.5).abs() < 1e-12);
-        assert_eq!(e.predicted_not_in_truth, 0);
+        assert_eq!(e.predicted_not_in_truth, 1, "x, the partner of e");
     }
 
     #[test]

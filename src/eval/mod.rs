@@ -14,12 +14,14 @@
 
 mod html;
 mod metrics;
+mod predictions;
 mod report;
 mod sweep;
 mod truth;
 
 pub use html::{ReportInput, write_report};
 pub use metrics::{ClassMetrics, CorrectFalse, Evaluation, Scores, evaluate};
+pub use predictions::Predictions;
 pub use report::render_table;
 pub use sweep::{SweepPoint, best, predictions_at, score_names, sweep, thresholds};
 pub use truth::{Predicted, Truth, TruthDoc, load_predictions};

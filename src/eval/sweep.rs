@@ -6,12 +6,13 @@
 //! Thresholds below the run's own can only be judged where `candidates.jsonl` holds the lower
 //! scores. Choose a threshold on one labelled set and confirm it on another, never the same.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use petgraph::unionfind::UnionFind;
 use serde::Serialize;
 
 use super::metrics::evaluate;
+use super::predictions::Predictions;
 use super::truth::{Predicted, Truth};
 use crate::results::PairRecord;
 
@@ -23,60 +24,44 @@ pub fn score_names(pairs: &[PairRecord]) -> Vec<String> {
 }
 
 /// Predicted duplicates from the pairs whose `score` reaches `threshold`: pair partners, or the
-/// rest of each single-linkage group.
-pub fn predictions_at(
-    pairs: &[PairRecord],
+/// rest of each single-linkage group (kept as group ids, so any threshold costs the same).
+pub fn predictions_at<'a>(
+    pairs: &'a [PairRecord],
     score: &str,
     threshold: f64,
     mode: Predicted,
-) -> HashMap<String, HashSet<String>> {
-    let kept: Vec<&PairRecord> = pairs
+) -> Predictions {
+    let kept = pairs
         .iter()
-        .filter(|p| p.scores.get(score).is_some_and(|&s| s >= threshold))
-        .collect();
-    let mut predicted: HashMap<String, HashSet<String>> = HashMap::new();
+        .filter(|p| p.scores.get(score).is_some_and(|&s| s >= threshold));
     match mode {
-        Predicted::Pairs => {
-            for p in kept {
-                predicted
-                    .entry(p.a.clone())
-                    .or_default()
-                    .insert(p.b.clone());
-                predicted
-                    .entry(p.b.clone())
-                    .or_default()
-                    .insert(p.a.clone());
-            }
-        }
+        Predicted::Pairs => Predictions::from_pairs(kept.map(|p| (p.a.as_str(), p.b.as_str()))),
         Predicted::Groups => {
             let mut index: HashMap<&str, u32> = HashMap::new();
             let mut names: Vec<&str> = Vec::new();
-            for p in &kept {
-                for id in [p.a.as_str(), p.b.as_str()] {
-                    index.entry(id).or_insert_with(|| {
+            let mut edges: Vec<(u32, u32)> = Vec::new();
+            for p in kept {
+                let mut node = |id: &'a str| {
+                    *index.entry(id).or_insert_with(|| {
                         names.push(id);
                         names.len() as u32 - 1
-                    });
-                }
+                    })
+                };
+                let edge = (node(&p.a), node(&p.b));
+                edges.push(edge);
             }
             let mut components = UnionFind::<u32>::new(names.len());
-            for p in &kept {
-                components.union(index[p.a.as_str()], index[p.b.as_str()]);
+            for (x, y) in edges {
+                components.union(x, y);
             }
             let labels = components.into_labeling();
             let mut members: HashMap<u32, Vec<&str>> = HashMap::new();
-            for (i, &root) in labels.iter().enumerate() {
-                members.entry(root).or_default().push(names[i]);
+            for (name, root) in names.iter().zip(labels) {
+                members.entry(root).or_default().push(name);
             }
-            for group in members.values() {
-                for &m in group {
-                    let others = group.iter().filter(|&&o| o != m).map(|&o| o.to_owned());
-                    predicted.entry(m.to_owned()).or_default().extend(others);
-                }
-            }
+            Predictions::from_groups(members.into_values())
         }
     }
-    predicted
 }
 
 /// The scores at one threshold.

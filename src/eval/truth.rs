@@ -1,10 +1,11 @@
 //! Loading ground truth (CORE layout) and a run's predictions.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::Path;
 
 use serde_json::Value;
 
+use super::predictions::Predictions;
 use crate::error::{Error, InputError, Result};
 use crate::io::{FieldSpec, Input, InputFormat};
 use crate::results::RunFolder;
@@ -97,31 +98,10 @@ pub enum Predicted {
     Pairs,
 }
 
-/// A run's predicted duplicates: id -> predicted duplicate ids (documents with none are
-/// absent).
-pub fn load_predictions(
-    run: &RunFolder,
-    mode: Predicted,
-) -> Result<HashMap<String, HashSet<String>>> {
-    let mut predicted: HashMap<String, HashSet<String>> = HashMap::new();
-    match mode {
-        Predicted::Pairs => {
-            for p in run.pairs()? {
-                predicted
-                    .entry(p.a.clone())
-                    .or_default()
-                    .insert(p.b.clone());
-                predicted.entry(p.b).or_default().insert(p.a);
-            }
-        }
-        Predicted::Groups => {
-            for group in run.groups()? {
-                for m in &group.members {
-                    let others = group.members.iter().filter(|o| *o != m).cloned();
-                    predicted.entry(m.clone()).or_default().extend(others);
-                }
-            }
-        }
-    }
-    Ok(predicted)
+/// A run's predicted duplicates.
+pub fn load_predictions(run: &RunFolder, mode: Predicted) -> Result<Predictions> {
+    Ok(match mode {
+        Predicted::Pairs => Predictions::from_pairs(run.pairs()?.into_iter().map(|p| (p.a, p.b))),
+        Predicted::Groups => Predictions::from_groups(run.groups()?.into_iter().map(|g| g.members)),
+    })
 }

@@ -12,7 +12,10 @@ use qdrant_edge::{
 };
 use rayon::prelude::*;
 
-use super::{Fetched, Neighbour, OpenMode, StoredPoint, VectorStore, parse_payload, payload_json};
+use super::{
+    Fetched, Neighbour, OpenMode, StoredPoint, VectorStore, parse_payload, payload_json,
+    unit_cosine,
+};
 use crate::error::{Error, Result};
 
 /// HNSW graph degree (Qdrant's default). Measured on 100k generated documents, degree 8 with
@@ -221,7 +224,7 @@ impl VectorStore for EdgeStore {
                         .map(|hit| {
                             Ok(Neighbour {
                                 key: numeric(hit.id)?,
-                                cosine: hit.score,
+                                cosine: unit_cosine(hit.score),
                                 payload: hit.payload.map(|p| parse_payload(&p.0)).transpose()?,
                             })
                         })

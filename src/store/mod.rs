@@ -299,6 +299,12 @@ fn open_server(_: &StoreSpec, _: usize) -> Result<Box<dyn VectorStore>> {
     ))
 }
 
+/// An engine's score as a cosine: within [-1, 1]. Float rounding makes the score of a
+/// vector against itself 1.0000002 at times, which readers of a run rightly refuse.
+fn unit_cosine(score: f32) -> f32 {
+    score.clamp(-1.0, 1.0)
+}
+
 /// Reads a payload written by [`payload_json`].
 fn parse_payload(map: &serde_json::Map<String, serde_json::Value>) -> Result<Payload> {
     let id = map

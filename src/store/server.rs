@@ -16,6 +16,7 @@ use tokio::runtime::Runtime;
 
 use super::{
     Fetched, Neighbour, ServerOptions, StoredPoint, VectorStore, parse_payload, payload_json,
+    unit_cosine,
 };
 use crate::error::{Error, Result};
 
@@ -176,7 +177,7 @@ impl VectorStore for ServerStore {
                     .map(|hit| {
                         Ok(Neighbour {
                             key: key_of(hit.id)?,
-                            cosine: hit.score,
+                            cosine: unit_cosine(hit.score),
                             payload: if with_payload {
                                 Some(payload_of(hit.payload)?)
                             } else {
