@@ -6,6 +6,7 @@ mod completions;
 mod dedup;
 mod diff;
 mod eval;
+mod explain;
 mod groups;
 mod index;
 mod jaccard;
@@ -67,6 +68,7 @@ enum Command {
     Groups(groups::GroupsArgs),
     Jaccard(jaccard::JaccardArgs),
     Diff(diff::DiffArgs),
+    Explain(explain::ExplainArgs),
     Overlap(overlap::OverlapArgs),
     Sweep(eval::SweepArgs),
     Completions(completions::CompletionsArgs),
@@ -94,6 +96,7 @@ pub fn run() -> ExitCode {
         Command::Groups(args) => groups::run(args),
         Command::Jaccard(args) => jaccard::run(args),
         Command::Diff(args) => diff::run(args),
+        Command::Explain(args) => explain::run(args, &models),
         Command::Overlap(args) => overlap::run(args),
         Command::Sweep(args) => eval::sweep(args),
         Command::Completions(args) => completions::run(args),

@@ -126,6 +126,11 @@ impl MethodFlags {
         given
     }
 
+    /// The folder given with `--index`.
+    pub fn index_dir(&self) -> Option<PathBuf> {
+        self.index.clone()
+    }
+
     /// The setting keys of the flags given (`num_perm` for `--num-perm`).
     pub fn given_keys(&self) -> Vec<String> {
         self.given().into_iter().map(|(key, _)| key).collect()

@@ -19,7 +19,9 @@ use crate::sketch::{
     ConfirmRule, Evidence, Facts, LshParams, MinHashParams, MinHasher, Rule, Sketch, SketchRef,
     Verdict,
 };
-use crate::store::{self, Neighbour, OpenMode, StoreSpec, StoredPoint, VectorStore, point_key};
+use crate::store::{
+    self, Fetched, Neighbour, OpenMode, StoreSpec, StoredPoint, VectorStore, point_key,
+};
 use crate::text::{Shingler, ShinglingSpec, UNIGRAMS};
 
 /// The manifest's file name inside an index folder.
@@ -85,6 +87,27 @@ impl IndexSettings {
             )));
         }
         Ok(())
+    }
+
+    /// The verdict on a candidate (two documents' sketches and the cosine of their
+    /// embeddings) under `banding` (these settings' own, resolved once by the caller), with the
+    /// evidence it rests on. A neighbour below `min_cosine` is no candidate at all.
+    pub fn confirm(
+        &self,
+        a: SketchRef<'_>,
+        b: SketchRef<'_>,
+        cosine: f32,
+        banding: LshParams,
+    ) -> (Evidence, Verdict) {
+        let (evidence, verdict) = self.rule.decide(a, b, banding);
+        if cosine < self.min_cosine {
+            let distant = Verdict {
+                duplicate: false,
+                rule: Rule::Distant,
+            };
+            return (evidence, distant);
+        }
+        (evidence, verdict)
     }
 
     /// The same settings with nothing left to a default, a file or the current folder: what
@@ -347,16 +370,7 @@ impl DocumentIndex {
     /// embeddings), with the evidence it rests on. A neighbour below `min_cosine` is no
     /// candidate at all.
     pub fn confirm(&self, a: SketchRef<'_>, b: SketchRef<'_>, cosine: f32) -> (Evidence, Verdict) {
-        let settings = &self.manifest.settings;
-        let (evidence, verdict) = settings.rule.decide(a, b, self.banding);
-        if cosine < settings.min_cosine {
-            let distant = Verdict {
-                duplicate: false,
-                rule: Rule::Distant,
-            };
-            return (evidence, distant);
-        }
-        (evidence, verdict)
+        self.manifest.settings.confirm(a, b, cosine, self.banding)
     }
 
     /// The `k` nearest documents to a text, each with its verdict.
@@ -374,8 +388,18 @@ impl DocumentIndex {
 
     /// The `k` nearest other documents to the indexed document `id`, each with its verdict.
     pub fn similar_to_id(&self, id: &str, k: usize) -> Result<Vec<Match>> {
-        let key = point_key(id);
-        let fetched = self.store.fetch(&[key])?.remove(0);
+        let fetched = self.document(id)?;
+        self.similar(
+            &fetched.vector,
+            fetched.payload.sketch(),
+            k,
+            Some(point_key(id)),
+        )
+    }
+
+    /// The indexed document `id`: its vector and payload.
+    pub fn document(&self, id: &str) -> Result<Fetched> {
+        let fetched = self.store.fetch(&[point_key(id)])?.remove(0);
         // Another id with the same key is not this document.
         let fetched = fetched.filter(|f| f.payload.id == id).ok_or_else(|| {
             Error::Usage(format!(
@@ -385,7 +409,7 @@ impl DocumentIndex {
             ))
         })?;
         self.check_signature(&fetched.payload)?;
-        self.similar(&fetched.vector, fetched.payload.sketch(), k, Some(key))
+        Ok(fetched)
     }
 
     /// Whether document `id` is indexed.

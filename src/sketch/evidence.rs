@@ -191,7 +191,7 @@ impl Evidence {
 }
 
 /// Exact Jaccard of two sorted sets (0 when both are empty).
-fn set_jaccard(a: &[u32], b: &[u32]) -> f64 {
+pub fn set_jaccard<T: Ord>(a: &[T], b: &[T]) -> f64 {
     let shared = shared_count(a, b);
     let union = a.len() + b.len() - shared;
     if union == 0 {
@@ -201,7 +201,8 @@ fn set_jaccard(a: &[u32], b: &[u32]) -> f64 {
     }
 }
 
-fn shared_count(a: &[u32], b: &[u32]) -> usize {
+/// The number of elements two sorted sets share.
+pub fn shared_count<T: Ord>(a: &[T], b: &[T]) -> usize {
     let (mut i, mut j, mut shared) = (0, 0, 0);
     while i < a.len() && j < b.len() {
         match a[i].cmp(&b[j]) {
@@ -243,6 +244,19 @@ pub enum Rule {
 }
 
 impl Rule {
+    /// The rule's name, as JSON writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rule::Jaccard => "jaccard",
+            Rule::Band => "band",
+            Rule::Title => "title",
+            Rule::ShortText => "short-text",
+            Rule::Numbers => "numbers",
+            Rule::Below => "below",
+            Rule::Distant => "distant",
+        }
+    }
+
     /// What the rule means, for `explain`.
     pub fn describe(self) -> &'static str {
         match self {

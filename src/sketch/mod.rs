@@ -15,7 +15,9 @@ mod simhash;
 mod simhash_index;
 
 pub use classifier::{Confirm, ConfirmRule, MAX_NUM_PERM, MinHashParams, check_threshold};
-pub use evidence::{Evidence, Facts, Rule, Sketch, SketchFacts, SketchRef, Verdict};
+pub use evidence::{
+    Evidence, Facts, Rule, Sketch, SketchFacts, SketchRef, Verdict, set_jaccard, shared_count,
+};
 pub use lsh::{LshParams, candidate_pairs, share_band};
 pub use minhash::{EMPTY_SLOT, MinHasher, Signatures, jaccard_estimate};
 pub use simhash::{SimHash, hamming};

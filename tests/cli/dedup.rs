@@ -493,3 +493,36 @@ fn a_models_folder_from_the_environment_does_not_bother_other_methods() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn explain_names_the_rule_for_a_rescued_and_a_refused_pair() {
+    let data = shared_data();
+    let rescued = ok(&[
+        "explain",
+        s(&data),
+        "stroke/id_0000271",
+        "stroke/id_0000272",
+        "--method",
+        "minhash",
+    ]);
+    let text = String::from_utf8_lossy(&rescued.stdout);
+    assert!(text.contains("verdict: duplicate (rule `title`"), "{text}");
+    assert!(text.contains("only in B: 2010 202 4 943"), "{text}");
+    assert!(text.contains("{+individuals.[erratum"), "{text}");
+    let refused = ok(&[
+        "explain",
+        "--text",
+        "randomized phase ii trial of ok-432 in malignant pleural effusion",
+        "--text",
+        "randomized phase iii trial of ok-432 in malignant pleural effusion",
+        "--method",
+        "minhash",
+        "--json",
+    ]);
+    let json: serde_json::Value = serde_json::from_slice(&refused.stdout).unwrap();
+    assert_eq!(json["verdict"]["rule"], "numbers", "{json}");
+    assert_eq!(json["verdict"]["duplicate"], false);
+    assert!(json["jaccard_exact"].as_f64().unwrap() > 0.8);
+    let missing = rejected(&["explain", s(&data), "stroke/id_0000271", "nope"]);
+    assert!(missing.contains("no record \"nope\""), "{missing}");
+}
