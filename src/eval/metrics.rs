@@ -260,6 +260,38 @@ mod tests {
     }
 
     #[test]
+    fn one_group_of_the_whole_corpus_is_scored_in_linear_work() {
+        // Materialised, these predicted sets would hold 200,000² ids; as group ids they cost
+        // one lookup per labelled pair.
+        let n = 200_000;
+        let ids: Vec<String> = (0..n).map(|i| format!("d{i}")).collect();
+        let truth = Truth {
+            docs: ids
+                .iter()
+                .enumerate()
+                .map(|(i, id)| {
+                    let partner = if i % 2 == 0 { i + 1 } else { i - 1 };
+                    doc(id, "near_dup", &[&ids[partner]])
+                })
+                .collect(),
+        };
+        let e = evaluate(
+            &truth,
+            &Predictions::from_groups([ids.iter().map(String::as_str)]),
+        );
+        assert_eq!(
+            e.overall.accuracy, 0.0,
+            "every document has too many predicted"
+        );
+        assert_eq!(
+            (e.overall.dup.tp, e.overall.dup.fp),
+            (n, 0),
+            "yet each finds its partner"
+        );
+        assert!((e.overall.mean_precision - 1.0 / (n - 1) as f64).abs() < 1e-12);
+    }
+
+    #[test]
     fn perfect_prediction_scores_one() {
         let truth = Truth {
             docs: vec![
