@@ -52,7 +52,7 @@ impl SetJoin {
         if a.is_empty() || b.is_empty() {
             return 0.0;
         }
-        let shared = intersection_size(a, b);
+        let shared = crate::sketch::shared_count(a, b);
         shared as f64 / (a.len() + b.len() - shared) as f64
     }
 
@@ -99,22 +99,6 @@ impl SetJoin {
         pairs.par_sort_unstable_by(|p, q| (p.0, p.1).cmp(&(q.0, q.1)));
         pairs
     }
-}
-
-fn intersection_size(a: &[u32], b: &[u32]) -> usize {
-    let (mut i, mut j, mut shared) = (0, 0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                shared += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    shared
 }
 
 /// Convenience: the pairs of `sets` with Jaccard ≥ `threshold`.
