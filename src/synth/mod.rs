@@ -39,7 +39,8 @@ const REPOSITORY_PREFIXES: [&str; 6] = [
     "summary",
 ];
 
-/// Of the edited copies of a record that has an abstract, the share that keeps its title only.
+/// Of the edited copies of a record that has an abstract, the share that keeps its title only
+/// (`neardup gen --help` states these rates: keep it in step).
 pub const TITLE_ONLY_SHARE: f64 = 0.15;
 /// Of the edited copies, the share whose title gets a bibliographic note appended
 /// (`[erratum appears in ...]`, `(vol 12, pg 34, 2009)`).

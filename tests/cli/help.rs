@@ -13,6 +13,7 @@ fn every_command_has_help_with_an_example_and_completions_exist() {
         "groups",
         "jaccard",
         "diff",
+        "explain",
         "overlap",
         "sweep",
         "completions",
