@@ -27,11 +27,16 @@ grid = list(itertools.product([0.7,0.75,0.8],[3,4],[False,True],[None,0.95],[Non
 res = {g: counts_by_set([(r[0],r[1]) for r in rows if mk(*g)(r)]) for g in grid}
 obj = lambda m: m['acc'] + m['mf1']
 pooled=[0]*6
+chosen = {}
 for s in SETS:
     train = [x for x in SETS if x != s]
     best = max(grid, key=lambda g: obj(metrics(merged(res[g], train))))
+    chosen[s] = dict(zip(['threshold', 'min_shingles', 'number_guard', 'containment', 'title_threshold'], best))
     pooled = [a+b for a,b in zip(pooled, res[best][s])]
     print(f"{s:20} chosen {best} held-out {fmt(metrics(res[best][s]))}")
 print('pooled held-out', fmt(metrics(pooled)))
+# What held-out.sh gives neardup for each held-out set.
+import json
+json.dump(chosen, open('chosen.json', 'w'), indent=1)
 for g in sorted(grid, key=lambda g: -obj(metrics(merged(res[g], SETS))))[:8]:
     print(g, fmt(metrics(merged(res[g], SETS))))

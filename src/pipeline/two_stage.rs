@@ -196,6 +196,9 @@ pub(super) fn run(
     let pairs = verdicts.iter().filter(|v| v.1).map(|v| v.0).collect();
     let scored = verdicts.into_iter().map(|v| v.0).collect();
     times.confirm = clock.elapsed().as_secs_f64();
+    if config.index_dir.is_none() {
+        index.store().discard()?;
+    }
     // Close the store before its temporary folder goes.
     drop(index);
 

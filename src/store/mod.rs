@@ -129,6 +129,12 @@ pub trait VectorStore: Send + Sync {
 
     /// Makes every acknowledged write durable.
     fn flush(&self) -> Result<()>;
+
+    /// Deletes what a throwaway index leaves outside its folder (a server collection); an
+    /// embedded store's files go with the folder.
+    fn discard(&self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// Which engine holds the vectors.
@@ -264,7 +270,7 @@ pub fn open(
 ) -> Result<Box<dyn VectorStore>> {
     match spec.kind() {
         StoreKind::Edge => open_edge(dir, dimensions, mode),
-        StoreKind::Qdrant => open_server(spec, dimensions),
+        StoreKind::Qdrant => open_server(spec, dimensions, mode),
     }
 }
 
@@ -282,16 +288,21 @@ fn open_edge(_: &Path, _: usize, _: OpenMode) -> Result<Box<dyn VectorStore>> {
 }
 
 #[cfg(feature = "qdrant")]
-fn open_server(spec: &StoreSpec, dimensions: usize) -> Result<Box<dyn VectorStore>> {
+fn open_server(
+    spec: &StoreSpec,
+    dimensions: usize,
+    mode: OpenMode,
+) -> Result<Box<dyn VectorStore>> {
     spec.validate()?;
     Ok(Box::new(ServerStore::open(
         &spec.required_server()?,
         dimensions,
+        mode,
     )?))
 }
 
 #[cfg(not(feature = "qdrant"))]
-fn open_server(_: &StoreSpec, _: usize) -> Result<Box<dyn VectorStore>> {
+fn open_server(_: &StoreSpec, _: usize, _: OpenMode) -> Result<Box<dyn VectorStore>> {
     Err(Error::Usage(
         "this neardup was built without the `qdrant` feature; rebuild with \
          `cargo build --release --features qdrant` to use a Qdrant server"

@@ -1,24 +1,41 @@
 //! A Qdrant server or cluster through `qdrant-client` (gRPC). The client is asynchronous; this
 //! store owns a small tokio runtime and blocks on each call, so the rest of neardup stays
 //! synchronous.
+//!
+//! Bulk loading follows Qdrant's advice: a new collection is created with its HNSW graph
+//! deferred (`m = 0`), so the upload only appends; [`VectorStore::build_index`] then turns the
+//! graph on and waits until the collection is green. Searches go through the query API in
+//! batches small enough to answer well within [`REQUEST_TIMEOUT`], even while a segment is
+//! still scanned in full.
 
 use std::collections::HashMap;
+use std::time::{Duration, Instant};
 
 use qdrant_client::Qdrant;
 use qdrant_client::qdrant::point_id::PointIdOptions;
 use qdrant_client::qdrant::vector_output::Vector;
 use qdrant_client::qdrant::{
-    CountPointsBuilder, CreateCollectionBuilder, DeletePointsBuilder, Distance, GetPointsBuilder,
-    PointId, PointStruct, PointsIdsList, SearchBatchPointsBuilder, SearchPointsBuilder,
-    UpsertPointsBuilder, VectorParamsBuilder,
+    CollectionStatus, CountPointsBuilder, CreateCollectionBuilder, DeletePointsBuilder, Distance,
+    GetPointsBuilder, HnswConfigDiffBuilder, PointId, PointStruct, PointsIdsList, Query,
+    QueryBatchPointsBuilder, QueryPointsBuilder, UpdateCollectionBuilder, UpsertPointsBuilder,
+    VectorParamsBuilder,
 };
 use tokio::runtime::Runtime;
 
 use super::{
-    Fetched, Neighbour, ServerOptions, StoredPoint, VectorStore, parse_payload, payload_json,
-    unit_cosine,
+    Fetched, Neighbour, OpenMode, ServerOptions, StoredPoint, VectorStore, parse_payload,
+    payload_json, unit_cosine,
 };
 use crate::error::{Error, Result};
+
+/// How long one request may run before the client gives up on it.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
+/// Queries per request: at most a few seconds of work even as exact scans of 100k points.
+const QUERY_BATCH: usize = 256;
+/// HNSW links per point once loading is done (Qdrant's default).
+const HNSW_M: u64 = 16;
+/// How long [`VectorStore::build_index`] waits for the server to finish indexing.
+const INDEXING_WAIT: Duration = Duration::from_secs(3600);
 
 /// A collection on a Qdrant server.
 pub struct ServerStore {
@@ -28,9 +45,10 @@ pub struct ServerStore {
 }
 
 impl ServerStore {
-    /// Connects to `options.url` and creates the cosine collection (with its shards and
-    /// replicas) if it does not exist yet.
-    pub fn open(options: &ServerOptions, dimensions: usize) -> Result<Self> {
+    /// Connects to `options.url`. With [`OpenMode::Create`] it creates the cosine collection
+    /// (with its shards and replicas, graph deferred) and refuses one that already holds
+    /// points; with [`OpenMode::Existing`] the collection must be there.
+    pub fn open(options: &ServerOptions, dimensions: usize, mode: OpenMode) -> Result<Self> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -38,6 +56,8 @@ impl ServerStore {
             .map_err(|e| Error::store_from("cannot start the client runtime", e))?;
         let client = Qdrant::from_url(&options.url)
             .skip_compatibility_check()
+            .timeout(REQUEST_TIMEOUT)
+            .connect_timeout(Duration::from_secs(10))
             .build()
             .map_err(|e| server_error(options, e))?;
         let store = ServerStore {
@@ -50,23 +70,59 @@ impl ServerStore {
             .runtime
             .block_on(store.client.collection_exists(name))
             .map_err(|e| store.error(e))?;
-        if !exists {
-            store
-                .runtime
-                .block_on(
-                    store.client.create_collection(
-                        CreateCollectionBuilder::new(name)
-                            .vectors_config(VectorParamsBuilder::new(
-                                dimensions as u64,
-                                Distance::Cosine,
-                            ))
-                            .shard_number(options.shards)
-                            .replication_factor(options.replicas),
-                    ),
-                )
-                .map_err(|e| store.error(e))?;
+        match (mode, exists) {
+            (OpenMode::Existing, false) => {
+                return Err(Error::store(format!(
+                    "Qdrant at {} has no collection {name}: the index was deleted on the \
+                     server; build it again with `neardup index`",
+                    options.url
+                )));
+            }
+            (OpenMode::Create, true) => {
+                let points = store.len()?;
+                if points > 0 {
+                    return Err(Error::Usage(format!(
+                        "collection {name} at {} already holds {points} points; name a new one \
+                         with --collection, or delete it (curl -X DELETE \
+                         http://HOST:6333/collections/{name})",
+                        options.url
+                    )));
+                }
+            }
+            (OpenMode::Create, false) => store.create(dimensions)?,
+            (OpenMode::Existing, true) => {}
         }
         Ok(store)
+    }
+
+    fn create(&self, dimensions: usize) -> Result<()> {
+        let create = CreateCollectionBuilder::new(&self.options.collection)
+            .vectors_config(VectorParamsBuilder::new(
+                dimensions as u64,
+                Distance::Cosine,
+            ))
+            .hnsw_config(HnswConfigDiffBuilder::default().m(0))
+            .shard_number(self.options.shards)
+            .replication_factor(self.options.replicas);
+        self.runtime
+            .block_on(self.client.create_collection(create))
+            .map(|_| ())
+            .map_err(|e| self.error(e))
+    }
+
+    /// The collection's status and how many of its vectors are in a graph.
+    fn status(&self) -> Result<(CollectionStatus, u64)> {
+        let info = self
+            .runtime
+            .block_on(self.client.collection_info(&self.options.collection))
+            .map_err(|e| self.error(e))?
+            .result
+            .ok_or_else(|| self.error(std::io::Error::other("no collection info")))?;
+        Ok((
+            CollectionStatus::try_from(info.status)
+                .unwrap_or(CollectionStatus::UnknownCollectionStatus),
+            info.indexed_vectors_count.unwrap_or(0),
+        ))
     }
 
     /// Deletes the whole collection.
@@ -140,11 +196,44 @@ impl VectorStore for ServerStore {
     }
 
     fn build_index(&self) -> Result<bool> {
-        // The server builds its HNSW graph in the background by itself.
-        Ok(false)
+        let enable = UpdateCollectionBuilder::new(&self.options.collection)
+            .hnsw_config(HnswConfigDiffBuilder::default().m(HNSW_M));
+        self.runtime
+            .block_on(self.client.update_collection(enable))
+            .map_err(|e| self.error(e))?;
+        // The optimiser starts on its own; wait until every segment it wants indexed is.
+        let started = Instant::now();
+        loop {
+            let (status, indexed) = self.status()?;
+            match status {
+                CollectionStatus::Green => {
+                    tracing::info!(
+                        indexed,
+                        seconds = started.elapsed().as_secs_f64(),
+                        "server collection green"
+                    );
+                    return Ok(indexed > 0);
+                }
+                CollectionStatus::Red => {
+                    return Err(Error::store(format!(
+                        "Qdrant at {}: collection {} is red (an optimisation failed); see the \
+                         server's log",
+                        self.options.url, self.options.collection
+                    )));
+                }
+                _ if started.elapsed() > INDEXING_WAIT => {
+                    return Err(Error::store(format!(
+                        "Qdrant at {}: collection {} is still indexing after {} s",
+                        self.options.url,
+                        self.options.collection,
+                        INDEXING_WAIT.as_secs()
+                    )));
+                }
+                _ => std::thread::sleep(Duration::from_millis(250)),
+            }
+        }
     }
 
-    #[allow(deprecated)]
     fn search(
         &self,
         queries: &[&[f32]],
@@ -152,42 +241,44 @@ impl VectorStore for ServerStore {
         with_payload: bool,
     ) -> Result<Vec<Vec<Neighbour>>> {
         let name = &self.options.collection;
-        let searches: Vec<_> = queries
-            .iter()
-            .map(|q| {
-                SearchPointsBuilder::new(name, q.to_vec(), k as u64)
-                    .with_payload(with_payload)
-                    .build()
-            })
-            .collect();
-        let response = self
-            .runtime
-            .block_on(
-                self.client
-                    .search_batch_points(SearchBatchPointsBuilder::new(name, searches)),
-            )
-            .map_err(|e| self.error(e))?;
-        response
-            .result
-            .into_iter()
-            .map(|batch| {
-                batch
-                    .result
-                    .into_iter()
-                    .map(|hit| {
-                        Ok(Neighbour {
-                            key: key_of(hit.id)?,
-                            cosine: unit_cosine(hit.score),
-                            payload: if with_payload {
-                                Some(payload_of(hit.payload)?)
-                            } else {
-                                None
-                            },
+        let mut found = Vec::with_capacity(queries.len());
+        for batch in queries.chunks(QUERY_BATCH) {
+            let requests: Vec<_> = batch
+                .iter()
+                .map(|q| {
+                    QueryPointsBuilder::new(name)
+                        .query(Query::new_nearest(q.to_vec()))
+                        .limit(k as u64)
+                        .with_payload(with_payload)
+                        .build()
+                })
+                .collect();
+            let response = self
+                .runtime
+                .block_on(self.client.query_batch(
+                    QueryBatchPointsBuilder::new(name, requests).timeout(REQUEST_TIMEOUT.as_secs()),
+                ))
+                .map_err(|e| self.error(e))?;
+            for hits in response.result {
+                found.push(
+                    hits.result
+                        .into_iter()
+                        .map(|hit| {
+                            Ok(Neighbour {
+                                key: key_of(hit.id)?,
+                                cosine: unit_cosine(hit.score),
+                                payload: if with_payload {
+                                    Some(payload_of(hit.payload)?)
+                                } else {
+                                    None
+                                },
+                            })
                         })
-                    })
-                    .collect()
-            })
-            .collect()
+                        .collect::<Result<Vec<_>>>()?,
+                );
+            }
+        }
+        Ok(found)
     }
 
     fn fetch(&self, keys: &[u64]) -> Result<Vec<Option<Fetched>>> {
@@ -254,5 +345,9 @@ impl VectorStore for ServerStore {
     fn flush(&self) -> Result<()> {
         // Writes are sent with `wait`: the server has applied them when they return.
         Ok(())
+    }
+
+    fn discard(&self) -> Result<()> {
+        self.drop_collection()
     }
 }

@@ -107,12 +107,10 @@ fn edge_store_searches_fetches_deletes_and_persists() {
     );
 }
 
-#[cfg(feature = "edge")]
-#[test]
-fn edge_search_after_building_the_graph_finds_the_same_nearest() {
+/// Loads 3,000 random 16-dimensional points into `store` (empty, 16 dimensions) and checks
+/// that search finds each point itself before and after [`VectorStore::build_index`].
+fn check_search_through_the_graph(store: &dyn VectorStore) {
     use rand::{RngExt, SeedableRng};
-    let dir = tempfile::tempdir().unwrap();
-    let store = EdgeStore::open(dir.path(), 16, OpenMode::Create).unwrap();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
     let vectors: Vec<Vec<f32>> = (0..3000)
         .map(|_| {
@@ -151,6 +149,13 @@ fn edge_search_after_building_the_graph_finds_the_same_nearest() {
     }
 }
 
+#[cfg(feature = "edge")]
+#[test]
+fn edge_search_after_building_the_graph_finds_the_same_nearest() {
+    let dir = tempfile::tempdir().unwrap();
+    check_search_through_the_graph(&EdgeStore::open(dir.path(), 16, OpenMode::Create).unwrap());
+}
+
 #[cfg(feature = "qdrant")]
 #[test]
 fn server_store_passes_the_same_suite_when_a_server_is_given() {
@@ -164,7 +169,25 @@ fn server_store_passes_the_same_suite_when_a_server_is_given() {
         shards: 1,
         replicas: 1,
     };
-    let store = ServerStore::open(&options, 4).unwrap();
+    let store = ServerStore::open(&options, 4, OpenMode::Create).unwrap();
     check_engine(&store);
+    let Err(err) = ServerStore::open(&options, 4, OpenMode::Create) else {
+        panic!("a new index must not mix with the points of another")
+    };
+    assert!(err.to_string().contains("already holds 3 points"), "{err}");
+    let reopened = ServerStore::open(&options, 4, OpenMode::Existing).unwrap();
+    assert_eq!(reopened.len().unwrap(), 3);
+    store.drop_collection().unwrap();
+    let Err(err) = ServerStore::open(&options, 4, OpenMode::Existing) else {
+        panic!("an index whose collection is gone must be refused")
+    };
+    assert!(err.to_string().contains("has no collection"), "{err}");
+
+    let graph = ServerOptions {
+        collection: format!("{}-graph", options.collection),
+        ..options
+    };
+    let store = ServerStore::open(&graph, 16, OpenMode::Create).unwrap();
+    check_search_through_the_graph(&store);
     store.drop_collection().unwrap();
 }
