@@ -41,19 +41,37 @@ for name, lines in files.items():
         print(f'note: {name}: the containment rule chosen for it is not in neardup', file=sys.stderr)
     flags = ['--threshold', str(c['threshold']), '--min-shingles', str(c['min_shingles']),
              '--title-threshold', str(c['title_threshold'])]
-    open(f'{work}/{name}.flags', 'w').write(' '.join(flags))
+    open(f'{work}/{name}.flags', 'w').write(' '.join(flags) + '\n')
 PY
 
-printf '%-20s %9s %9s %9s %7s %7s  %s\n' "held-out set" documents accuracy macro-F1 "P dup" "R dup" flags
 for file in "$work"/*.jsonl; do
   name=$(basename "$file" .jsonl)
   read -r -a flags < "$work/$name.flags"
-  "$NEARDUP" dedup "$file" --out "$work/$name" -q "${flags[@]}" "$@"
+  "$NEARDUP" dedup "$file" --out "$work/$name" -q "${flags[@]}" "$@" > "$work/$name.log" 2>&1 ||
+    { cat "$work/$name.log" >&2; exit 1; }
   "$NEARDUP" eval --truth "$file" --pred "$work/$name" --json "$work/$name.eval.json" > /dev/null
-  python3 - "$work/$name.eval.json" "$name" "${flags[*]}" <<'PY'
-import json, sys
-e = json.load(open(sys.argv[1]))
-print(f"{sys.argv[2]:<20} {e['documents']:>9} {e['accuracy']:>9.4f} {e['macro_f1']:>9.4f} "
-      f"{e['dup']['precision']:>7.3f} {e['dup']['recall']:>7.3f}  {sys.argv[3]}")
-PY
 done
+# One row per held-out set, then all six pooled (from the class counts, not a mean of means).
+python3 - "$work" <<'PY'
+import glob, json, os, sys
+work = sys.argv[1]
+print(f"{'held-out set':<20} {'documents':>9} {'accuracy':>9} {'macro-F1':>9} {'P dup':>7} {'R dup':>7}  flags")
+total = dict(documents=0, correct=0, tp=0, fp=0, tn=0, fn=0)
+for path in sorted(glob.glob(f'{work}/*.eval.json')):
+    name = os.path.basename(path)[:-len('.eval.json')]
+    e = json.load(open(path))
+    flags = open(f'{work}/{name}.flags').read().strip()
+    print(f"{name:<20} {e['documents']:>9} {e['accuracy']:>9.4f} {e['macro_f1']:>9.4f} "
+          f"{e['dup']['precision']:>7.3f} {e['dup']['recall']:>7.3f}  {flags}")
+    total['documents'] += e['documents']
+    total['correct'] += round(e['accuracy'] * e['documents'])
+    for k in ('tp', 'fp', 'tn', 'fn'):
+        total[k] += e['dup'][k]
+ratio = lambda a, b: a / b if b else 0.0
+f1 = lambda p, r: ratio(2 * p * r, p + r)
+t = total
+p, r = ratio(t['tp'], t['tp'] + t['fp']), ratio(t['tp'], t['tp'] + t['fn'])
+p2, r2 = ratio(t['tn'], t['tn'] + t['fn']), ratio(t['tn'], t['tn'] + t['fp'])
+print(f"{'pooled':<20} {t['documents']:>9} {ratio(t['correct'], t['documents']):>9.4f} "
+      f"{(f1(p, r) + f1(p2, r2)) / 2:>9.4f} {p:>7.3f} {r:>7.3f}")
+PY

@@ -23,44 +23,67 @@ pub fn score_names(pairs: &[PairRecord]) -> Vec<String> {
     names.into_iter().cloned().collect()
 }
 
-/// Predicted duplicates from the pairs whose `score` reaches `threshold`: pair partners, or the
-/// rest of each single-linkage group (kept as group ids, so any threshold costs the same).
-pub fn predictions_at<'a>(
-    pairs: &'a [PairRecord],
-    score: &str,
-    threshold: f64,
-    mode: Predicted,
-) -> Predictions {
-    let kept = pairs
-        .iter()
-        .filter(|p| p.scores.get(score).is_some_and(|&s| s >= threshold));
-    match mode {
-        Predicted::Pairs => Predictions::from_pairs(kept.map(|p| (p.a.as_str(), p.b.as_str()))),
-        Predicted::Groups => {
-            let mut index: HashMap<&str, u32> = HashMap::new();
-            let mut names: Vec<&str> = Vec::new();
-            let mut edges: Vec<(u32, u32)> = Vec::new();
-            for p in kept {
-                let mut node = |id: &'a str| {
-                    *index.entry(id).or_insert_with(|| {
-                        names.push(id);
-                        names.len() as u32 - 1
-                    })
-                };
-                let edge = (node(&p.a), node(&p.b));
-                edges.push(edge);
-            }
-            let mut components = UnionFind::<u32>::new(names.len());
-            for (x, y) in edges {
-                components.union(x, y);
-            }
-            let labels = components.into_labeling();
-            let mut members: HashMap<u32, Vec<&str>> = HashMap::new();
-            for (name, root) in names.iter().zip(labels) {
-                members.entry(root).or_default().push(name);
-            }
-            Predictions::from_groups(members.into_values())
+/// A run's pairs under one score: ids numbered once, pairs strongest first, so that every
+/// threshold of a sweep keeps a prefix and single linkage grows one union-find from the top.
+struct Ranked<'a> {
+    names: Vec<&'a str>,
+    /// (score, a, b), by descending score.
+    edges: Vec<(f64, u32, u32)>,
+}
+
+impl<'a> Ranked<'a> {
+    fn new(pairs: &'a [PairRecord], score: &str) -> Self {
+        let mut index: HashMap<&str, u32> = HashMap::new();
+        let mut names: Vec<&str> = Vec::new();
+        let mut node = |id: &'a str| {
+            *index.entry(id).or_insert_with(|| {
+                names.push(id);
+                names.len() as u32 - 1
+            })
+        };
+        let mut edges: Vec<(f64, u32, u32)> = pairs
+            .iter()
+            .filter_map(|p| {
+                let s = *p.scores.get(score)?;
+                Some((s, node(&p.a), node(&p.b)))
+            })
+            .collect();
+        edges.sort_unstable_by(|x, y| y.0.total_cmp(&x.0));
+        Ranked { names, edges }
+    }
+
+    /// How many pairs reach `threshold`.
+    fn reaching(&self, threshold: f64) -> usize {
+        self.edges.partition_point(|e| e.0 >= threshold)
+    }
+
+    /// The first `kept` pairs as pair partners.
+    fn pairs(&self, kept: usize) -> Predictions {
+        Predictions::from_pairs(
+            self.edges[..kept]
+                .iter()
+                .map(|&(_, a, b)| (self.names[a as usize], self.names[b as usize])),
+        )
+    }
+
+    /// The groups `components` has joined (their root is the group id); documents still
+    /// alone are in none.
+    fn groups(&self, components: &UnionFind<u32>) -> Predictions {
+        let roots: Vec<u32> = (0..self.names.len() as u32)
+            .map(|x| components.find(x))
+            .collect();
+        let mut sizes = vec![0usize; self.names.len()];
+        for &root in &roots {
+            sizes[root as usize] += 1;
         }
+        let group_of = self
+            .names
+            .iter()
+            .zip(&roots)
+            .filter(|&(_, &root)| sizes[root as usize] > 1)
+            .map(|(name, &root)| (name.to_string(), root))
+            .collect();
+        Predictions::Groups { group_of, sizes }
     }
 }
 
@@ -83,7 +106,9 @@ pub struct SweepPoint {
     pub dup_f1: f64,
 }
 
-/// Scores every threshold in `thresholds`.
+/// Scores every threshold in `thresholds` (in their order). The pairs are ranked once and
+/// the thresholds visited from the highest, so the whole sweep costs one sort, one growing
+/// union-find and one linear scoring per threshold.
 pub fn sweep(
     truth: &Truth,
     pairs: &[PairRecord],
@@ -91,25 +116,37 @@ pub fn sweep(
     thresholds: &[f64],
     mode: Predicted,
 ) -> Vec<SweepPoint> {
-    thresholds
-        .iter()
-        .map(|&threshold| {
-            let predicted = predictions_at(pairs, score, threshold, mode);
-            let e = evaluate(truth, &predicted).overall;
-            SweepPoint {
-                threshold,
-                pairs: pairs
-                    .iter()
-                    .filter(|p| p.scores.get(score).is_some_and(|&s| s >= threshold))
-                    .count(),
-                accuracy: e.accuracy,
-                macro_f1: e.macro_f1,
-                dup_precision: e.dup.precision,
-                dup_recall: e.dup.recall,
-                dup_f1: e.dup.f1,
+    let ranked = Ranked::new(pairs, score);
+    let mut components = UnionFind::<u32>::new(ranked.names.len());
+    let mut joined = 0;
+    let mut order: Vec<usize> = (0..thresholds.len()).collect();
+    order.sort_by(|&x, &y| thresholds[y].total_cmp(&thresholds[x]));
+    let mut points: Vec<Option<SweepPoint>> = vec![None; thresholds.len()];
+    for at in order {
+        let threshold = thresholds[at];
+        let kept = ranked.reaching(threshold);
+        let predicted = match mode {
+            Predicted::Pairs => ranked.pairs(kept),
+            Predicted::Groups => {
+                for &(_, a, b) in &ranked.edges[joined..kept] {
+                    components.union(a, b);
+                }
+                joined = kept;
+                ranked.groups(&components)
             }
-        })
-        .collect()
+        };
+        let e = evaluate(truth, &predicted).overall;
+        points[at] = Some(SweepPoint {
+            threshold,
+            pairs: kept,
+            accuracy: e.accuracy,
+            macro_f1: e.macro_f1,
+            dup_precision: e.dup.precision,
+            dup_recall: e.dup.recall,
+            dup_f1: e.dup.f1,
+        });
+    }
+    points.into_iter().flatten().collect()
 }
 
 /// The point with the highest macro-F1 (the lowest threshold among ties).
@@ -177,5 +214,18 @@ mod tests {
         assert_eq!(points[0].pairs, 3);
         // At 0.4 everything chains into one group.
         assert!(points[0].accuracy < 0.5);
+        // Pairs mode keeps the chain's links apart; any order of thresholds gives the same.
+        let reversed: Vec<f64> = thresholds(0.4, 1.0, 0.1).into_iter().rev().collect();
+        let pairs_mode = sweep(&truth, &pairs, "jaccard", &reversed, Predicted::Pairs);
+        assert_eq!(pairs_mode[6].threshold, 0.4);
+        assert_eq!(pairs_mode[6].pairs, 3);
+        assert!(pairs_mode[6].accuracy > points[0].accuracy);
+        let groups_reversed = sweep(&truth, &pairs, "jaccard", &reversed, Predicted::Groups);
+        for (x, y) in points.iter().zip(groups_reversed.iter().rev()) {
+            assert_eq!(
+                (x.threshold, x.pairs, x.accuracy),
+                (y.threshold, y.pairs, y.accuracy)
+            );
+        }
     }
 }
