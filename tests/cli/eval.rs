@@ -91,3 +91,55 @@ fn sweep_rescores_stored_pairs_and_names_the_best_threshold() {
         .collect();
     assert!(counts.windows(2).all(|w| w[0] >= w[1]), "{counts:?}");
 }
+
+#[test]
+fn a_report_whose_low_thresholds_chain_the_whole_corpus_still_scores_every_threshold() {
+    // 32 bands of 4 rows keep about 190,000 scored candidates of bib-dedupe; swept down to 0
+    // they chain most of the corpus into one group, the run whose report once grew past 11 GB.
+    // (A two-stage run has the same shape but takes minutes in a debug build.)
+    let data = shared_data();
+    let dir = dedup_minhash(&data, &["--bands", "32", "--rows", "4"]);
+    let candidates = std::fs::read_to_string(dir.path().join("candidates.jsonl"))
+        .unwrap()
+        .lines()
+        .count();
+    assert!(candidates > 100_000, "{candidates}");
+    let report = dir.path().join("report.html");
+    ok(&[
+        "eval",
+        "--truth",
+        s(&data),
+        "--pred",
+        s(dir.path()),
+        "--report",
+        s(&report),
+    ]);
+    assert!(
+        std::fs::read_to_string(&report)
+            .unwrap()
+            .contains("against the threshold")
+    );
+    let json = dir.path().join("sweep.json");
+    ok(&[
+        "sweep",
+        "--truth",
+        s(&data),
+        "--pred",
+        s(dir.path()),
+        "--from",
+        "0",
+        "--to",
+        "1",
+        "--step",
+        "0.25",
+        "--json",
+        s(&json),
+    ]);
+    let sweep: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let points = sweep["points"].as_array().unwrap();
+    assert_eq!(points[0]["pairs"].as_u64(), Some(candidates as u64));
+    // One giant group: nearly every document is wrong at 0, and far fewer near the run's own.
+    let accuracy = |i: usize| points[i]["accuracy"].as_f64().unwrap();
+    assert!(accuracy(0) < 0.3 && accuracy(3) > 0.9, "{points:?}");
+}
