@@ -17,6 +17,7 @@
 mod exact;
 mod minhash;
 mod output;
+mod queries;
 mod simhash;
 mod spec;
 mod two_stage;

@@ -12,6 +12,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::queries::QueryFile;
 use super::{Found, Pair};
 use crate::error::{Error, Result};
 use crate::group::Linkage;
@@ -19,7 +20,7 @@ use crate::index::{DocumentIndex, IndexSettings};
 use crate::io::{Corpus, Input, ReadOptions, ScratchDir, SkipReport, read_corpus};
 use crate::progress;
 use crate::results::StageTimes;
-use crate::sketch::{Signatures, SketchFacts, SketchRef};
+use crate::sketch::{Signatures, Sketch, SketchFacts, SketchRef};
 use crate::store::point_key;
 
 /// Neighbours per document the two-stage method considers by default.
@@ -93,7 +94,8 @@ pub fn build_index(
     dir: &Path,
     models: &Path,
 ) -> Result<BuiltIndex> {
-    let loaded = load(inputs, read, settings, dir, models)?;
+    let mut index = DocumentIndex::create(dir, settings, models)?;
+    let loaded = load(inputs, read, &mut index, None)?;
     Ok(BuiltIndex {
         documents: loaded.corpus.ids.len(),
         skipped: loaded.corpus.skipped,
@@ -107,12 +109,7 @@ struct Loaded {
     signatures: Signatures,
     /// Shingle counts and facts per document.
     sketches: SketchFacts,
-    vectors: Vec<Vec<f32>>,
-    /// The title's own vector, for documents with a title and more: a copy of the record that
-    /// has the title only lies near this, not near the whole record.
-    title_vectors: Vec<(u32, Vec<f32>)>,
     doc_of_key: HashMap<u64, u32>,
-    index: DocumentIndex,
     times: StageTimes,
 }
 
@@ -130,29 +127,24 @@ pub(super) fn run(
             scratch.path().to_owned()
         }
     };
+    let mut index = DocumentIndex::create(&dir, &config.settings, models)?;
+    let mut queries = QueryFile::create(&dir, index.embedder().dimensions())?;
     let Loaded {
         corpus,
         signatures,
         sketches,
-        vectors,
-        title_vectors,
         doc_of_key,
-        index,
         mut times,
-    } = load(inputs, read, &config.settings, &dir, models)?;
-    let n = corpus.ids.len();
+    } = load(inputs, read, &mut index, Some(&mut queries))?;
+    let mut queries = queries.into_reader()?;
 
     let clock = Instant::now();
-    let queries: Vec<(u32, &[f32])> = (0..n as u32)
-        .zip(vectors.iter().map(Vec::as_slice))
-        .chain(title_vectors.iter().map(|(doc, v)| (*doc, v.as_slice())))
-        .collect();
     let bar = progress::items(queries.len() as u64, "searching");
     let mut neighbours: Vec<(u32, u32, f32)> = Vec::new();
-    for batch in queries.chunks(STORE_BATCH) {
-        let vectors: Vec<&[f32]> = batch.iter().map(|q| q.1).collect();
+    while let Some((docs, flat)) = queries.next_batch(STORE_BATCH)? {
+        let vectors: Vec<&[f32]> = flat.chunks_exact(index.embedder().dimensions()).collect();
         let hits = index.store().search(&vectors, config.top_k + 1, false)?;
-        for (&(doc, _), hits) in batch.iter().zip(hits) {
+        for (&doc, hits) in docs.iter().zip(hits) {
             for hit in hits {
                 let other = *doc_of_key.get(&hit.key).ok_or_else(|| {
                     Error::store(format!("the index returned an unknown point {}", hit.key))
@@ -162,9 +154,10 @@ pub(super) fn run(
                 }
             }
         }
-        bar.inc(batch.len() as u64);
+        bar.inc(docs.len() as u64);
     }
     bar.finish_and_clear();
+    drop(queries);
     // Each pair is usually found from both ends (and by a title): keep it once, with its
     // highest cosine.
     neighbours.par_sort_unstable_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)).then(y.2.total_cmp(&x.2)));
@@ -193,6 +186,8 @@ pub(super) fn run(
             )
         })
         .collect();
+    let candidates = neighbours.len();
+    drop(neighbours);
     let pairs = verdicts.iter().filter(|v| v.1).map(|v| v.0).collect();
     let scored = verdicts.into_iter().map(|v| v.0).collect();
     times.confirm = clock.elapsed().as_secs_f64();
@@ -204,7 +199,7 @@ pub(super) fn run(
 
     Ok(Found {
         corpus,
-        candidates: neighbours.len(),
+        candidates,
         scored_candidates: Some(scored),
         pairs,
         similarity: Box::new(move |x, y| signatures.similarity(x as usize, y as usize)),
@@ -213,110 +208,175 @@ pub(super) fn run(
     })
 }
 
-/// Texts read and not yet embedded: whole texts, and the titles of documents that have more.
-#[derive(Default)]
-struct Pending {
-    texts: Vec<String>,
-    titles: Vec<(u32, String)>,
+/// What the sketching side hands the loader for each document.
+struct Sketched {
+    id: String,
+    sketch: Sketch,
+    text: String,
+    /// The title, where the record has more than a title.
+    title: Option<String>,
 }
 
+/// The corpus as it streams in: sketches kept (compact), texts embedded a batch at a time,
+/// and each batch upserted at once and its vectors spilled for the search stage, so no stage
+/// holds every vector.
+struct Loader<'a> {
+    index: &'a DocumentIndex,
+    queries: Option<&'a mut QueryFile>,
+    signatures: Signatures,
+    sketches: SketchFacts,
+    doc_of_key: HashMap<u64, u32>,
+    /// Documents read and not yet embedded, from document `first` on.
+    first: u32,
+    ids: Vec<String>,
+    texts: Vec<String>,
+    titles: Vec<(u32, String)>,
+    embed_seconds: f64,
+    upsert_seconds: f64,
+    failure: Option<Error>,
+    /// A point key met twice: the earlier document and the later id.
+    collision: Option<(u32, String)>,
+}
+
+impl<'a> Loader<'a> {
+    fn new(index: &'a DocumentIndex, queries: Option<&'a mut QueryFile>) -> Self {
+        Loader {
+            index,
+            queries,
+            signatures: Signatures::new(index.manifest().settings.minhash.num_perm),
+            sketches: SketchFacts::default(),
+            doc_of_key: HashMap::new(),
+            first: 0,
+            ids: Vec::new(),
+            texts: Vec::new(),
+            titles: Vec::new(),
+            embed_seconds: 0.0,
+            upsert_seconds: 0.0,
+            failure: None,
+            collision: None,
+        }
+    }
+
+    fn keep(&mut self, item: Sketched) {
+        if self.failure.is_some() || self.collision.is_some() {
+            return;
+        }
+        let doc = self.signatures.len() as u32;
+        if let Some(other) = self.doc_of_key.insert(point_key(&item.id), doc) {
+            self.collision = Some((other, item.id));
+            return;
+        }
+        let sketch = item.sketch;
+        self.signatures
+            .push(&sketch.signature, sketch.shingles == 0);
+        self.sketches.push(sketch.shingles, sketch.facts);
+        self.ids.push(item.id);
+        self.texts.push(item.text);
+        if let Some(title) = item.title {
+            self.titles.push((doc, title));
+        }
+        if self.texts.len() == EMBED_BATCH {
+            self.flush();
+        }
+    }
+
+    /// Embeds, stores and spills what is pending.
+    fn flush(&mut self) {
+        if !self.texts.is_empty()
+            && self.failure.is_none()
+            && let Err(e) = self.embed_and_store()
+        {
+            self.failure = Some(e);
+        }
+        self.ids.clear();
+        self.texts.clear();
+        self.titles.clear();
+        self.first = self.signatures.len() as u32;
+    }
+
+    fn embed_and_store(&mut self) -> Result<()> {
+        let started = Instant::now();
+        let texts: Vec<&str> = self
+            .texts
+            .iter()
+            .chain(self.titles.iter().map(|t| &t.1))
+            .map(String::as_str)
+            .collect();
+        let mut vectors = self.index.embedder().embed(&texts)?;
+        let titles = vectors.split_off(self.texts.len());
+        self.embed_seconds += started.elapsed().as_secs_f64();
+
+        let started = Instant::now();
+        let first = self.first as usize;
+        let ids: Vec<&str> = self.ids.iter().map(String::as_str).collect();
+        let sketches: Vec<SketchRef<'_>> = (first..first + ids.len())
+            .map(|d| self.sketches.get(&self.signatures, d))
+            .collect();
+        self.index.add(&ids, &vectors, &sketches)?;
+        self.upsert_seconds += started.elapsed().as_secs_f64();
+
+        if let Some(queries) = self.queries.as_deref_mut() {
+            for (doc, vector) in (self.first..).zip(&vectors) {
+                queries.append(doc, vector)?;
+            }
+            for ((doc, _), vector) in self.titles.iter().zip(&titles) {
+                queries.append(*doc, vector)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads, signs, embeds and indexes `inputs` into `index`, spilling every query vector into
+/// `queries` where the caller will search.
 fn load(
     inputs: &[Input],
     read: &ReadOptions,
-    settings: &IndexSettings,
-    dir: &Path,
-    models: &Path,
+    index: &mut DocumentIndex,
+    queries: Option<&mut QueryFile>,
 ) -> Result<Loaded> {
-    let mut index = DocumentIndex::create(dir, settings, models)?;
     let mut times = StageTimes::default();
-
     let clock = Instant::now();
-    let mut signatures = Signatures::new(settings.minhash.num_perm);
-    let mut sketches = SketchFacts::default();
-    let mut vectors: Vec<Vec<f32>> = Vec::new();
-    let mut title_vectors: Vec<(u32, Vec<f32>)> = Vec::new();
-    let mut pending = Pending::default();
-    let mut failure: Option<Error> = None;
-    let mut embed_seconds = 0.0;
-    let embedder = index.embedder();
-    let mut embed_pending = |pending: &mut Pending,
-                             vectors: &mut Vec<Vec<f32>>,
-                             title_vectors: &mut Vec<(u32, Vec<f32>)>| {
-        let started = Instant::now();
-        let texts: Vec<&str> = pending
-            .texts
-            .iter()
-            .chain(pending.titles.iter().map(|t| &t.1))
-            .map(String::as_str)
-            .collect();
-        match embedder.embed(&texts) {
-            Ok(mut batch) => {
-                let titles = batch.split_off(pending.texts.len());
-                vectors.extend(batch);
-                title_vectors.extend(pending.titles.iter().map(|t| t.0).zip(titles));
-            }
-            Err(e) => {
-                failure.get_or_insert(e);
-            }
-        }
-        pending.texts.clear();
-        pending.titles.clear();
-        embed_seconds += started.elapsed().as_secs_f64();
-    };
+    let mut loader = Loader::new(index, queries);
     let corpus = read_corpus(
         inputs,
         read,
-        |record| {
-            let title = record
+        |record| Sketched {
+            id: record.id.clone(),
+            sketch: index.sign(record),
+            text: record.text.clone(),
+            title: record
                 .title()
                 .filter(|_| !record.body().is_empty())
-                .map(str::to_owned);
-            (index.sign(record), record.text.clone(), title)
+                .map(str::to_owned),
         },
-        |(sketch, text, title)| {
-            let doc = signatures.len() as u32;
-            signatures.push(&sketch.signature, sketch.shingles == 0);
-            sketches.push(sketch.shingles, sketch.facts);
-            pending.texts.push(text);
-            if let Some(title) = title {
-                pending.titles.push((doc, title));
-            }
-            if pending.texts.len() == EMBED_BATCH {
-                embed_pending(&mut pending, &mut vectors, &mut title_vectors);
-            }
-        },
+        |item| loader.keep(item),
     )?;
-    embed_pending(&mut pending, &mut vectors, &mut title_vectors);
+    loader.flush();
+    let Loader {
+        signatures,
+        sketches,
+        doc_of_key,
+        embed_seconds,
+        upsert_seconds,
+        failure,
+        collision,
+        ..
+    } = loader;
     if let Some(e) = failure {
         return Err(e);
     }
+    if let Some((first, second)) = collision {
+        return Err(Error::IdCollision {
+            first: corpus.ids[first as usize].clone(),
+            second,
+        });
+    }
     times.embed = embed_seconds;
-    times.sketch = clock.elapsed().as_secs_f64() - embed_seconds;
-    tracing::info!(documents = corpus.ids.len(), titles = title_vectors.len(), embedder = %index.embedder().describe(), "embedded and signed");
-
+    times.upsert = upsert_seconds;
+    times.sketch = clock.elapsed().as_secs_f64() - embed_seconds - upsert_seconds;
     let n = corpus.ids.len();
-    let mut doc_of_key: HashMap<u64, u32> = HashMap::with_capacity(n);
-    for (doc, id) in corpus.ids.iter().enumerate() {
-        if let Some(other) = doc_of_key.insert(point_key(id), doc as u32) {
-            return Err(Error::IdCollision {
-                first: corpus.ids[other as usize].clone(),
-                second: id.clone(),
-            });
-        }
-    }
-
-    let clock = Instant::now();
-    let bar = progress::items(n as u64, "indexing");
-    for start in (0..n).step_by(STORE_BATCH) {
-        let end = (start + STORE_BATCH).min(n);
-        let ids: Vec<&str> = corpus.ids[start..end].iter().map(String::as_str).collect();
-        let batch: Vec<SketchRef<'_>> =
-            (start..end).map(|d| sketches.get(&signatures, d)).collect();
-        index.add(&ids, &vectors[start..end], &batch)?;
-        bar.inc((end - start) as u64);
-    }
-    bar.finish_and_clear();
-    times.upsert = clock.elapsed().as_secs_f64();
+    tracing::info!(documents = n, embedder = %index.embedder().describe(), "embedded, signed and stored");
 
     let clock = Instant::now();
     let graph = index.finish()?;
@@ -331,10 +391,7 @@ fn load(
         corpus,
         signatures,
         sketches,
-        vectors,
-        title_vectors,
         doc_of_key,
-        index,
         times,
     })
 }

@@ -181,7 +181,7 @@ impl VectorStore for EdgeStore {
     fn upsert(&self, points: &[StoredPoint<'_>]) -> Result<()> {
         let points = points
             .iter()
-            .map(|p| PointStruct::new(p.key, p.vector.to_vec(), payload_json(p)).into())
+            .map(|p| PointStruct::new(p.key, p.vector.to_vec(), payload_json(p).into()).into())
             .collect();
         self.guarded(|| {
             self.shard

@@ -354,14 +354,15 @@ fn parse_payload(map: &serde_json::Map<String, serde_json::Value>) -> Result<Pay
 }
 
 /// The payload of `point`: its id, signature, shingle count and facts.
-fn payload_json(point: &StoredPoint<'_>) -> serde_json::Value {
+fn payload_json(point: &StoredPoint<'_>) -> serde_json::Map<String, serde_json::Value> {
     let sketch = point.sketch;
-    serde_json::json!({
-        "id": point.id,
-        "signature": sketch.signature,
-        "shingles": sketch.shingles,
-        "facts": sketch.facts,
-    })
+    let facts = serde_json::json!(sketch.facts);
+    serde_json::Map::from_iter([
+        ("id".to_owned(), point.id.into()),
+        ("signature".to_owned(), sketch.signature.into()),
+        ("shingles".to_owned(), sketch.shingles.into()),
+        ("facts".to_owned(), facts),
+    ])
 }
 
 #[cfg(test)]

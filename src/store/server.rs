@@ -32,6 +32,9 @@ use crate::error::{Error, Result};
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
 /// Queries per request: at most a few seconds of work even as exact scans of 100k points.
 const QUERY_BATCH: usize = 256;
+/// Points per upsert request: Qdrant advises 64-256, and each must stay far below the gRPC
+/// message limit (a point with its signature is about 2 KB).
+const UPSERT_BATCH: usize = 256;
 /// HNSW links per point once loading is done (Qdrant's default).
 const HNSW_M: u64 = 16;
 /// How long [`VectorStore::build_index`] waits for the server to finish indexing.
@@ -174,25 +177,18 @@ impl VectorStore for ServerStore {
     }
 
     fn upsert(&self, points: &[StoredPoint<'_>]) -> Result<()> {
-        let points: Vec<PointStruct> = points
-            .iter()
-            .map(|p| {
-                let payload = serde_json::Map::from_iter(
-                    payload_json(p)
-                        .as_object()
-                        .into_iter()
-                        .flatten()
-                        .map(|(k, v)| (k.clone(), v.clone())),
-                );
-                PointStruct::new(p.key, p.vector.to_vec(), payload)
-            })
-            .collect();
-        self.runtime
-            .block_on(self.client.upsert_points(
-                UpsertPointsBuilder::new(&self.options.collection, points).wait(true),
-            ))
-            .map(|_| ())
-            .map_err(|e| self.error(e))
+        for chunk in points.chunks(UPSERT_BATCH) {
+            let chunk: Vec<PointStruct> = chunk
+                .iter()
+                .map(|p| PointStruct::new(p.key, p.vector.to_vec(), payload_json(p)))
+                .collect();
+            self.runtime
+                .block_on(self.client.upsert_points(
+                    UpsertPointsBuilder::new(&self.options.collection, chunk).wait(true),
+                ))
+                .map_err(|e| self.error(e))?;
+        }
+        Ok(())
     }
 
     fn build_index(&self) -> Result<bool> {

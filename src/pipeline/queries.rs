@@ -1,0 +1,130 @@
+//! The two-stage method's query vectors, spilled to disk between embedding and search.
+//!
+//! Every document is a query (and so is the title of every record that has more than a
+//! title), but the search cannot start before the index over all documents is built. Held in
+//! memory, the query vectors of a million documents take 1.5 GB at 384 dimensions; here they
+//! are appended to an unnamed file in the index folder as each batch is embedded and read back
+//! a batch at a time, so memory stays flat however large the corpus.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Seek, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// Query vectors being written, each with the document it stands for.
+pub struct QueryFile {
+    writer: BufWriter<File>,
+    dimensions: usize,
+    docs: Vec<u32>,
+    /// The folder holding the file, for errors (the file itself has no name).
+    dir: PathBuf,
+}
+
+impl QueryFile {
+    /// An empty, unnamed file in `dir` (removed by the system when closed, even on a crash).
+    pub fn create(dir: &Path, dimensions: usize) -> Result<Self> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let file = tempfile::tempfile_in(dir).map_err(|e| Error::io(dir, e))?;
+        Ok(QueryFile {
+            writer: BufWriter::with_capacity(1 << 20, file),
+            dimensions,
+            docs: Vec::new(),
+            dir: dir.to_owned(),
+        })
+    }
+
+    /// Appends the query `vector` of document `doc`.
+    pub fn append(&mut self, doc: u32, vector: &[f32]) -> Result<()> {
+        debug_assert_eq!(vector.len(), self.dimensions);
+        for x in vector {
+            self.writer
+                .write_all(&x.to_le_bytes())
+                .map_err(|e| Error::io(&self.dir, e))?;
+        }
+        self.docs.push(doc);
+        Ok(())
+    }
+
+    /// Finishes writing; the queries are then read back in file order.
+    pub fn into_reader(self) -> Result<QueryReader> {
+        let mut file = self
+            .writer
+            .into_inner()
+            .map_err(|e| Error::io(&self.dir, e.into_error()))?;
+        file.rewind().map_err(|e| Error::io(&self.dir, e))?;
+        Ok(QueryReader {
+            reader: BufReader::with_capacity(1 << 20, file),
+            dimensions: self.dimensions,
+            docs: self.docs,
+            next: 0,
+            dir: self.dir,
+        })
+    }
+}
+
+/// Query vectors read back, a batch at a time.
+pub struct QueryReader {
+    reader: BufReader<File>,
+    dimensions: usize,
+    docs: Vec<u32>,
+    next: usize,
+    dir: PathBuf,
+}
+
+impl QueryReader {
+    /// How many queries there are in all.
+    pub fn len(&self) -> usize {
+        self.docs.len()
+    }
+
+    /// The next (at most) `max` queries: their documents and their vectors, concatenated.
+    /// `None` once every query was read.
+    pub fn next_batch(&mut self, max: usize) -> Result<Option<(Vec<u32>, Vec<f32>)>> {
+        let n = max.min(self.docs.len() - self.next);
+        if n == 0 {
+            return Ok(None);
+        }
+        let mut bytes = vec![0u8; n * self.dimensions * 4];
+        self.reader
+            .read_exact(&mut bytes)
+            .map_err(|e| Error::io(&self.dir, e))?;
+        let vectors = bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        let docs = self.docs[self.next..self.next + n].to_vec();
+        self.next += n;
+        Ok(Some((docs, vectors)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queries_come_back_in_order_in_batches_and_leave_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut file = QueryFile::create(dir.path(), 3).unwrap();
+        for doc in 0..5u32 {
+            let x = doc as f32;
+            file.append(doc * 10, &[x, -x, x / 3.0]).unwrap();
+        }
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "the file has no name"
+        );
+        let mut reader = file.into_reader().unwrap();
+        assert_eq!(reader.len(), 5);
+        let (docs, vectors) = reader.next_batch(2).unwrap().unwrap();
+        assert_eq!(docs, [0, 10]);
+        assert_eq!(vectors, [0.0, -0.0, 0.0, 1.0, -1.0, 1.0 / 3.0]);
+        let (docs, _) = reader.next_batch(2).unwrap().unwrap();
+        assert_eq!(docs, [20, 30]);
+        let (docs, vectors) = reader.next_batch(2).unwrap().unwrap();
+        assert_eq!((docs, vectors), (vec![40], vec![4.0, -4.0, 4.0 / 3.0]));
+        assert!(reader.next_batch(2).unwrap().is_none());
+    }
+}
