@@ -335,22 +335,24 @@ impl DocumentIndex {
         }
     }
 
-    /// Adds documents with their vectors and sketches.
+    /// Adds documents with their vectors, and with their sketches where given. `None` is for
+    /// a throwaway index whose searcher keeps every sketch itself: the store then holds
+    /// vectors and ids only, and cannot confirm a hit by itself.
     pub fn add(
         &self,
         ids: &[&str],
         vectors: &[Vec<f32>],
-        sketches: &[SketchRef<'_>],
+        sketches: Option<&[SketchRef<'_>]>,
     ) -> Result<()> {
         let points: Vec<StoredPoint<'_>> = ids
             .iter()
             .zip(vectors)
-            .zip(sketches)
-            .map(|((id, vector), &sketch)| StoredPoint {
+            .enumerate()
+            .map(|(i, (id, vector))| StoredPoint {
                 key: point_key(id),
                 id,
                 vector,
-                sketch,
+                sketch: sketches.map(|s| s[i]),
             })
             .collect();
         self.store.upsert(&points)
@@ -431,7 +433,7 @@ impl DocumentIndex {
         }
         let (vector, sketch) = self.sketch(text)?;
         let found = self.similar(&vector, sketch.as_ref(), k, None)?;
-        self.add(&[id], &[vector], &[sketch.as_ref()])?;
+        self.add(&[id], &[vector], Some(&[sketch.as_ref()]))?;
         self.store.flush()?;
         Ok(found)
     }

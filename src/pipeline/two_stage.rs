@@ -95,7 +95,7 @@ pub fn build_index(
     models: &Path,
 ) -> Result<BuiltIndex> {
     let mut index = DocumentIndex::create(dir, settings, models)?;
-    let loaded = load(inputs, read, &mut index, None)?;
+    let loaded = load(inputs, read, &mut index, None, true)?;
     Ok(BuiltIndex {
         documents: loaded.corpus.ids.len(),
         skipped: loaded.corpus.skipped,
@@ -135,7 +135,13 @@ pub(super) fn run(
         sketches,
         doc_of_key,
         mut times,
-    } = load(inputs, read, &mut index, Some(&mut queries))?;
+    } = load(
+        inputs,
+        read,
+        &mut index,
+        Some(&mut queries),
+        config.index_dir.is_some(),
+    )?;
     let mut queries = queries.into_reader()?;
 
     let clock = Instant::now();
@@ -223,6 +229,8 @@ struct Sketched {
 struct Loader<'a> {
     index: &'a DocumentIndex,
     queries: Option<&'a mut QueryFile>,
+    /// Whether the store keeps the sketches (an index that answers queries later).
+    store_sketches: bool,
     signatures: Signatures,
     sketches: SketchFacts,
     doc_of_key: HashMap<u64, u32>,
@@ -239,10 +247,15 @@ struct Loader<'a> {
 }
 
 impl<'a> Loader<'a> {
-    fn new(index: &'a DocumentIndex, queries: Option<&'a mut QueryFile>) -> Self {
+    fn new(
+        index: &'a DocumentIndex,
+        queries: Option<&'a mut QueryFile>,
+        store_sketches: bool,
+    ) -> Self {
         Loader {
             index,
             queries,
+            store_sketches,
             signatures: Signatures::new(index.manifest().settings.minhash.num_perm),
             sketches: SketchFacts::default(),
             doc_of_key: HashMap::new(),
@@ -312,7 +325,8 @@ impl<'a> Loader<'a> {
         let sketches: Vec<SketchRef<'_>> = (first..first + ids.len())
             .map(|d| self.sketches.get(&self.signatures, d))
             .collect();
-        self.index.add(&ids, &vectors, &sketches)?;
+        self.index
+            .add(&ids, &vectors, self.store_sketches.then_some(&sketches[..]))?;
         self.upsert_seconds += started.elapsed().as_secs_f64();
 
         if let Some(queries) = self.queries.as_deref_mut() {
@@ -328,16 +342,19 @@ impl<'a> Loader<'a> {
 }
 
 /// Reads, signs, embeds and indexes `inputs` into `index`, spilling every query vector into
-/// `queries` where the caller will search.
+/// `queries` where the caller will search. `store_sketches`: whether the index keeps each
+/// document's sketch (an index that is kept answers queries by itself; a throwaway one is
+/// searched by a caller that holds the sketches).
 fn load(
     inputs: &[Input],
     read: &ReadOptions,
     index: &mut DocumentIndex,
     queries: Option<&mut QueryFile>,
+    store_sketches: bool,
 ) -> Result<Loaded> {
     let mut times = StageTimes::default();
     let clock = Instant::now();
-    let mut loader = Loader::new(index, queries);
+    let mut loader = Loader::new(index, queries, store_sketches);
     let corpus = read_corpus(
         inputs,
         read,

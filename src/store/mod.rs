@@ -45,8 +45,9 @@ pub struct StoredPoint<'a> {
     pub id: &'a str,
     /// Unit vector.
     pub vector: &'a [f32],
-    /// MinHash signature, shingle count and facts.
-    pub sketch: SketchRef<'a>,
+    /// MinHash signature, shingle count and facts: what lets a search confirm its hits. A
+    /// throwaway index whose searcher keeps every sketch itself stores none.
+    pub sketch: Option<SketchRef<'a>>,
 }
 
 /// A search hit: the point's key and cosine, with its payload when asked for.
@@ -353,16 +354,15 @@ fn parse_payload(map: &serde_json::Map<String, serde_json::Value>) -> Result<Pay
     })
 }
 
-/// The payload of `point`: its id, signature, shingle count and facts.
+/// The payload of `point`: its id, and its signature, shingle count and facts where it has them.
 fn payload_json(point: &StoredPoint<'_>) -> serde_json::Map<String, serde_json::Value> {
-    let sketch = point.sketch;
-    let facts = serde_json::json!(sketch.facts);
-    serde_json::Map::from_iter([
-        ("id".to_owned(), point.id.into()),
-        ("signature".to_owned(), sketch.signature.into()),
-        ("shingles".to_owned(), sketch.shingles.into()),
-        ("facts".to_owned(), facts),
-    ])
+    let mut payload = serde_json::Map::from_iter([("id".to_owned(), point.id.into())]);
+    if let Some(sketch) = point.sketch {
+        payload.insert("signature".to_owned(), sketch.signature.into());
+        payload.insert("shingles".to_owned(), sketch.shingles.into());
+        payload.insert("facts".to_owned(), serde_json::json!(sketch.facts));
+    }
+    payload
 }
 
 #[cfg(test)]

@@ -28,11 +28,11 @@ fn check_engine(store: &dyn VectorStore) {
             key: point_key(ids[i]),
             id: ids[i],
             vector: &vectors[i],
-            sketch: SketchRef {
+            sketch: Some(SketchRef {
                 signature: &signatures[i],
                 shingles: 3,
                 facts: &facts[i],
-            },
+            }),
         })
         .collect();
     store.upsert(&points).unwrap();
@@ -131,11 +131,11 @@ fn check_search_through_the_graph(store: &dyn VectorStore) {
             key: point_key(id),
             id,
             vector: v,
-            sketch: SketchRef {
+            sketch: Some(SketchRef {
                 signature: &signature,
                 shingles: 2,
                 facts: &facts,
-            },
+            }),
         })
         .collect();
     store.upsert(&points).unwrap();
