@@ -7,6 +7,9 @@ use std::time::{Duration, Instant};
 
 use rand::{RngExt, SeedableRng};
 
+#[path = "support/stores.rs"]
+mod stores;
+
 const WORDS: usize = 300;
 
 fn word(i: usize) -> String {
@@ -29,8 +32,8 @@ fn word_vectors(dir: &Path) -> PathBuf {
     glove
 }
 
-/// An index over no documents, with [`word_vectors`].
-fn empty_index(dir: &Path) -> PathBuf {
+/// An index over no documents, with [`word_vectors`], in the store `store` names.
+fn empty_index(dir: &Path, store: &[String]) -> PathBuf {
     let glove = word_vectors(dir);
     let empty = dir.join("empty.jsonl");
     std::fs::write(&empty, "").unwrap();
@@ -49,6 +52,7 @@ fn empty_index(dir: &Path) -> PathBuf {
             glove.to_str().unwrap(),
             "-q",
         ])
+        .args(store)
         .output()
         .unwrap();
     assert!(
@@ -130,13 +134,21 @@ fn text(rng: &mut impl rand::Rng) -> String {
 
 #[test]
 fn kill_dash_nine_never_loses_an_acknowledged_write() {
-    let dir = tempfile::tempdir().unwrap();
-    let index = empty_index(dir.path());
+    for store in stores::stores("serve-kill") {
+        eprintln!("store flags: {store:?}");
+        let dir = tempfile::tempdir().unwrap();
+        kill_dash_nine_rounds(&empty_index(dir.path(), &store));
+    }
+}
+
+/// Five rounds of writing to a server over `index` and killing it with SIGKILL; then every
+/// acknowledged document must be there.
+fn kill_dash_nine_rounds(index: &Path) {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
     let mut acknowledged = Vec::new();
     let mut next = 0;
     for round in 0..5 {
-        let server = Server::start(&index, &[]);
+        let server = Server::start(index, &[]);
         let deadline = Instant::now() + Duration::from_millis(rng.random_range(100..600));
         // Write until the deadline, then kill the server with no warning, possibly mid-write.
         let url = server.url.clone();
@@ -166,7 +178,7 @@ fn kill_dash_nine_never_loses_an_acknowledged_write() {
         next += done.len() + 1;
         acknowledged.extend(done);
     }
-    let server = Server::start(&index, &[]);
+    let server = Server::start(index, &[]);
     for id in &acknowledged {
         let (status, body) = call(
             ureq::get(&format!("{}/documents/{id}/duplicates", server.url)),
@@ -193,7 +205,7 @@ fn kill_dash_nine_never_loses_an_acknowledged_write() {
 #[test]
 fn client_mistakes_get_json_4xx_and_writes_need_the_token() {
     let dir = tempfile::tempdir().unwrap();
-    let index = empty_index(dir.path());
+    let index = empty_index(dir.path(), &[]);
     let server = Server::start(&index, &["--token", "s3cret", "--max-body", "2000"]);
     let url = |path: &str| format!("{}{path}", server.url);
     let auth = |r: ureq::Request| r.set("Authorization", "Bearer s3cret");

@@ -227,6 +227,8 @@ impl DocumentIndex {
         }
         let settings = settings.resolved()?;
         let embedder = embed::load(&settings.embedder, models_root)?;
+        // The manifest goes here whichever store holds the vectors.
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let store = store::open(
             &settings.store,
             &dir.join(EDGE_DIR),

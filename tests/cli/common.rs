@@ -7,6 +7,10 @@ pub use std::process::{Command, Output};
 pub use rand::SeedableRng;
 pub use rand::seq::SliceRandom;
 
+#[path = "../support/stores.rs"]
+mod stores;
+pub use stores::stores;
+
 /// The real labelled data shared with the project (bib-dedupe, CORE layout).
 pub fn shared_data() -> PathBuf {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/bibdedupe-core.jsonl");
@@ -113,21 +117,4 @@ pub fn dedup_minhash(input: &Path, extra: &[&str]) -> tempfile::TempDir {
     ];
     ok(&[&args[..], extra].concat());
     dir
-}
-
-/// The vector stores a test runs on, each as extra flags: the embedded engine always, and a
-/// Qdrant server when `QDRANT_URL` names one and the `qdrant` feature is built (`.ci/run` starts
-/// one where a Qdrant binary is found). `test` names the server collection, so tests running
-/// at once never share one.
-pub fn stores(test: &str) -> Vec<Vec<String>> {
-    let mut stores = vec![Vec::new()];
-    if let (true, Ok(url)) = (cfg!(feature = "qdrant"), std::env::var("QDRANT_URL")) {
-        stores.push(vec![
-            "--qdrant-url".into(),
-            url,
-            "--collection".into(),
-            format!("{test}-{}", std::process::id()),
-        ]);
-    }
-    stores
 }
