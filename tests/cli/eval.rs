@@ -2,21 +2,26 @@
 
 use crate::common::*;
 
+/// Runs `neardup eval --report` on the run in `run` and returns the page.
+fn report(truth: &Path, run: &Path) -> String {
+    let page = run.join("report.html");
+    ok(&[
+        "eval",
+        "--truth",
+        s(truth),
+        "--pred",
+        s(run),
+        "--report",
+        s(&page),
+    ]);
+    std::fs::read_to_string(&page).unwrap()
+}
+
 #[test]
 fn report_is_one_self_contained_page_with_tables_plots_and_errors() {
     let data = sample();
     let dir = dedup_minhash(&data, &[]);
-    let report = dir.path().join("report.html");
-    ok(&[
-        "eval",
-        "--truth",
-        s(&data),
-        "--pred",
-        s(dir.path()),
-        "--report",
-        s(&report),
-    ]);
-    let html = std::fs::read_to_string(&report).unwrap();
+    let html = report(&data, dir.path());
     for needle in [
         "<h2>Scores</h2>",
         "Per <code>cat</code>",
@@ -104,21 +109,7 @@ fn a_report_whose_low_thresholds_chain_the_whole_corpus_still_scores_every_thres
         .lines()
         .count();
     assert!(candidates > 100_000, "{candidates}");
-    let report = dir.path().join("report.html");
-    ok(&[
-        "eval",
-        "--truth",
-        s(&data),
-        "--pred",
-        s(dir.path()),
-        "--report",
-        s(&report),
-    ]);
-    assert!(
-        std::fs::read_to_string(&report)
-            .unwrap()
-            .contains("against the threshold")
-    );
+    assert!(report(&data, dir.path()).contains("against the threshold"));
     let json = dir.path().join("sweep.json");
     ok(&[
         "sweep",
