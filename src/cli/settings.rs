@@ -93,6 +93,10 @@ pub struct MethodFlags {
     /// Two-stage: nearest neighbours per document taken as candidates [default: 20].
     #[arg(long, help_heading = "Two-stage")]
     top_k: Option<usize>,
+    /// Two-stage: find each document's true top-k by a full scan instead of the HNSW graph:
+    /// slower, but the same candidates on every run and engine.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Two-stage")]
+    exact_search: Option<bool>,
     /// Two-stage: neighbours below this cosine are not candidates [default: 0.5].
     #[arg(long, allow_negative_numbers = true, help_heading = "Two-stage")]
     min_cosine: Option<f32>,

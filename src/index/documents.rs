@@ -20,7 +20,8 @@ use crate::sketch::{
     Verdict,
 };
 use crate::store::{
-    self, Fetched, Neighbour, OpenMode, StoreSpec, StoredPoint, VectorStore, point_key,
+    self, Fetched, Neighbour, OpenMode, SearchOptions, StoreSpec, StoredPoint, VectorStore,
+    point_key,
 };
 use crate::text::{Shingler, ShinglingSpec, UNIGRAMS};
 
@@ -459,7 +460,12 @@ impl DocumentIndex {
         exclude: Option<u64>,
     ) -> Result<Vec<Match>> {
         let limit = k + usize::from(exclude.is_some());
-        let hits = self.store.search(&[vector], limit, true)?.remove(0);
+        let search = SearchOptions {
+            k: limit,
+            with_payload: true,
+            exact: false,
+        };
+        let hits = self.store.search(&[vector], search)?.remove(0);
         hits.into_iter()
             .filter(|hit| Some(hit.key) != exclude)
             .take(k)

@@ -21,7 +21,7 @@ use crate::io::{Corpus, Input, ReadOptions, ScratchDir, SkipReport, read_corpus}
 use crate::progress;
 use crate::results::StageTimes;
 use crate::sketch::{Signatures, Sketch, SketchFacts, SketchRef};
-use crate::store::point_key;
+use crate::store::{SearchOptions, point_key};
 
 /// Neighbours per document the two-stage method considers by default.
 pub const DEFAULT_TOP_K: usize = 20;
@@ -39,6 +39,10 @@ pub struct TwoStageConfig {
     /// Nearest neighbours per document taken as candidates [default: 20].
     #[serde(default = "default_top_k")]
     pub top_k: usize,
+    /// Search every document's true top-k by a full scan instead of the HNSW graph: slower,
+    /// but the same candidates on every run and engine [default: false].
+    #[serde(default)]
+    pub exact_search: bool,
     /// How pairs become groups [default: single].
     #[serde(default)]
     pub linkage: Linkage,
@@ -149,7 +153,12 @@ pub(super) fn run(
     let mut neighbours: Vec<(u32, u32, f32)> = Vec::new();
     while let Some((docs, flat)) = queries.next_batch(STORE_BATCH)? {
         let vectors: Vec<&[f32]> = flat.chunks_exact(index.embedder().dimensions()).collect();
-        let hits = index.store().search(&vectors, config.top_k + 1, false)?;
+        let search = SearchOptions {
+            k: config.top_k + 1,
+            with_payload: false,
+            exact: config.exact_search,
+        };
+        let hits = index.store().search(&vectors, search)?;
         for (&doc, hits) in docs.iter().zip(hits) {
             for hit in hits {
                 let other = *doc_of_key.get(&hit.key).ok_or_else(|| {

@@ -13,8 +13,8 @@ use qdrant_edge::{
 use rayon::prelude::*;
 
 use super::{
-    Fetched, Neighbour, OpenMode, StoredPoint, VectorStore, parse_payload, payload_json,
-    unit_cosine,
+    Fetched, Neighbour, OpenMode, SearchOptions, StoredPoint, VectorStore, parse_payload,
+    payload_json, unit_cosine,
 };
 use crate::error::{Error, Result};
 
@@ -196,12 +196,12 @@ impl VectorStore for EdgeStore {
         self.guarded(|| self.shard.optimize().map_err(|e| self.error(e)))
     }
 
-    fn search(
-        &self,
-        queries: &[&[f32]],
-        k: usize,
-        with_payload: bool,
-    ) -> Result<Vec<Vec<Neighbour>>> {
+    fn search(&self, queries: &[&[f32]], options: SearchOptions) -> Result<Vec<Vec<Neighbour>>> {
+        let SearchOptions {
+            k,
+            with_payload,
+            exact,
+        } = options;
         self.guarded(|| {
             queries
                 .par_iter()
@@ -211,6 +211,7 @@ impl VectorStore for EdgeStore {
                         filter: None,
                         params: Some(SearchParams {
                             hnsw_ef: Some(HNSW_EF_SEARCH.max(k)),
+                            exact,
                             ..SearchParams::default()
                         }),
                         limit: k,

@@ -85,6 +85,18 @@ impl Payload {
     }
 }
 
+/// How a search runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SearchOptions {
+    /// Neighbours per query.
+    pub k: usize,
+    /// Whether hits carry their payload.
+    pub with_payload: bool,
+    /// Compare with every point instead of walking the HNSW graph: the true top-k, the same on
+    /// every run and engine, at the cost of a full scan per query.
+    pub exact: bool,
+}
+
 /// A stored document fetched by key: payload and vector.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Fetched {
@@ -106,13 +118,8 @@ pub trait VectorStore: Send + Sync {
     /// it by itself. Returns whether an index was built.
     fn build_index(&self) -> Result<bool>;
 
-    /// The `k` nearest points to each query, best first; payload when `with_payload`.
-    fn search(
-        &self,
-        queries: &[&[f32]],
-        k: usize,
-        with_payload: bool,
-    ) -> Result<Vec<Vec<Neighbour>>>;
+    /// The `options.k` nearest points to each query, best first.
+    fn search(&self, queries: &[&[f32]], options: SearchOptions) -> Result<Vec<Vec<Neighbour>>>;
 
     /// The points with these keys, in order; `None` where a key is not stored.
     fn fetch(&self, keys: &[u64]) -> Result<Vec<Option<Fetched>>>;

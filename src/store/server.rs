@@ -17,14 +17,14 @@ use qdrant_client::qdrant::vector_output::Vector;
 use qdrant_client::qdrant::{
     CollectionStatus, CountPointsBuilder, CreateCollectionBuilder, DeletePointsBuilder, Distance,
     GetPointsBuilder, HnswConfigDiffBuilder, PointId, PointStruct, PointsIdsList, Query,
-    QueryBatchPointsBuilder, QueryPointsBuilder, UpdateCollectionBuilder, UpsertPointsBuilder,
-    VectorParamsBuilder,
+    QueryBatchPointsBuilder, QueryPointsBuilder, SearchParamsBuilder, UpdateCollectionBuilder,
+    UpsertPointsBuilder, VectorParamsBuilder,
 };
 use tokio::runtime::Runtime;
 
 use super::{
-    Fetched, Neighbour, OpenMode, ServerOptions, StoredPoint, VectorStore, parse_payload,
-    payload_json, unit_cosine,
+    Fetched, Neighbour, OpenMode, SearchOptions, ServerOptions, StoredPoint, VectorStore,
+    parse_payload, payload_json, unit_cosine,
 };
 use crate::error::{Error, Result};
 
@@ -230,12 +230,12 @@ impl VectorStore for ServerStore {
         }
     }
 
-    fn search(
-        &self,
-        queries: &[&[f32]],
-        k: usize,
-        with_payload: bool,
-    ) -> Result<Vec<Vec<Neighbour>>> {
+    fn search(&self, queries: &[&[f32]], options: SearchOptions) -> Result<Vec<Vec<Neighbour>>> {
+        let SearchOptions {
+            k,
+            with_payload,
+            exact,
+        } = options;
         let name = &self.options.collection;
         let mut found = Vec::with_capacity(queries.len());
         for batch in queries.chunks(QUERY_BATCH) {
@@ -246,6 +246,7 @@ impl VectorStore for ServerStore {
                         .query(Query::new_nearest(q.to_vec()))
                         .limit(k as u64)
                         .with_payload(with_payload)
+                        .params(SearchParamsBuilder::default().exact(exact))
                         .build()
                 })
                 .collect();

@@ -3,6 +3,15 @@
 
 use super::*;
 
+/// Graph search for `k` neighbours, with or without payload.
+fn nearest(k: usize, with_payload: bool) -> SearchOptions {
+    SearchOptions {
+        k,
+        with_payload,
+        exact: false,
+    }
+}
+
 fn unit(v: &[f32]) -> Vec<f32> {
     let mut v = v.to_vec();
     crate::embed::normalize(&mut v);
@@ -38,7 +47,9 @@ fn check_engine(store: &dyn VectorStore) {
     store.upsert(&points).unwrap();
     assert_eq!(store.len().unwrap(), 4);
 
-    let hits = store.search(&[&vectors[0], &vectors[3]], 2, true).unwrap();
+    let hits = store
+        .search(&[&vectors[0], &vectors[3]], nearest(2, true))
+        .unwrap();
     let top: Vec<&str> = hits[0]
         .iter()
         .map(|h| h.payload.as_ref().unwrap().id.as_str())
@@ -64,7 +75,7 @@ fn check_engine(store: &dyn VectorStore) {
 
     store.delete(&[point_key("a")]).unwrap();
     assert_eq!(store.len().unwrap(), 3);
-    let hits = store.search(&[&vectors[0]], 1, false).unwrap();
+    let hits = store.search(&[&vectors[0]], nearest(1, false)).unwrap();
     assert_eq!(hits[0][0].key, point_key("b"));
     assert!(hits[0][0].payload.is_none());
     store.flush().unwrap();
@@ -86,7 +97,7 @@ fn edge_store_searches_fetches_deletes_and_persists() {
     );
     let q = unit(&[0.0, 1.0, 0.0, 0.0]);
     assert_eq!(
-        reopened.search(&[&q], 1, false).unwrap()[0][0].key,
+        reopened.search(&[&q], nearest(1, false)).unwrap()[0][0].key,
         point_key("c")
     );
     let Err(err) = EdgeStore::open(dir.path(), 4, OpenMode::Create) else {
@@ -140,12 +151,34 @@ fn check_search_through_the_graph(store: &dyn VectorStore) {
         .collect();
     store.upsert(&points).unwrap();
     let queries: Vec<&[f32]> = vectors.iter().take(50).map(Vec::as_slice).collect();
-    let exact = store.search(&queries, 1, false).unwrap();
+    let before = store.search(&queries, nearest(1, false)).unwrap();
     store.build_index().unwrap();
-    let after = store.search(&queries, 1, false).unwrap();
-    for (i, (e, a)) in exact.iter().zip(&after).enumerate() {
-        assert_eq!(e[0].key, point_key(&ids[i]), "a vector is its own nearest");
-        assert_eq!(a[0].key, e[0].key);
+    let after = store.search(&queries, nearest(1, false)).unwrap();
+    let exact = SearchOptions {
+        exact: true,
+        ..nearest(10, false)
+    };
+    let scanned = store.search(&queries, exact).unwrap();
+    for (i, ((b, a), e)) in before.iter().zip(&after).zip(&scanned).enumerate() {
+        assert_eq!(b[0].key, point_key(&ids[i]), "a vector is its own nearest");
+        assert_eq!(a[0].key, b[0].key);
+        assert_eq!(e[0].key, b[0].key);
+        // The true top 10, best first: each the next nearest by cosine.
+        let cosines: Vec<f32> = e.iter().map(|h| h.cosine).collect();
+        assert_eq!(cosines.len(), 10);
+        assert!(cosines.windows(2).all(|w| w[0] >= w[1]), "{cosines:?}");
+        let mut truth: Vec<f32> = vectors
+            .iter()
+            .map(|v| crate::embed::cosine(v, queries[i]))
+            .collect();
+        truth.sort_by(|x, y| y.total_cmp(x));
+        for (got, want) in cosines.iter().zip(&truth) {
+            assert!(
+                (got - want).abs() < 1e-4,
+                "{cosines:?} against {:?}",
+                &truth[..10]
+            );
+        }
     }
 }
 

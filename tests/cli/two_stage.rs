@@ -19,6 +19,7 @@ fn two_stage_finds_what_minhash_finds_on_the_sample() {
     ]);
     let data = sample();
     let mut accuracies = Vec::new();
+    let mut exact_pairs = Vec::new();
     for store in stores("two-stage") {
         eprintln!("store flags: {store:?}");
         let out = tempfile::tempdir().unwrap();
@@ -71,14 +72,36 @@ fn two_stage_finds_what_minhash_finds_on_the_sample() {
             accuracy(&a)
         );
         accuracies.push(accuracy(&b));
+
+        // A full scan finds the true top-k: the same pairs on every engine and every run.
+        args.push("--exact-search");
+        ok(&args);
+        exact_pairs.push(pair_ids(two_stage));
+        ok(&args);
+        assert_eq!(pair_ids(two_stage), exact_pairs[exact_pairs.len() - 1]);
     }
-    // Every engine answers alike (a server may order cosine ties differently).
+    // Every engine answers alike: within 0.002 through their graphs, exactly by a full scan.
     assert!(
         accuracies
             .iter()
             .all(|x| (x - accuracies[0]).abs() <= 0.002),
         "{accuracies:?}"
     );
+    assert!(exact_pairs.iter().all(|p| p == &exact_pairs[0]));
+    assert!(exact_pairs[0].len() > 100, "{}", exact_pairs[0].len());
+}
+
+/// The id pairs of the run in `run`, in file order.
+fn pair_ids(run: &Path) -> Vec<(String, String)> {
+    std::fs::read_to_string(run.join("pairs.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let pair: serde_json::Value = serde_json::from_str(line).unwrap();
+            let id = |key: &str| pair[key].as_str().unwrap().to_owned();
+            (id("id_a"), id("id_b"))
+        })
+        .collect()
 }
 
 #[test]
