@@ -5,11 +5,13 @@
 #      prints how the faulted run ended and whether its pairs and groups equal the calm run's.
 #   2. `neardup serve` on a cluster-held index: 4 writers POST documents, node 2 is killed
 #      mid-way; every acknowledged document must still be found afterwards.
-# Usage: eval/qdrant/cluster-fault.sh [DOCS]   (default 100000; needs a Qdrant binary, see
-# eval/qdrant/build.sh; NEARDUP names a neardup built with --features qdrant, else one is built)
+# Usage: eval/qdrant/cluster-fault.sh [DOCS [DEDUP FLAGS...]]   (default 100000; needs a Qdrant
+# binary, see eval/qdrant/build.sh; NEARDUP names a neardup built with --features qdrant, else
+# one is built). With --exact-search the runs are deterministic, so the files must be equal.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 docs=${1:-100000}
+shift $(($# > 0 ? 1 : 0))
 if [[ -z ${NEARDUP:-} ]]; then
   cargo build --release --quiet --features qdrant
   NEARDUP=target/release/neardup
@@ -20,7 +22,7 @@ trap 'kill "${server:-0}" 2> /dev/null || true; bash "$run" stop; rm -rf "$work"
 
 "$NEARDUP" gen --docs "$docs" --seed 1 --out "$work/corpus.jsonl" -q > /dev/null
 url=$(bash "$run" cluster)
-store=(--qdrant-url "$url" --shards 3 --replicas 2)
+store=(--qdrant-url "$url" --shards 3 --replicas 2 "$@")
 
 echo "== 1. dedup of $docs documents, 3 shards x 2 replicas on 3 nodes"
 # Two undisturbed runs first: HNSW graphs are built concurrently and differ from build to
@@ -48,7 +50,10 @@ for result in calm1 calm2 fault; do
   [[ -f $work/$result/pairs.jsonl ]] || { grep -v INFO "$work/$result.log" | tail -n 3; continue; }
   scores=$("$NEARDUP" eval --truth "$work/corpus.jsonl" --pred "$work/$result" | sed -n 2,3p | awk '{print $1, $2}' | tr '\n' ' ')
   differ=$(comm -3 <(pair_ids calm1) <(pair_ids "$result") | wc -l)
-  echo "   $result: $(wc -l < "$work/$result/pairs.jsonl") pairs, $differ not in calm1's; $scores"
+  same=$(for file in pairs.jsonl groups.jsonl unique.jsonl; do
+    cmp -s "$work/calm1/$file" "$work/$result/$file" && printf ' %s' "$file"
+  done)
+  echo "   $result: $(wc -l < "$work/$result/pairs.jsonl") pairs, $differ not in calm1's; $scores; byte-equal to calm1's:${same:- none}"
 done
 
 echo "== 2. serve on a cluster-held index: 4 writers, node 2 killed mid-way"
