@@ -34,12 +34,13 @@ done
 "$NEARDUP" dedup "$work/corpus.jsonl" "${store[@]}" --collection fault --out "$work/fault" -v \
   > "$work/fault.log" 2>&1 &
 pid=$!
+started=$SECONDS
 until grep -q "index ready" "$work/fault.log" 2> /dev/null; do
   kill -0 "$pid" 2> /dev/null || break
   sleep 0.2
 done
 sleep 2
-echo "-- kill -9 node 3 during the search stage"
+echo "-- kill -9 node 3 two seconds into the search stage ($((SECONDS - started)) s into the run)"
 bash "$run" kill-node 3
 status=0
 wait "$pid" || status=$?
@@ -53,7 +54,8 @@ for result in calm1 calm2 fault; do
   same=$(for file in pairs.jsonl groups.jsonl unique.jsonl; do
     cmp -s "$work/calm1/$file" "$work/$result/$file" && printf ' %s' "$file"
   done)
-  echo "   $result: $(wc -l < "$work/$result/pairs.jsonl") pairs, $differ not in calm1's; $scores; byte-equal to calm1's:${same:- none}"
+  search=$(python3 -c 'import json, sys; print(round(json.load(open(sys.argv[1]))["seconds"]["search"], 1))' "$work/$result/summary.json")
+  echo "   $result: search $search s, $(wc -l < "$work/$result/pairs.jsonl") pairs, $differ not in calm1's; $scores; byte-equal to calm1's:${same:- none}"
 done
 
 echo "== 2. serve on a cluster-held index: 4 writers, node 2 killed mid-way"
