@@ -2,6 +2,35 @@
 
 use crate::common::*;
 
+/// Runs `neardup sweep` on the run in `run` over `[from, to, step]`; returns what it printed
+/// and the points of its JSON.
+fn sweep(
+    truth: &Path,
+    run: &Path,
+    [from, to, step]: [&str; 3],
+) -> (String, Vec<serde_json::Value>) {
+    let json = run.join("sweep.json");
+    let out = ok(&[
+        "sweep",
+        "--truth",
+        s(truth),
+        "--pred",
+        s(run),
+        "--from",
+        from,
+        "--to",
+        to,
+        "--step",
+        step,
+        "--json",
+        s(&json),
+    ]);
+    let sweep: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let points = sweep["points"].as_array().unwrap().clone();
+    (String::from_utf8_lossy(&out.stdout).into_owned(), points)
+}
+
 /// Runs `neardup eval --report` on the run in `run` and returns the page.
 fn report(truth: &Path, run: &Path) -> String {
     let page = run.join("report.html");
@@ -54,30 +83,11 @@ fn sweep_rescores_stored_pairs_and_names_the_best_threshold() {
     // replay it (the evidence rule also weighs titles and numbers, which no sweep replays).
     let dir = dedup_minhash(&data, &["--confirm", "estimate", "--threshold", "0.7"]);
     assert!(dir.path().join("candidates.jsonl").is_file());
-    let json = dir.path().join("sweep.json");
-    let out = ok(&[
-        "sweep",
-        "--truth",
-        s(&data),
-        "--pred",
-        s(dir.path()),
-        "--from",
-        "0.5",
-        "--to",
-        "1.0",
-        "--step",
-        "0.1",
-        "--json",
-        s(&json),
-    ]);
-    let text = String::from_utf8_lossy(&out.stdout);
+    let (text, points) = sweep(&data, dir.path(), ["0.5", "1.0", "0.1"]);
     assert!(
         text.contains("best jaccard_estimate threshold by macro-F1"),
         "{text}"
     );
-    let sweep: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let points = sweep["points"].as_array().unwrap();
     assert_eq!(points.len(), 6);
     // At the run's own threshold the sweep agrees with eval.
     let at_run = points
@@ -110,25 +120,7 @@ fn a_report_whose_low_thresholds_chain_the_whole_corpus_still_scores_every_thres
         .count();
     assert!(candidates > 100_000, "{candidates}");
     assert!(report(&data, dir.path()).contains("against the threshold"));
-    let json = dir.path().join("sweep.json");
-    ok(&[
-        "sweep",
-        "--truth",
-        s(&data),
-        "--pred",
-        s(dir.path()),
-        "--from",
-        "0",
-        "--to",
-        "1",
-        "--step",
-        "0.25",
-        "--json",
-        s(&json),
-    ]);
-    let sweep: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let points = sweep["points"].as_array().unwrap();
+    let (_, points) = sweep(&data, dir.path(), ["0", "1", "0.25"]);
     assert_eq!(points[0]["pairs"].as_u64(), Some(candidates as u64));
     // One giant group: nearly every document is wrong at 0, and far fewer near the run's own.
     let accuracy = |i: usize| points[i]["accuracy"].as_f64().unwrap();
