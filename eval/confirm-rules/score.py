@@ -1,36 +1,10 @@
+# Scoring of accepted pairs per record set, as neardup eval scores groups (CORE 2020 metrics).
 import pickle, collections
 docs, cands, lab = pickle.load(open('./data.pkl','rb'))
 rows = pickle.load(open('./rows.pkl','rb'))
 idx = {d['id']: i for i, d in enumerate(docs)}
 L = [set(idx[o] for o in d['dups']) for d in docs]
 SETS = sorted(set(d['set'] for d in docs))
-def score(accepted, subset=None):
-    n = len(docs); parent = list(range(n))
-    def find(i):
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]; i = parent[i]
-        return i
-    for x, y in accepted: parent[find(x)] = find(y)
-    root = [find(i) for i in range(n)]
-    size = collections.Counter(root)
-    tp=fp=tn=fn=correct=cnt=0
-    for i, d in enumerate(docs):
-        if subset and d['set'] not in subset: continue
-        cnt += 1
-        p = size[root[i]] - 1
-        hits = sum(1 for j in L[i] if root[j] == root[i])
-        l = len(L[i])
-        correct += hits == l == p
-        if p and l and hits == l: tp += 1
-        elif p: fp += 1
-        elif l: fn += 1
-        else: tn += 1
-    f = lambda a,b: a/b if b else 0
-    P, R = f(tp, tp+fp), f(tp, tp+fn)
-    F1 = f(2*P*R, P+R)
-    P2, R2 = f(tn, tn+fn), f(tn, tn+fp)
-    F2 = f(2*P2*R2, P2+R2)
-    return dict(acc=correct/cnt, mf1=(F1+F2)/2, P=P, R=R, n=cnt)
 def fmt(s): return f"acc {s['acc']:.4f} mF1 {s['mf1']:.4f} P {s['P']:.3f} R {s['R']:.3f}"
 def counts_by_set(accepted):
     n = len(docs); parent = list(range(n))
