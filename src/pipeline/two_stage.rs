@@ -75,10 +75,10 @@ pub fn check_top_k(top_k: usize) -> Result<()> {
     }
 }
 
-/// Documents embedded at a time while reading (bounded text in memory).
+/// Documents embedded, upserted and spilled at a time while reading (bounded memory).
 const EMBED_BATCH: usize = 8192;
-/// Points per upsert, and queries per search call.
-const STORE_BATCH: usize = 2048;
+/// Queries per search call.
+const SEARCH_BATCH: usize = 2048;
 
 /// What `neardup index` reports.
 pub struct BuiltIndex {
@@ -151,7 +151,7 @@ pub(super) fn run(
     let clock = Instant::now();
     let bar = progress::items(queries.len() as u64, "searching");
     let mut neighbours: Vec<(u32, u32, f32)> = Vec::new();
-    while let Some((docs, flat)) = queries.next_batch(STORE_BATCH)? {
+    while let Some((docs, flat)) = queries.next_batch(SEARCH_BATCH)? {
         let vectors: Vec<&[f32]> = flat.chunks_exact(index.embedder().dimensions()).collect();
         let search = SearchOptions {
             k: config.top_k + 1,
@@ -331,11 +331,12 @@ impl<'a> Loader<'a> {
         let started = Instant::now();
         let first = self.first as usize;
         let ids: Vec<&str> = self.ids.iter().map(String::as_str).collect();
-        let sketches: Vec<SketchRef<'_>> = (first..first + ids.len())
-            .map(|d| self.sketches.get(&self.signatures, d))
-            .collect();
-        self.index
-            .add(&ids, &vectors, self.store_sketches.then_some(&sketches[..]))?;
+        let sketches: Option<Vec<SketchRef<'_>>> = self.store_sketches.then(|| {
+            (first..first + ids.len())
+                .map(|d| self.sketches.get(&self.signatures, d))
+                .collect()
+        });
+        self.index.add(&ids, &vectors, sketches.as_deref())?;
         self.upsert_seconds += started.elapsed().as_secs_f64();
 
         if let Some(queries) = self.queries.as_deref_mut() {
