@@ -59,6 +59,7 @@ pub struct QueryArgs {
 }
 
 pub fn run_index(args: IndexArgs, models: &Path) -> Result<()> {
+    args.settings.refuse_part("index")?;
     let Method::TwoStage(config) = args.settings.method(MethodName::TwoStage)? else {
         unreachable!("a two-stage name gives the two-stage method")
     };

@@ -10,6 +10,7 @@ mod explain;
 mod groups;
 mod index;
 mod jaccard;
+mod merge;
 mod models;
 mod overlap;
 mod run;
@@ -61,6 +62,7 @@ enum Command {
     Dedup(dedup::DedupArgs),
     Run(run::RunArgs),
     Index(index::IndexArgs),
+    Merge(merge::MergeArgs),
     Query(index::QueryArgs),
     Models(models::ModelsArgs),
     Serve(serve::ServeArgs),
@@ -89,6 +91,7 @@ pub fn run() -> ExitCode {
         Command::Dedup(args) => dedup::run(args, &models),
         Command::Run(args) => run::run(args, &models),
         Command::Index(args) => index::run_index(args, &models),
+        Command::Merge(args) => merge::run(args),
         Command::Query(args) => index::run_query(args, &models),
         Command::Models(args) => models::run(args, &models),
         Command::Serve(args) => serve::run(args, &models),

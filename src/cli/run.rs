@@ -7,8 +7,8 @@ use clap::Args;
 use crate::error::{Error, Result};
 use crate::eval::{Truth, evaluate, load_predictions, render_table};
 use crate::io::write_json_pretty;
-use crate::pipeline::{self, PipelineSpec};
-use crate::results::{EVAL, RunFolder};
+use crate::pipeline::{self, Method, PipelineSpec};
+use crate::results::{EVAL, RunFolder, RunSummary};
 
 /// Run a declarative pipeline file (see pipelines/).
 #[derive(Debug, Args)]
@@ -24,7 +24,7 @@ pub fn run(args: RunArgs, models: &Path) -> Result<()> {
 
 /// Refuses an output folder that cannot be one before any work is done (writing the results
 /// would fail only after the whole job).
-fn check_output_dir(dir: &Path) -> Result<()> {
+pub(super) fn check_output_dir(dir: &Path) -> Result<()> {
     match std::fs::metadata(dir) {
         Ok(meta) if !meta.is_dir() => Err(Error::Usage(format!(
             "--out {} is a file, not a folder; give a folder for the results",
@@ -43,9 +43,44 @@ pub fn execute(spec: &PipelineSpec, models: &Path) -> Result<()> {
     check_output_dir(&spec.output.dir)?;
     let inputs = spec.input.inputs()?;
     let read = spec.input.read_options();
+    if spec.eval.is_some() && matches!(&spec.method, Method::TwoStage(c) if c.part.is_some()) {
+        return Err(Error::Usage(
+            "a part of a split run is scored once the parts are merged: drop [eval], and run \
+             `neardup eval` on the folder `neardup merge` writes"
+                .into(),
+        ));
+    }
     let dedup = pipeline::dedup(&inputs, &read, &spec.method, models)?;
     let settings = serde_json::to_value(spec).expect("settings serialise");
     let summary = pipeline::write_results(&spec.output.dir, &inputs, &read, &dedup, settings)?;
+    if let Some(part) = dedup.part {
+        println!(
+            "part {part}: {} candidates, {} confirmed pairs among {} documents -> {}; \
+             merge all {} parts with `neardup merge PART_FOLDERS... --out DIR`",
+            summary.candidates,
+            summary.pairs,
+            summary.documents,
+            spec.output.dir.display(),
+            part.count
+        );
+        super::report_skipped(&dedup.corpus.skipped);
+        return Ok(());
+    }
+    report(&summary, &spec.output.dir);
+    super::report_skipped(&dedup.corpus.skipped);
+    if let Some(eval) = &spec.eval {
+        let truth = Truth::load(&eval.truth, &read.fields.id)?;
+        let predicted = load_predictions(&RunFolder::open(&spec.output.dir)?, eval.predicted)?;
+        let evaluation = evaluate(&truth, &predicted);
+        println!();
+        print!("{}", render_table(&evaluation));
+        write_json_pretty(&spec.output.dir.join(EVAL), &evaluation)?;
+    }
+    Ok(())
+}
+
+/// Prints a run's counts, speed and (for runs that embed) each stage's time.
+pub(super) fn report(summary: &RunSummary, dir: &Path) {
     let s = &summary.seconds;
     let total = s.sketch + s.embed + s.candidates + s.confirm + s.group + summary.write_seconds;
     println!(
@@ -55,7 +90,7 @@ pub fn execute(spec: &PipelineSpec, models: &Path) -> Result<()> {
         summary.groups,
         summary.documents_in_groups,
         summary.unique,
-        spec.output.dir.display(),
+        dir.display(),
         total,
         summary.documents as f64 / total.max(1e-9),
     );
@@ -83,14 +118,4 @@ pub fn execute(spec: &PipelineSpec, models: &Path) -> Result<()> {
             probes as f64 / summary.documents.max(1) as f64
         );
     }
-    super::report_skipped(&dedup.corpus.skipped);
-    if let Some(eval) = &spec.eval {
-        let truth = Truth::load(&eval.truth, &read.fields.id)?;
-        let predicted = load_predictions(&RunFolder::open(&spec.output.dir)?, eval.predicted)?;
-        let evaluation = evaluate(&truth, &predicted);
-        println!();
-        print!("{}", render_table(&evaluation));
-        write_json_pretty(&spec.output.dir.join(EVAL), &evaluation)?;
-    }
-    Ok(())
 }

@@ -52,6 +52,7 @@ pub struct ServeArgs {
 const SERVING_KEYS: [&str; 3] = ["index", "top_k", "qdrant_url"];
 
 pub fn run(args: ServeArgs, models: &Path) -> Result<()> {
+    args.settings.refuse_part("serve")?;
     let Method::TwoStage(config) = args.settings.method(MethodName::TwoStage)? else {
         unreachable!("a two-stage name gives the two-stage method")
     };

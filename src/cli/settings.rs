@@ -115,9 +115,14 @@ pub struct MethodFlags {
     /// Two-stage: copies of each shard on a cluster [default: 1].
     #[arg(long, help_heading = "Two-stage")]
     replicas: Option<u32>,
-    /// Two-stage: keep the vector index in this folder, for `neardup query` later.
+    /// Two-stage: keep the vector index in this folder, for `neardup query` later; with
+    /// --part, the shared index `neardup index` built.
     #[arg(long, help_heading = "Two-stage")]
     index: Option<PathBuf>,
+    /// Two-stage: search and confirm only part I of N of the documents (e.g. 2/4) in the
+    /// shared --index, and write its candidates for `neardup merge`.
+    #[arg(long, value_name = "I/N", help_heading = "Two-stage")]
+    part: Option<String>,
 }
 
 impl MethodFlags {
@@ -133,6 +138,16 @@ impl MethodFlags {
     /// The folder given with `--index`.
     pub fn index_dir(&self) -> Option<PathBuf> {
         self.index.clone()
+    }
+
+    /// Refuses `--part` in a command that does not split (`index`, `serve`).
+    pub fn refuse_part(&self, command: &str) -> Result<()> {
+        match &self.part {
+            Some(_) => Err(Error::Usage(format!(
+                "--part splits `neardup dedup` over machines; `neardup {command}` takes no part"
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// The setting keys of the flags given (`num_perm` for `--num-perm`).

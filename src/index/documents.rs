@@ -16,14 +16,15 @@ use crate::io::Record;
 use crate::io::write_json_pretty;
 use crate::settings::{SettingError, from_map};
 use crate::sketch::{
-    ConfirmRule, Evidence, Facts, LshParams, MinHashParams, MinHasher, Rule, Sketch, SketchRef,
-    Verdict,
+    ConfirmRule, Evidence, LshParams, MinHashParams, Rule, Sketch, SketchRef, Verdict,
 };
 use crate::store::{
     self, Fetched, Neighbour, OpenMode, SearchOptions, StoreSpec, StoredPoint, VectorStore,
     point_key,
 };
-use crate::text::{Shingler, ShinglingSpec, UNIGRAMS};
+use crate::text::{ShinglingSpec, UNIGRAMS};
+
+use super::Confirmer;
 
 /// The manifest's file name inside an index folder.
 pub const MANIFEST: &str = "neardup-index.json";
@@ -211,9 +212,7 @@ pub struct DocumentIndex {
     manifest: Manifest,
     embedder: Box<dyn Embedder>,
     store: Box<dyn VectorStore>,
-    shingler: Shingler,
-    hasher: MinHasher,
-    banding: LshParams,
+    confirmer: Confirmer,
 }
 
 impl DocumentIndex {
@@ -303,9 +302,7 @@ impl DocumentIndex {
         let settings = &manifest.settings;
         Ok(DocumentIndex {
             dir: dir.to_owned(),
-            shingler: settings.shingling.shingler(UNIGRAMS)?,
-            hasher: settings.minhash.hasher(),
-            banding: settings.minhash.banding(&settings.rule),
+            confirmer: Confirmer::new(settings)?,
             manifest,
             embedder,
             store,
@@ -330,12 +327,7 @@ impl DocumentIndex {
     /// What the confirm stage needs of a record: its MinHash signature, distinct shingle
     /// count and facts.
     pub fn sign(&self, record: &Record) -> Sketch {
-        let shingles = self.shingler.shingle_set(&record.text);
-        Sketch {
-            signature: self.hasher.sign(&shingles),
-            shingles: shingles.len() as u32,
-            facts: Facts::of(record.title(), record.body()),
-        }
+        self.confirmer.sign(record)
     }
 
     /// Adds documents with their vectors, and with their sketches where given. `None` is for
@@ -371,11 +363,16 @@ impl DocumentIndex {
         Ok(built)
     }
 
+    /// Signs and confirms as this index does.
+    pub fn confirmer(&self) -> &Confirmer {
+        &self.confirmer
+    }
+
     /// The verdict on a candidate (two documents' sketches and the cosine of their
     /// embeddings), with the evidence it rests on. A neighbour below `min_cosine` is no
     /// candidate at all.
     pub fn confirm(&self, a: SketchRef<'_>, b: SketchRef<'_>, cosine: f32) -> (Evidence, Verdict) {
-        self.manifest.settings.confirm(a, b, cosine, self.banding)
+        self.confirmer.confirm(a, b, cosine)
     }
 
     /// The `k` nearest documents to a text, each with its verdict.

@@ -5,8 +5,10 @@
 //! - [`DocumentIndex`]: the two-stage index (embeddings in a vector store, MinHash signatures
 //!   as payload), persisted in a folder with a manifest of its settings.
 
+mod confirmer;
 mod documents;
 mod resemblance;
 
+pub use confirmer::Confirmer;
 pub use documents::{DocumentIndex, IndexSettings, MANIFEST, Manifest, Match};
 pub use resemblance::{ResemblanceSettings, ResemblanceStore};

@@ -17,6 +17,7 @@
 mod exact;
 mod minhash;
 mod output;
+mod parts;
 mod queries;
 mod simhash;
 mod spec;
@@ -25,6 +26,7 @@ mod two_stage;
 pub use exact::{JaccardConfig, ResemblanceConfig};
 pub use minhash::MinHashConfig;
 pub use output::write_results;
+pub use parts::{Merged, Part, merge};
 pub use simhash::SimHashConfig;
 pub use spec::{EvalSpec, InputSpec, OutputSpec, PipelineSpec};
 pub use two_stage::{
@@ -244,6 +246,9 @@ pub struct Dedup {
     pub probes: Option<usize>,
     /// Where the time went.
     pub times: StageTimes,
+    /// The slice of a split run this was, if one: its pairs and candidates are written, and
+    /// the groups wait for `neardup merge`.
+    pub part: Option<Part>,
 }
 
 /// What a method found: its confirmed pairs, and the similarity the shared grouping step
@@ -266,17 +271,30 @@ pub fn dedup(
     models: &Path,
 ) -> Result<Dedup> {
     method.validate()?;
-    let mut found = method.find(inputs, read, models)?;
+    let found = method.find(inputs, read, models)?;
+    Ok(group(found, method))
+}
+
+/// Groups what a method found: the step every method, and a merge of parts, shares.
+fn group(mut found: Found, method: &Method) -> Dedup {
     let clock = Instant::now();
+    let part = match method {
+        Method::TwoStage(c) => c.part,
+        _ => None,
+    };
     let edges: Vec<(u32, u32)> = found.pairs.iter().map(|p| (p.a, p.b)).collect();
-    let groups = linked_groups(
-        &found.corpus.ids,
-        &edges,
-        method.linkage(),
-        &found.similarity,
-    );
+    // A part's pairs are a slice of the run's: its groups are the merge's to find.
+    let groups = match part {
+        Some(_) => Vec::new(),
+        None => linked_groups(
+            &found.corpus.ids,
+            &edges,
+            method.linkage(),
+            &found.similarity,
+        ),
+    };
     found.times.group = clock.elapsed().as_secs_f64();
-    Ok(Dedup {
+    Dedup {
         corpus: found.corpus,
         candidates: found.candidates,
         scored_candidates: found.scored_candidates,
@@ -286,5 +304,6 @@ pub fn dedup(
         groups,
         probes: found.probes,
         times: found.times,
-    })
+        part,
+    }
 }

@@ -29,6 +29,10 @@ pub fn write_results(
     if let Some(scored) = &dedup.scored_candidates {
         run.write_lines(CANDIDATES, pair_records(ids, scored, dedup.score_name))?;
     }
+    if dedup.part.is_some() {
+        // A part's groups and unique records are the merge's to write.
+        return run.finish(summary(dedup, settings, 0, clock));
+    }
     let groups = dedup.groups.iter().enumerate().map(|(i, g)| GroupRecord {
         group: i,
         representative: ids[g.representative as usize].clone(),
@@ -43,7 +47,17 @@ pub fn write_results(
     let unique = write_unique(&mut unique_file, inputs, read, dedup)?;
     run.commit(unique_file)?;
 
-    let summary = RunSummary {
+    run.finish(summary(dedup, settings, unique, clock))
+}
+
+fn summary(
+    dedup: &Dedup,
+    settings: serde_json::Value,
+    unique: usize,
+    clock: Instant,
+) -> RunSummary {
+    let ids = &dedup.corpus.ids;
+    RunSummary {
         run: String::new(),
         files: Default::default(),
         settings,
@@ -60,8 +74,7 @@ pub fn write_results(
         probes: dedup.probes,
         seconds: dedup.times.clone(),
         write_seconds: clock.elapsed().as_secs_f64(),
-    };
-    run.finish(summary)
+    }
 }
 
 /// Pairs as records, `id_a < id_b`, sorted. Only the order is held: each record is made as

@@ -12,11 +12,12 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::parts::Part;
 use super::queries::QueryFile;
 use super::{Found, Pair};
 use crate::error::{Error, Result};
 use crate::group::Linkage;
-use crate::index::{DocumentIndex, IndexSettings};
+use crate::index::{Confirmer, DocumentIndex, IndexSettings};
 use crate::io::{Corpus, Input, ReadOptions, ScratchDir, SkipReport, read_corpus};
 use crate::progress;
 use crate::results::StageTimes;
@@ -47,9 +48,13 @@ pub struct TwoStageConfig {
     #[serde(default)]
     pub linkage: Linkage,
     /// Keep the vector index in this folder, for `neardup query` later; a temporary one
-    /// otherwise.
+    /// otherwise. With `part`, the index `neardup index` built, which the parts share.
     #[serde(default, rename = "index")]
     pub index_dir: Option<PathBuf>,
+    /// Search and confirm only this slice of the documents (`I/N`), in the shared index, and
+    /// write its candidates for `neardup merge` [default: all documents].
+    #[serde(default)]
+    pub part: Option<Part>,
 }
 
 fn default_top_k() -> usize {
@@ -60,6 +65,13 @@ impl TwoStageConfig {
     /// Checks the index settings and the number of neighbours.
     pub fn validate(&self) -> Result<()> {
         self.settings.validate()?;
+        if self.part.is_some() && self.index_dir.is_none() {
+            return Err(Error::Usage(
+                "`part` needs `index`: the parts search one shared index, built first with \
+                 `neardup index INPUT --index DIR`"
+                    .into(),
+            ));
+        }
         check_top_k(self.top_k)
     }
 }
@@ -99,7 +111,7 @@ pub fn build_index(
     models: &Path,
 ) -> Result<BuiltIndex> {
     let mut index = DocumentIndex::create(dir, settings, models)?;
-    let loaded = load(inputs, read, &mut index, None, true)?;
+    let loaded = load(inputs, read, &mut index, None, Upsert::WithSketches, None)?;
     Ok(BuiltIndex {
         documents: loaded.corpus.ids.len(),
         skipped: loaded.corpus.skipped,
@@ -131,7 +143,20 @@ pub(super) fn run(
             scratch.path().to_owned()
         }
     };
-    let mut index = DocumentIndex::create(&dir, &config.settings, models)?;
+    let (mut index, upsert) = match (config.part, &config.index_dir) {
+        (Some(_), _) => (
+            open_shared(&dir, &config.settings, models)?,
+            Upsert::Nothing,
+        ),
+        (None, Some(_)) => (
+            DocumentIndex::create(&dir, &config.settings, models)?,
+            Upsert::WithSketches,
+        ),
+        (None, None) => (
+            DocumentIndex::create(&dir, &config.settings, models)?,
+            Upsert::VectorsOnly,
+        ),
+    };
     let mut queries = QueryFile::create(&dir, index.embedder().dimensions())?;
     let Loaded {
         corpus,
@@ -144,7 +169,8 @@ pub(super) fn run(
         read,
         &mut index,
         Some(&mut queries),
-        config.index_dir.is_some(),
+        upsert,
+        config.part,
     )?;
     let mut queries = queries.into_reader()?;
 
@@ -173,38 +199,12 @@ pub(super) fn run(
     }
     bar.finish_and_clear();
     drop(queries);
-    // Each pair is usually found from both ends (and by a title): keep it once, with its
-    // highest cosine.
-    neighbours.par_sort_unstable_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)).then(y.2.total_cmp(&x.2)));
-    neighbours.dedup_by(|x, y| (x.0, x.1) == (y.0, y.1));
+    let neighbours = distinct_pairs(neighbours);
     times.search = clock.elapsed().as_secs_f64();
     times.candidates = times.upsert + times.index + times.search;
 
     let clock = Instant::now();
-    let verdicts: Vec<(Pair, bool)> = neighbours
-        .par_iter()
-        .map(|&(a, b, cosine)| {
-            let (x, y) = (a as usize, b as usize);
-            let (evidence, verdict) = index.confirm(
-                sketches.get(&signatures, x),
-                sketches.get(&signatures, y),
-                cosine,
-            );
-            (
-                Pair {
-                    a,
-                    b,
-                    score: evidence.jaccard,
-                    cosine: Some(cosine),
-                },
-                verdict.duplicate,
-            )
-        })
-        .collect();
-    let candidates = neighbours.len();
-    drop(neighbours);
-    let pairs = verdicts.iter().filter(|v| v.1).map(|v| v.0).collect();
-    let scored = verdicts.into_iter().map(|v| v.0).collect();
+    let confirmed = confirm_candidates(index.confirmer(), &signatures, &sketches, &neighbours);
     times.confirm = clock.elapsed().as_secs_f64();
     if config.index_dir.is_none() {
         index.store().discard()?;
@@ -214,13 +214,96 @@ pub(super) fn run(
 
     Ok(Found {
         corpus,
-        candidates,
-        scored_candidates: Some(scored),
-        pairs,
+        candidates: neighbours.len(),
+        scored_candidates: Some(confirmed.scored),
+        pairs: confirmed.pairs,
         similarity: Box::new(move |x, y| signatures.similarity(x as usize, y as usize)),
         probes: None,
         times,
     })
+}
+
+/// Candidate pairs `(a, b, cosine)`, `a < b`, each kept once with its highest cosine: a pair
+/// is usually found from both ends, and by a title, and, in a split run, by two parts.
+pub(super) fn distinct_pairs(mut pairs: Vec<(u32, u32, f32)>) -> Vec<(u32, u32, f32)> {
+    pairs.par_sort_unstable_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)).then(y.2.total_cmp(&x.2)));
+    pairs.dedup_by(|x, y| (x.0, x.1) == (y.0, y.1));
+    pairs
+}
+
+/// Candidates with their scores, and those confirmed.
+pub(super) struct Confirmed {
+    /// Every candidate, scored, in the order given.
+    pub scored: Vec<Pair>,
+    /// The confirmed ones, in the same order.
+    pub pairs: Vec<Pair>,
+}
+
+/// Judges every candidate `(a, b, cosine)` by the documents' sketches.
+pub(super) fn confirm_candidates(
+    confirmer: &Confirmer,
+    signatures: &Signatures,
+    sketches: &SketchFacts,
+    candidates: &[(u32, u32, f32)],
+) -> Confirmed {
+    let verdicts: Vec<(Pair, bool)> = candidates
+        .par_iter()
+        .map(|&(a, b, cosine)| {
+            let (evidence, verdict) = confirmer.confirm(
+                sketches.get(signatures, a as usize),
+                sketches.get(signatures, b as usize),
+                cosine,
+            );
+            let pair = Pair {
+                a,
+                b,
+                score: evidence.jaccard,
+                cosine: Some(cosine),
+            };
+            (pair, verdict.duplicate)
+        })
+        .collect();
+    let pairs = verdicts.iter().filter(|v| v.1).map(|v| v.0).collect();
+    Confirmed {
+        scored: verdicts.into_iter().map(|v| v.0).collect(),
+        pairs,
+    }
+}
+
+/// Opens the index that the parts of a split run share, and checks that it was built with
+/// the settings this part was given (an embedder, shingling or rule of its own would make its
+/// candidates unlike the other parts').
+fn open_shared(dir: &Path, settings: &IndexSettings, models: &Path) -> Result<DocumentIndex> {
+    let index = DocumentIndex::open(dir, models, settings.store.qdrant_url.as_deref())?;
+    // Where files and the server are may differ between machines; the model itself is
+    // checked by its digest when the index opens.
+    const LOCAL: [&str; 3] = ["model_dir", "glove", "qdrant_url"];
+    let as_map = |s: &IndexSettings| match serde_json::to_value(s) {
+        Ok(serde_json::Value::Object(map)) => map,
+        _ => unreachable!("settings serialise to a JSON object"),
+    };
+    let wanted = as_map(&settings.resolved()?);
+    let built = as_map(&index.manifest().settings);
+    // The banding follows from the threshold and rule: name those first.
+    let derived = |key: &str| matches!(key, "bands" | "rows");
+    let mut keys: Vec<&String> = wanted
+        .keys()
+        .filter(|k| !LOCAL.contains(&k.as_str()))
+        .collect();
+    keys.sort_by_key(|k| derived(k));
+    for key in keys {
+        let value = &wanted[key];
+        let theirs = built.get(key).unwrap_or(&serde_json::Value::Null);
+        if theirs != value {
+            return Err(Error::Usage(format!(
+                "the index in {} was built with `{key}` {theirs}, and this part asks for {value}: \
+                 give every part the settings the index was built with (see {})",
+                dir.display(),
+                dir.join(crate::index::MANIFEST).display()
+            )));
+        }
+    }
+    Ok(index)
 }
 
 /// What the sketching side hands the loader for each document.
@@ -232,19 +315,31 @@ struct Sketched {
     title: Option<String>,
 }
 
+/// What the loader writes into the store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Upsert {
+    /// Vectors, ids and sketches: an index kept to answer queries by itself later.
+    WithSketches,
+    /// Vectors and ids: a throwaway index, searched by a caller that holds the sketches.
+    VectorsOnly,
+    /// Nothing: the shared index of a split run already holds every document.
+    Nothing,
+}
+
 /// The corpus as it streams in: sketches kept (compact), texts embedded a batch at a time,
 /// and each batch upserted at once and its vectors spilled for the search stage, so no stage
 /// holds every vector.
 struct Loader<'a> {
     index: &'a DocumentIndex,
     queries: Option<&'a mut QueryFile>,
-    /// Whether the store keeps the sketches (an index that answers queries later).
-    store_sketches: bool,
+    upsert: Upsert,
+    /// The documents to embed (a part's slice); all where `None`.
+    slice: Option<Part>,
     signatures: Signatures,
     sketches: SketchFacts,
     doc_of_key: HashMap<u64, u32>,
-    /// Documents read and not yet embedded, from document `first` on.
-    first: u32,
+    /// Documents read and not yet embedded.
+    docs: Vec<u32>,
     ids: Vec<String>,
     texts: Vec<String>,
     titles: Vec<(u32, String)>,
@@ -259,16 +354,18 @@ impl<'a> Loader<'a> {
     fn new(
         index: &'a DocumentIndex,
         queries: Option<&'a mut QueryFile>,
-        store_sketches: bool,
+        upsert: Upsert,
+        slice: Option<Part>,
     ) -> Self {
         Loader {
             index,
             queries,
-            store_sketches,
+            upsert,
+            slice,
             signatures: Signatures::new(index.manifest().settings.minhash.num_perm),
             sketches: SketchFacts::default(),
             doc_of_key: HashMap::new(),
-            first: 0,
+            docs: Vec::new(),
             ids: Vec::new(),
             texts: Vec::new(),
             titles: Vec::new(),
@@ -292,6 +389,10 @@ impl<'a> Loader<'a> {
         self.signatures
             .push(&sketch.signature, sketch.shingles == 0);
         self.sketches.push(sketch.shingles, sketch.facts);
+        if self.slice.is_some_and(|part| !part.holds(doc)) {
+            return;
+        }
+        self.docs.push(doc);
         self.ids.push(item.id);
         self.texts.push(item.text);
         if let Some(title) = item.title {
@@ -310,10 +411,10 @@ impl<'a> Loader<'a> {
         {
             self.failure = Some(e);
         }
+        self.docs.clear();
         self.ids.clear();
         self.texts.clear();
         self.titles.clear();
-        self.first = self.signatures.len() as u32;
     }
 
     fn embed_and_store(&mut self) -> Result<()> {
@@ -329,18 +430,21 @@ impl<'a> Loader<'a> {
         self.embed_seconds += started.elapsed().as_secs_f64();
 
         let started = Instant::now();
-        let first = self.first as usize;
-        let ids: Vec<&str> = self.ids.iter().map(String::as_str).collect();
-        let sketches: Option<Vec<SketchRef<'_>>> = self.store_sketches.then(|| {
-            (first..first + ids.len())
-                .map(|d| self.sketches.get(&self.signatures, d))
-                .collect()
-        });
-        self.index.add(&ids, &vectors, sketches.as_deref())?;
+        if self.upsert != Upsert::Nothing {
+            let ids: Vec<&str> = self.ids.iter().map(String::as_str).collect();
+            let sketches: Option<Vec<SketchRef<'_>>> =
+                (self.upsert == Upsert::WithSketches).then(|| {
+                    self.docs
+                        .iter()
+                        .map(|&d| self.sketches.get(&self.signatures, d as usize))
+                        .collect()
+                });
+            self.index.add(&ids, &vectors, sketches.as_deref())?;
+        }
         self.upsert_seconds += started.elapsed().as_secs_f64();
 
         if let Some(queries) = self.queries.as_deref_mut() {
-            for (doc, vector) in (self.first..).zip(&vectors) {
+            for (&doc, vector) in self.docs.iter().zip(&vectors) {
                 queries.append(doc, vector)?;
             }
             for ((doc, _), vector) in self.titles.iter().zip(&titles) {
@@ -352,19 +456,19 @@ impl<'a> Loader<'a> {
 }
 
 /// Reads, signs, embeds and indexes `inputs` into `index`, spilling every query vector into
-/// `queries` where the caller will search. `store_sketches`: whether the index keeps each
-/// document's sketch (an index that is kept answers queries by itself; a throwaway one is
-/// searched by a caller that holds the sketches).
+/// `queries` where the caller will search. `upsert` says what the store gets; a `slice` limits
+/// embedding (and queries) to a part's documents, while every document is still signed.
 fn load(
     inputs: &[Input],
     read: &ReadOptions,
     index: &mut DocumentIndex,
     queries: Option<&mut QueryFile>,
-    store_sketches: bool,
+    upsert: Upsert,
+    slice: Option<Part>,
 ) -> Result<Loaded> {
     let mut times = StageTimes::default();
     let clock = Instant::now();
-    let mut loader = Loader::new(index, queries, store_sketches);
+    let mut loader = Loader::new(index, queries, upsert, slice);
     let corpus = read_corpus(
         inputs,
         read,
@@ -405,15 +509,25 @@ fn load(
     let n = corpus.ids.len();
     tracing::info!(documents = n, embedder = %index.embedder().describe(), "embedded, signed and stored");
 
-    let clock = Instant::now();
-    let graph = index.finish()?;
-    times.index = clock.elapsed().as_secs_f64();
-    tracing::info!(
-        documents = n,
-        hnsw = graph,
-        seconds = times.index,
-        "index ready"
-    );
+    if upsert == Upsert::Nothing {
+        let indexed = index.manifest().documents;
+        if indexed != n {
+            return Err(Error::Usage(format!(
+                "the shared index holds {indexed} documents and the input {n}: every part must \
+                 read the input the index was built from"
+            )));
+        }
+    } else {
+        let clock = Instant::now();
+        let graph = index.finish()?;
+        times.index = clock.elapsed().as_secs_f64();
+        tracing::info!(
+            documents = n,
+            hnsw = graph,
+            seconds = times.index,
+            "index ready"
+        );
+    }
     Ok(Loaded {
         corpus,
         signatures,

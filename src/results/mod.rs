@@ -23,7 +23,7 @@ pub use records::{FileDigest, GroupRecord, PairRecord, RunSummary, StageTimes};
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::Write;
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -219,10 +219,22 @@ impl RunFolder {
 
     /// Every scored pair: the candidates where the run kept them, else the confirmed pairs.
     pub fn scored_pairs(&self) -> Result<Vec<PairRecord>> {
+        self.read(self.scored_file(), PairRecord::problem)
+    }
+
+    /// Hands every scored pair to `visit`, one at a time (a split run's parts can hold tens of
+    /// millions). The file is checked against the summary as it is read, and an error after
+    /// the last record says when it did not match.
+    pub fn each_scored_pair(&self, visit: impl FnMut(PairRecord) -> Result<()>) -> Result<()> {
+        self.each(self.scored_file(), PairRecord::problem, visit)
+    }
+
+    /// The file of scored pairs: the candidates where the run kept them, else the pairs.
+    fn scored_file(&self) -> &'static str {
         if self.summary.files.contains_key(CANDIDATES) {
-            self.read(CANDIDATES, PairRecord::problem)
+            CANDIDATES
         } else {
-            self.pairs()
+            PAIRS
         }
     }
 
@@ -231,12 +243,28 @@ impl RunFolder {
         self.read(GROUPS, GroupRecord::problem)
     }
 
-    /// Reads the records of file `name` after checking it is the one the summary names.
+    /// Every record of file `name`.
     fn read<T: DeserializeOwned>(
         &self,
         name: &str,
         problem: impl Fn(&T) -> Option<(&'static str, String)>,
     ) -> Result<Vec<T>> {
+        let mut records = Vec::new();
+        self.each(name, problem, |record| {
+            records.push(record);
+            Ok(())
+        })?;
+        Ok(records)
+    }
+
+    /// Reads the records of file `name`, checking it is the one the summary names (by length
+    /// first, by digest at the end).
+    fn each<T: DeserializeOwned>(
+        &self,
+        name: &str,
+        problem: impl Fn(&T) -> Option<(&'static str, String)>,
+        mut visit: impl FnMut(T) -> Result<()>,
+    ) -> Result<()> {
         let path = self.dir.join(name);
         let Some(expected) = self.summary.files.get(name) else {
             return Err(Error::input(
@@ -246,42 +274,55 @@ impl RunFolder {
                 "run `neardup dedup` again",
             ));
         };
-        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
-        let found = FileDigest {
-            bytes: bytes.len() as u64,
-            xxh3: xxhash_rust::xxh3::xxh3_64(&bytes),
-        };
-        if found != *expected {
-            return Err(Error::input(
-                Location::file(&path),
-                None,
-                format!(
-                    "not the file of run {} that summary.json describes ({} bytes, expected {}): \
-                     it changed after the run, or a later run was stopped while writing",
-                    self.summary.run, found.bytes, expected.bytes
-                ),
-                "run `neardup dedup` again",
-            ));
-        }
-        let text = String::from_utf8(bytes).map_err(|e| {
+        let file = File::open(&path).map_err(|e| Error::io(&path, e))?;
+        let length = file.metadata().map_err(|e| Error::io(&path, e))?.len();
+        let changed = |bytes: u64| {
             Error::input(
                 Location::file(&path),
                 None,
-                format!("not UTF-8: {e}"),
+                format!(
+                    "not the file of run {} that summary.json describes ({bytes} bytes, expected {}): \
+                     it changed after the run, or a later run was stopped while writing",
+                    self.summary.run, expected.bytes
+                ),
                 "run `neardup dedup` again",
             )
-        })?;
-        let mut records = Vec::new();
-        for (i, line) in text.lines().enumerate() {
-            let location = Location::line(&path, i as u64 + 1);
-            let record: T = serde_json::from_str(line)
+        };
+        if length != expected.bytes {
+            return Err(changed(length));
+        }
+        let mut reader = BufReader::with_capacity(1 << 20, file);
+        let mut hasher = Xxh3::new();
+        let mut line = Vec::new();
+        for number in 1.. {
+            line.clear();
+            let read = reader
+                .read_until(b'\n', &mut line)
+                .map_err(|e| Error::io(&path, e))?;
+            if read == 0 {
+                break;
+            }
+            hasher.update(&line);
+            let location = Location::line(&path, number);
+            let text = std::str::from_utf8(&line).map_err(|e| {
+                Error::input(
+                    location.clone(),
+                    None,
+                    format!("not UTF-8: {e}"),
+                    "run `neardup dedup` again",
+                )
+            })?;
+            let record: T = serde_json::from_str(text)
                 .map_err(|e| Error::input(location.clone(), None, e.to_string(), ""))?;
             if let Some((field, message)) = problem(&record) {
                 return Err(Error::input(location, Some(field), message, ""));
             }
-            records.push(record);
+            visit(record)?;
         }
-        Ok(records)
+        if hasher.digest() != expected.xxh3 {
+            return Err(changed(length));
+        }
+        Ok(())
     }
 }
 

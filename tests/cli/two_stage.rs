@@ -265,3 +265,97 @@ fn the_temporary_index_is_removed_on_sigterm_and_a_killed_runs_at_the_next_start
     }
     assert_eq!(scratch_dirs(&tmp), Vec::<PathBuf>::new());
 }
+
+#[test]
+fn four_parts_of_a_split_run_merge_into_the_files_of_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let vectors = dir.path().join("words.txt");
+    random_word_vectors(&sample(), &vectors);
+    let data = sample();
+    for store in stores("parts") {
+        eprintln!("store flags: {store:?}");
+        let work = tempfile::tempdir().unwrap();
+        let at = |name: &str| work.path().join(name);
+        let mut settings = vec!["--embedder", "glove", "--glove", s(&vectors), "-q"];
+        settings.extend(store.iter().map(String::as_str));
+        let index = at("idx");
+        ok(&[&["index", s(&data), "--index", s(&index)], &settings[..]].concat());
+
+        // Four parts and one part over the same shared index give the same files, whether
+        // they search its graph or scan it. (Two builds of an index may break ties between
+        // identical vectors at the k-th place differently, so an ordinary run, which builds
+        // an index of its own, is compared on its groups.)
+        for exact in [false, true] {
+            let mut flags = settings.clone();
+            if exact {
+                flags.push("--exact-search");
+            }
+            let run_part = |part: &str, out: &Path| {
+                let args = ["dedup", s(&data), "--index", s(&index), "--part", part];
+                ok(&[&args[..], &["--out", s(out)], &flags[..]].concat());
+            };
+            let parts: Vec<PathBuf> = (1..=4).map(|i| at(&format!("part{i}-{exact}"))).collect();
+            for (i, part) in parts.iter().enumerate() {
+                run_part(&format!("{}/4", i + 1), part);
+            }
+            let merged = at(&format!("merged-{exact}"));
+            let mut args = vec!["merge"];
+            args.extend(parts.iter().map(|p| s(p)));
+            ok(&[&args[..], &["--out", s(&merged), "-q"]].concat());
+
+            let one = at(&format!("one-part-{exact}"));
+            run_part("1/1", &one);
+            let whole = at(&format!("whole-{exact}"));
+            ok(&["merge", s(&one), "--out", s(&whole), "-q"]);
+            let read = |run: &Path, file: &str| std::fs::read(run.join(file)).unwrap();
+            for file in [
+                "pairs.jsonl",
+                "candidates.jsonl",
+                "groups.jsonl",
+                "unique.jsonl",
+            ] {
+                assert!(
+                    read(&merged, file) == read(&whole, file),
+                    "{file} differs (exact: {exact})"
+                );
+            }
+            if exact {
+                let ordinary = at("ordinary");
+                let args = ["dedup", s(&data), "--out", s(&ordinary)];
+                ok(&[&args[..], &flags[..]].concat());
+                for file in ["groups.jsonl", "unique.jsonl"] {
+                    assert!(
+                        read(&merged, file) == read(&ordinary, file),
+                        "{file} differs"
+                    );
+                }
+            }
+            assert!(pair_ids(&merged).len() > 100, "{}", pair_ids(&merged).len());
+            // Each part wrote only its slice's candidates, and no groups.
+            let part_pairs = pair_ids(&parts[0]);
+            assert!(!part_pairs.is_empty() && part_pairs.len() < pair_ids(&merged).len());
+            assert!(!parts[0].join("groups.jsonl").exists());
+
+            let stderr = rejected(&[&args[..3], &["--out", s(&at("x"))]].concat());
+            assert!(stderr.contains("part 3/4, 4/4 missing"), "{stderr}");
+            let stderr = rejected(&["merge", s(&parts[0]), s(&whole), "--out", s(&at("x"))]);
+            assert!(
+                stderr.contains("is not the output of `neardup dedup --part"),
+                "{stderr}"
+            );
+        }
+        let stderr = rejected(
+            &[
+                &["dedup", s(&data), "--index", s(&index), "--part", "1/2"][..],
+                &["--threshold", "0.6", "--out", s(&at("x"))],
+                &settings[..],
+            ]
+            .concat(),
+        );
+        assert!(stderr.contains("built with `threshold` 0.8"), "{stderr}");
+    }
+    let stderr = rejected(&["dedup", s(&data), "--part", "1/2", "--out", s(dir.path())]);
+    assert!(stderr.contains("--part needs --index"), "{stderr}");
+    let stderr = rejected(&["dedup", s(&data), "--part", "3/2", "--out", s(dir.path())]);
+    assert!(stderr.contains("--part must be I/N"), "{stderr}");
+}

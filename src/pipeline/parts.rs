@@ -1,0 +1,342 @@
+//! Split runs: one two-stage job spread over machines (a Kubernetes Job, a Slurm array).
+//!
+//! `neardup index` puts every document's vector into one shared index (a Qdrant cluster, or an
+//! index folder that each worker can read). Each worker then runs `neardup dedup --part I/N`:
+//! it reads and signs the whole input (cheap), but embeds and searches only its slice, and
+//! writes that slice's candidates with their cosines. `neardup merge` reads the parts, keeps
+//! each candidate once with its highest cosine, confirms it, groups and writes the usual
+//! outputs: the same files, byte for byte, as one run over the same index.
+//!
+//! Document `d` (numbered from 0 in reading order) belongs to part `d mod N + 1`, so every part
+//! gets an even share of a corpus however it is ordered, and no part needs the corpus's length
+//! before it starts.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use super::two_stage::{confirm_candidates, distinct_pairs};
+use super::{Dedup, Found, InputSpec, Method, OutputSpec, PipelineSpec, TwoStageConfig};
+use crate::error::{Error, Location, Result};
+use crate::index::Confirmer;
+use crate::io::{Input, ReadOptions, read_corpus};
+use crate::results::{CANDIDATES, RunFolder, StageTimes};
+use crate::sketch::{Signatures, SketchFacts};
+
+/// Part `number` of `count` (`I/N`, from 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Part {
+    /// Which part, from 1.
+    pub number: u32,
+    /// How many parts.
+    pub count: u32,
+}
+
+impl Part {
+    /// Whether document `doc` (numbered from 0 in reading order) is in this part.
+    pub fn holds(&self, doc: u32) -> bool {
+        doc % self.count == self.number - 1
+    }
+}
+
+impl FromStr for Part {
+    type Err = String;
+
+    fn from_str(text: &str) -> std::result::Result<Part, String> {
+        let bad = || format!("`part` must be I/N with 1 <= I <= N, e.g. 2/4, not {text:?}");
+        let (number, count) = text.split_once('/').ok_or_else(bad)?;
+        let number: u32 = number.trim().parse().map_err(|_| bad())?;
+        let count: u32 = count.trim().parse().map_err(|_| bad())?;
+        if number == 0 || number > count {
+            return Err(bad());
+        }
+        Ok(Part { number, count })
+    }
+}
+
+impl TryFrom<String> for Part {
+    type Error = String;
+
+    fn try_from(text: String) -> std::result::Result<Part, String> {
+        text.parse()
+    }
+}
+
+impl From<Part> for String {
+    fn from(part: Part) -> String {
+        part.to_string()
+    }
+}
+
+impl fmt::Display for Part {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.number, self.count)
+    }
+}
+
+/// A split run's parts merged into the run they make together.
+pub struct Merged {
+    /// The pipeline of the whole run: the parts' own, without `part`, writing to the merge's
+    /// output folder.
+    pub spec: PipelineSpec,
+    /// Its inputs, opened.
+    pub inputs: Vec<Input>,
+    /// How they are read.
+    pub read: ReadOptions,
+    /// Pairs and groups, ready to be written.
+    pub dedup: Dedup,
+}
+
+/// One part's folder and what it says it is.
+struct PartFolder {
+    dir: PathBuf,
+    folder: RunFolder,
+    input: InputSpec,
+    config: TwoStageConfig,
+    part: Part,
+}
+
+impl PartFolder {
+    fn open(dir: &Path) -> Result<Self> {
+        let folder = RunFolder::open(dir)?;
+        let not_a_part = |problem: String| {
+            Error::Usage(format!(
+                "{} is not the output of `neardup dedup --part I/N` ({problem}); give the folders \
+                 the parts wrote",
+                dir.display()
+            ))
+        };
+        let settings = &folder.summary.settings;
+        let input: InputSpec = serde_json::from_value(settings["input"].clone())
+            .map_err(|e| not_a_part(format!("its input: {e}")))?;
+        let method: Method = serde_json::from_value(settings["method"].clone())
+            .map_err(|e| not_a_part(format!("its method: {e}")))?;
+        let Method::TwoStage(config) = method else {
+            return Err(not_a_part(format!(
+                "its method is {}",
+                method.name().as_str()
+            )));
+        };
+        let part = config
+            .part
+            .ok_or_else(|| not_a_part("it is a whole run".into()))?;
+        Ok(PartFolder {
+            dir: dir.to_owned(),
+            folder,
+            input,
+            config,
+            part,
+        })
+    }
+
+    /// The run's pipeline without the part, for comparing parts.
+    fn whole(&self) -> (serde_json::Value, serde_json::Value) {
+        let config = TwoStageConfig {
+            part: None,
+            ..self.config.clone()
+        };
+        let json =
+            |value: serde_json::Result<serde_json::Value>| value.expect("settings serialise");
+        (
+            json(serde_json::to_value(&self.input)),
+            json(serde_json::to_value(&config)),
+        )
+    }
+}
+
+/// Reads the parts in `dirs`, checks that they are every part of one run, and merges them:
+/// the candidates each part found, once each with its highest cosine, confirmed against the
+/// input (read and signed again), grouped. `out` is recorded as the run's output folder.
+pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
+    let parts: Vec<PartFolder> = dirs
+        .iter()
+        .map(|d| PartFolder::open(d))
+        .collect::<Result<_>>()?;
+    let Some(first) = parts.first() else {
+        return Err(Error::Usage("give the folders of every part".into()));
+    };
+    check_complete(&parts)?;
+    let input = first.input.clone();
+    let config = TwoStageConfig {
+        part: None,
+        ..first.config.clone()
+    };
+    let inputs = input.inputs()?;
+    let read = input.read_options();
+    let mut times = StageTimes::default();
+
+    let clock = Instant::now();
+    let confirmer = Confirmer::new(&config.settings)?;
+    let mut signatures = Signatures::new(config.settings.minhash.num_perm);
+    let mut sketches = SketchFacts::default();
+    let corpus = read_corpus(
+        &inputs,
+        &read,
+        |record| confirmer.sign(record),
+        |sketch| {
+            signatures.push(&sketch.signature, sketch.shingles == 0);
+            sketches.push(sketch.shingles, sketch.facts);
+        },
+    )?;
+    times.sketch = clock.elapsed().as_secs_f64();
+
+    let clock = Instant::now();
+    let doc_of: HashMap<&str, u32> = corpus
+        .ids
+        .iter()
+        .enumerate()
+        .map(|(doc, id)| (id.as_str(), doc as u32))
+        .collect();
+    let mut candidates = Vec::new();
+    for part in &parts {
+        if part.folder.summary.documents != corpus.ids.len() {
+            return Err(Error::Usage(format!(
+                "part {} ({}) read {} documents, and the input now has {}: merge the parts with \
+                 the input they ran on",
+                part.part,
+                part.dir.display(),
+                part.folder.summary.documents,
+                corpus.ids.len()
+            )));
+        }
+        let file = part.dir.join(CANDIDATES);
+        let bad = |field: &'static str, problem: String| {
+            Error::input(
+                Location::file(&file),
+                Some(field),
+                problem,
+                "merge the parts with the input they ran on",
+            )
+        };
+        part.folder.each_scored_pair(|record| {
+            let doc = |id: &str, field| {
+                doc_of
+                    .get(id)
+                    .copied()
+                    .ok_or_else(|| bad(field, format!("no document {id:?} in the input")))
+            };
+            let (a, b) = (doc(&record.a, "id_a")?, doc(&record.b, "id_b")?);
+            let cosine = record
+                .scores
+                .get("cosine")
+                .ok_or_else(|| bad("cosine", "missing".into()))?;
+            candidates.push((a.min(b), a.max(b), *cosine as f32));
+            Ok(())
+        })?;
+    }
+    let candidates = distinct_pairs(candidates);
+    times.search = clock.elapsed().as_secs_f64();
+
+    let clock = Instant::now();
+    let confirmed = confirm_candidates(&confirmer, &signatures, &sketches, &candidates);
+    times.confirm = clock.elapsed().as_secs_f64();
+    tracing::info!(
+        parts = parts.len(),
+        candidates = candidates.len(),
+        pairs = confirmed.pairs.len(),
+        "parts merged"
+    );
+
+    let method = Method::TwoStage(config);
+    let found = Found {
+        corpus,
+        candidates: candidates.len(),
+        scored_candidates: Some(confirmed.scored),
+        pairs: confirmed.pairs,
+        similarity: Box::new(move |x, y| signatures.similarity(x as usize, y as usize)),
+        probes: None,
+        times,
+    };
+    let dedup = super::group(found, &method);
+    Ok(Merged {
+        spec: PipelineSpec {
+            input,
+            method,
+            output: OutputSpec {
+                dir: out.to_owned(),
+            },
+            eval: None,
+        },
+        inputs,
+        read,
+        dedup,
+    })
+}
+
+/// Checks that `parts` are all the parts of one run, each once.
+fn check_complete(parts: &[PartFolder]) -> Result<()> {
+    let first = &parts[0];
+    let count = first.part.count;
+    let mut seen: Vec<Option<&Path>> = vec![None; count as usize];
+    for part in parts {
+        if part.part.count != count || part.whole() != first.whole() {
+            return Err(Error::Usage(format!(
+                "{} and {} are parts of different runs (their inputs, settings or number of \
+                 parts differ): merge the parts of one run",
+                first.dir.display(),
+                part.dir.display()
+            )));
+        }
+        let slot = &mut seen[part.part.number as usize - 1];
+        if let Some(other) = slot {
+            return Err(Error::Usage(format!(
+                "part {} is given twice: {} and {}",
+                part.part,
+                other.display(),
+                part.dir.display()
+            )));
+        }
+        *slot = Some(&part.dir);
+    }
+    let missing: Vec<String> = (1..=count)
+        .filter(|&n| seen[n as usize - 1].is_none())
+        .map(|n| format!("{n}/{count}"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::Usage(format!(
+            "part {} missing: give the folders of all {count} parts",
+            missing.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_are_read_as_i_of_n_and_share_out_every_document_once() {
+        let part: Part = "2/4".parse().unwrap();
+        assert_eq!(
+            part,
+            Part {
+                number: 2,
+                count: 4
+            }
+        );
+        assert_eq!(part.to_string(), "2/4");
+        for bad in ["0/4", "5/4", "2", "a/4", "2/0", ""] {
+            let err = bad.parse::<Part>().unwrap_err();
+            assert!(err.contains("1 <= I <= N"), "{bad}: {err}");
+        }
+        let parts: Vec<Part> = (1..=3)
+            .map(|i| Part {
+                number: i,
+                count: 3,
+            })
+            .collect();
+        for doc in 0..100 {
+            assert_eq!(parts.iter().filter(|p| p.holds(doc)).count(), 1, "{doc}");
+        }
+        assert_eq!(
+            serde_json::to_value(part).unwrap(),
+            serde_json::Value::from("2/4")
+        );
+    }
+}
