@@ -94,7 +94,8 @@ pub struct MethodFlags {
     #[arg(long, help_heading = "Two-stage")]
     top_k: Option<usize>,
     /// Two-stage: find each document's true top-k by a full scan instead of the HNSW graph:
-    /// slower, but the same candidates on every run and engine.
+    /// slower, but the same candidates on every run and engine (up to which of several
+    /// identical vectors tied at the k-th place is kept).
     #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Two-stage")]
     exact_search: Option<bool>,
     /// Two-stage: neighbours below this cosine are not candidates [default: 0.5].

@@ -41,7 +41,8 @@ pub struct TwoStageConfig {
     #[serde(default = "default_top_k")]
     pub top_k: usize,
     /// Search every document's true top-k by a full scan instead of the HNSW graph: slower,
-    /// but the same candidates on every run and engine [default: false].
+    /// but the same candidates on every run and engine (up to which of several identical
+    /// vectors tied at the k-th place is kept) [default: false].
     #[serde(default)]
     pub exact_search: bool,
     /// How pairs become groups [default: single].

@@ -320,9 +320,19 @@ fn four_parts_of_a_split_run_merge_into_the_files_of_one_run() {
                 );
             }
             if exact {
+                // Its own index: on a server, a collection of its own.
+                let own: Vec<String> = store
+                    .iter()
+                    .map(|flag| match flag.starts_with("parts-") {
+                        true => format!("{flag}-ordinary"),
+                        false => flag.clone(),
+                    })
+                    .collect();
                 let ordinary = at("ordinary");
-                let args = ["dedup", s(&data), "--out", s(&ordinary)];
-                ok(&[&args[..], &flags[..]].concat());
+                let mut args = vec!["dedup", s(&data), "--out", s(&ordinary), "--exact-search"];
+                args.extend(["--embedder", "glove", "--glove", s(&vectors), "-q"]);
+                args.extend(own.iter().map(String::as_str));
+                ok(&args);
                 for file in ["groups.jsonl", "unique.jsonl"] {
                     assert!(
                         read(&merged, file) == read(&ordinary, file),

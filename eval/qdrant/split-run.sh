@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# One two-stage run split over workers that share a three-node Qdrant cluster
+# (eval/qdrant/run.sh cluster), as a batch scheduler would run it:
+#   `neardup index` of DOCS generated documents into 3 shards x 2 replicas, then PARTS workers
+#   at once, each `neardup dedup --part I/PARTS`, then `neardup merge`; then the same index
+#   searched as one part (1/1) and merged, for comparison. Prints each step's time, the scores,
+#   and which output files are byte-equal.
+# Usage: eval/qdrant/split-run.sh [DOCS [PARTS [FLAGS...]]]   (default 20000 4; FLAGS go to
+# every index/dedup, e.g. --exact-search; NEARDUP names a neardup built with --features qdrant).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+docs=${1:-20000}
+parts=${2:-4}
+shift $(($# > 1 ? 2 : $#))
+if [[ -z ${NEARDUP:-} ]]; then
+  cargo build --release --quiet --features qdrant
+  NEARDUP=target/release/neardup
+fi
+run=eval/qdrant/run.sh
+work=$(mktemp -d)
+trap 'bash "$run" stop; rm -rf "$work"' EXIT
+
+"$NEARDUP" gen --docs "$docs" --seed 1 --out "$work/corpus.jsonl" -q > /dev/null
+url=$(bash "$run" cluster)
+corpus=$work/corpus.jsonl
+index=(--index "$work/idx" --qdrant-url "$url")
+seconds() { python3 -c 'import time; print(f"{time.time():.3f}")'; }
+elapsed() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$1" "$(seconds)"; }
+
+t=$(seconds)
+"$NEARDUP" index "$corpus" "${index[@]}" --shards 3 --replicas 2 -q > /dev/null
+echo "index: $docs documents, 3 shards x 2 replicas on 3 nodes: $(elapsed "$t") s"
+
+t=$(seconds)
+pids=()
+for i in $(seq 1 "$parts"); do
+  "$NEARDUP" dedup "$corpus" "${index[@]}" --part "$i/$parts" --out "$work/part$i" -q "$@" \
+    > "$work/part$i.log" 2>&1 &
+  pids+=($!)
+done
+for i in "${!pids[@]}"; do
+  wait "${pids[$i]}" || { cat "$work/part$((i + 1)).log"; exit 1; }
+done
+echo "$parts parts at once: $(elapsed "$t") s"
+t=$(seconds)
+"$NEARDUP" merge $(for i in $(seq 1 "$parts"); do echo "$work/part$i"; done) --out "$work/merged" -q > /dev/null
+echo "merge: $(elapsed "$t") s"
+
+t=$(seconds)
+"$NEARDUP" dedup "$corpus" "${index[@]}" --part 1/1 --out "$work/one" -q "$@" > /dev/null
+"$NEARDUP" merge "$work/one" --out "$work/whole" -q > /dev/null
+echo "one part (1/1) + merge: $(elapsed "$t") s"
+
+for result in merged whole; do
+  scores=$("$NEARDUP" eval --truth "$corpus" --pred "$work/$result" | sed -n 2,3p | awk '{print $1, $2}' | tr '\n' ' ')
+  echo "   $result: $(wc -l < "$work/$result/pairs.jsonl") pairs, $(wc -l < "$work/$result/candidates.jsonl") candidates; $scores"
+done
+for file in pairs.jsonl candidates.jsonl groups.jsonl unique.jsonl; do
+  if cmp -s "$work/merged/$file" "$work/whole/$file"; then
+    echo "   $file: byte-equal"
+  else
+    echo "   $file: differs ($(diff "$work/merged/$file" "$work/whole/$file" | grep -c '^<') lines of the merge not in the single part's)"
+  fi
+done
