@@ -276,9 +276,18 @@ pub(super) fn confirm_candidates(
 /// candidates unlike the other parts').
 fn open_shared(dir: &Path, settings: &IndexSettings, models: &Path) -> Result<DocumentIndex> {
     let index = DocumentIndex::open(dir, models, settings.store.qdrant_url.as_deref())?;
-    // Where files and the server are may differ between machines; the model itself is
-    // checked by its digest when the index opens.
-    const LOCAL: [&str; 3] = ["model_dir", "glove", "qdrant_url"];
+    // Where the model files and the server are may differ between machines (the model itself
+    // is checked by its digest when the index opens), and how the existing collection is laid
+    // out is the index's to say.
+    const LOCAL: [&str; 7] = [
+        "model_dir",
+        "glove",
+        "qdrant_url",
+        "store",
+        "collection",
+        "shards",
+        "replicas",
+    ];
     let as_map = |s: &IndexSettings| match serde_json::to_value(s) {
         Ok(serde_json::Value::Object(map)) => map,
         _ => unreachable!("settings serialise to a JSON object"),
