@@ -59,6 +59,17 @@ for file in pairs.jsonl candidates.jsonl groups.jsonl unique.jsonl; do
   if cmp -s "$work/merged/$file" "$work/whole/$file"; then
     echo "   $file: byte-equal"
   else
-    echo "   $file: differs ($(diff "$work/merged/$file" "$work/whole/$file" | grep -c '^<') lines of the merge not in the single part's)"
+    echo "   $file: differs: $(python3 - "$work/merged/$file" "$work/whole/$file" <<'PY'
+import json, sys
+def pairs(path):
+    return {(r["id_a"], r["id_b"]): r.get("cosine") for r in map(json.loads, open(path))}
+merged, whole = pairs(sys.argv[1]), pairs(sys.argv[2])
+only = [p for p in merged if p not in whole]
+# A tie: the other run paired one of the two documents with another at the same cosine.
+by_end = {(end, c) for (a, b), c in whole.items() if (a, b) not in merged for end in (a, b)}
+ties = sum(1 for (a, b) in only if (a, merged[a, b]) in by_end or (b, merged[a, b]) in by_end)
+print(f"{len(only)} lines of the merge not in the single part's, {ties} of them ties at the same cosine")
+PY
+)"
   fi
 done
