@@ -363,9 +363,10 @@ impl DocumentIndex {
         Ok(built)
     }
 
-    /// Signs and confirms as this index does.
-    pub fn confirmer(&self) -> &Confirmer {
-        &self.confirmer
+    /// Closes the store and drops the embedder, keeping what signs and confirms as this
+    /// index does.
+    pub fn into_confirmer(self) -> Confirmer {
+        self.confirmer
     }
 
     /// The verdict on a candidate (two documents' sketches and the cosine of their

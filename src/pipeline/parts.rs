@@ -230,14 +230,15 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
         })?;
     }
     let candidates = distinct_pairs(candidates);
+    let count = candidates.len();
     times.search = clock.elapsed().as_secs_f64();
 
     let clock = Instant::now();
-    let confirmed = confirm_candidates(&confirmer, &signatures, &sketches, &candidates);
+    let confirmed = confirm_candidates(&confirmer, &signatures, &sketches, candidates);
     times.confirm = clock.elapsed().as_secs_f64();
     tracing::info!(
         parts = parts.len(),
-        candidates = candidates.len(),
+        candidates = count,
         pairs = confirmed.pairs.len(),
         "parts merged"
     );
@@ -245,7 +246,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
     let method = Method::TwoStage(config);
     let found = Found {
         corpus,
-        candidates: candidates.len(),
+        candidates: count,
         scored_candidates: Some(confirmed.scored),
         pairs: confirmed.pairs,
         similarity: Box::new(move |x, y| signatures.similarity(x as usize, y as usize)),

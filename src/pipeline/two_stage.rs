@@ -201,21 +201,23 @@ pub(super) fn run(
     bar.finish_and_clear();
     drop(queries);
     let neighbours = distinct_pairs(neighbours);
+    let candidates = neighbours.len();
     times.search = clock.elapsed().as_secs_f64();
     times.candidates = times.upsert + times.index + times.search;
-
-    let clock = Instant::now();
-    let confirmed = confirm_candidates(index.confirmer(), &signatures, &sketches, &neighbours);
-    times.confirm = clock.elapsed().as_secs_f64();
     if config.index_dir.is_none() {
         index.store().discard()?;
     }
-    // Close the store before its temporary folder goes.
-    drop(index);
+    // The vectors are searched: close the store (before its temporary folder goes) and give
+    // its memory back before the candidates are judged.
+    let confirmer = index.into_confirmer();
+
+    let clock = Instant::now();
+    let confirmed = confirm_candidates(&confirmer, &signatures, &sketches, neighbours);
+    times.confirm = clock.elapsed().as_secs_f64();
 
     Ok(Found {
         corpus,
-        candidates: neighbours.len(),
+        candidates,
         scored_candidates: Some(confirmed.scored),
         pairs: confirmed.pairs,
         similarity: Box::new(move |x, y| signatures.similarity(x as usize, y as usize)),
@@ -240,35 +242,54 @@ pub(super) struct Confirmed {
     pub pairs: Vec<Pair>,
 }
 
-/// Judges every candidate `(a, b, cosine)` by the documents' sketches.
+/// Candidates judged at a time; each batch's memory goes back before the next.
+const CONFIRM_BATCH: usize = 1 << 20;
+
+/// Judges every candidate `(a, b, cosine)` by the documents' sketches. The candidates are
+/// consumed from the back, a batch at a time, so that their memory shrinks as the scored
+/// pairs (twice their size) grow: at a million documents they are tens of millions.
 pub(super) fn confirm_candidates(
     confirmer: &Confirmer,
     signatures: &Signatures,
     sketches: &SketchFacts,
-    candidates: &[(u32, u32, f32)],
+    mut candidates: Vec<(u32, u32, f32)>,
 ) -> Confirmed {
-    let verdicts: Vec<(Pair, bool)> = candidates
-        .par_iter()
-        .map(|&(a, b, cosine)| {
-            let (evidence, verdict) = confirmer.confirm(
-                sketches.get(signatures, a as usize),
-                sketches.get(signatures, b as usize),
-                cosine,
-            );
-            let pair = Pair {
-                a,
-                b,
-                score: evidence.jaccard,
-                cosine: Some(cosine),
-            };
-            (pair, verdict.duplicate)
-        })
-        .collect();
-    let pairs = verdicts.iter().filter(|v| v.1).map(|v| v.0).collect();
-    Confirmed {
-        scored: verdicts.into_iter().map(|v| v.0).collect(),
-        pairs,
+    let mut scored = Vec::with_capacity(candidates.len());
+    let mut duplicate = Vec::with_capacity(candidates.len());
+    while !candidates.is_empty() {
+        let start = candidates.len().saturating_sub(CONFIRM_BATCH);
+        let (batch, verdicts): (Vec<Pair>, Vec<bool>) = candidates[start..]
+            .par_iter()
+            .rev()
+            .map(|&(a, b, cosine)| {
+                let (evidence, verdict) = confirmer.confirm(
+                    sketches.get(signatures, a as usize),
+                    sketches.get(signatures, b as usize),
+                    cosine,
+                );
+                let pair = Pair {
+                    a,
+                    b,
+                    score: evidence.jaccard,
+                    cosine: Some(cosine),
+                };
+                (pair, verdict.duplicate)
+            })
+            .unzip();
+        scored.extend(batch);
+        duplicate.extend(verdicts);
+        candidates.truncate(start);
+        candidates.shrink_to_fit();
     }
+    scored.reverse();
+    duplicate.reverse();
+    let pairs = scored
+        .iter()
+        .zip(&duplicate)
+        .filter(|&(_, &d)| d)
+        .map(|(p, _)| *p)
+        .collect();
+    Confirmed { scored, pairs }
 }
 
 /// Opens the index that the parts of a split run share, and checks that it was built with

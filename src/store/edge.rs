@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use qdrant_edge::{
-    DEFAULT_VECTOR_NAME, Distance, EdgeConfigBuilder, EdgeShard, EdgeVectorParamsBuilder,
-    HnswIndexConfig, NamedQuery, PointId, PointInsertOperations, PointOperations, PointStruct,
-    QueryEnum, SearchParams, SearchRequest, UpdateOperation, VectorStructInternal,
-    WithPayloadInterface, WithVector,
+    DEFAULT_VECTOR_NAME, Distance, EdgeConfigBuilder, EdgeOptimizersConfig, EdgeShard,
+    EdgeVectorParamsBuilder, HnswIndexConfig, NamedQuery, PointId, PointInsertOperations,
+    PointOperations, PointStruct, QueryEnum, SearchParams, SearchRequest, UpdateOperation,
+    VectorStructInternal, WithPayloadInterface, WithVector,
 };
 use rayon::prelude::*;
 
@@ -23,6 +23,14 @@ use crate::error::{Error, Result};
 const HNSW_M: usize = 16;
 /// Candidates kept while building the graph.
 const HNSW_EF_CONSTRUCT: usize = 100;
+/// Points per segment. Upserts go to one appendable segment, and building its graph copies
+/// it: a million 384-dimensional vectors in one segment took 2.6 GB more while its graph was
+/// built. So a segment's graph is built as soon as it holds this many points, and later points
+/// go to a new segment; the copy is never larger than one segment (384 MB at 384 dimensions).
+/// On 100,000 generated documents, four segments of 25,000 also found more of the exact
+/// top-k than one graph (accuracy 0.950 against 0.929), at three times the search time;
+/// corpora under this size keep one segment.
+const SEGMENT_POINTS: usize = 250_000;
 /// Candidates kept while searching (at least `k`). Qdrant's default let repeated runs on
 /// bib-dedupe differ by 0.005 in accuracy as the approximate top-k changed; 128 keeps them
 /// within 0.001, and 512 bought nothing more at 2.5x the search time.
@@ -34,6 +42,8 @@ pub struct EdgeStore {
     path: PathBuf,
     /// Held while the store is open: one process at a time.
     _lock: std::fs::File,
+    /// Points upserted since a graph was last built (see [`SEGMENT_POINTS`]).
+    unindexed: AtomicUsize,
 }
 
 /// The lock file neardup holds in a store's folder while the store is open.
@@ -58,7 +68,14 @@ impl EdgeStore {
                 EdgeShard::load(dir, None)
             } else {
                 let vectors = EdgeVectorParamsBuilder::new(dimensions, Distance::Cosine).build();
+                // Full segments are never merged into a larger one.
+                let segment_kb = SEGMENT_POINTS * dimensions * size_of::<f32>() / 1024;
+                let optimizers = EdgeOptimizersConfig {
+                    max_segment_size: Some(segment_kb),
+                    ..EdgeOptimizersConfig::default()
+                };
                 let config = EdgeConfigBuilder::new()
+                    .optimizers(optimizers)
                     .vector(DEFAULT_VECTOR_NAME, vectors)
                     .hnsw_config(HnswIndexConfig {
                         m: HNSW_M,
@@ -94,6 +111,7 @@ impl EdgeStore {
             shard,
             path: dir.to_owned(),
             _lock: lock,
+            unindexed: AtomicUsize::new(0),
         })
     }
 
@@ -179,6 +197,7 @@ impl VectorStore for EdgeStore {
     }
 
     fn upsert(&self, points: &[StoredPoint<'_>]) -> Result<()> {
+        let count = points.len();
         let points = points
             .iter()
             .map(|p| PointStruct::new(p.key, p.vector.to_vec(), payload_json(p).into()).into())
@@ -188,11 +207,17 @@ impl VectorStore for EdgeStore {
                 .update(UpdateOperation::PointOperation(
                     PointOperations::UpsertPoints(PointInsertOperations::PointsList(points)),
                 ))
-                .map_err(|e| self.error(e))
+                .map_err(|e| self.error(e))?;
+            if self.unindexed.fetch_add(count, Ordering::Relaxed) + count >= SEGMENT_POINTS {
+                self.unindexed.store(0, Ordering::Relaxed);
+                self.shard.optimize().map_err(|e| self.error(e))?;
+            }
+            Ok(())
         })
     }
 
     fn build_index(&self) -> Result<bool> {
+        self.unindexed.store(0, Ordering::Relaxed);
         self.guarded(|| self.shard.optimize().map_err(|e| self.error(e)))
     }
 
