@@ -141,42 +141,49 @@ fn kill_dash_nine_never_loses_an_acknowledged_write() {
     }
 }
 
-/// Five rounds of writing to a server over `index` and killing it with SIGKILL; then every
-/// acknowledged document must be there.
+/// Rounds of writing to a server over `index` from several writers at once (so that writes
+/// share flushes) and killing it with SIGKILL; then every acknowledged document must be there.
 fn kill_dash_nine_rounds(index: &Path) {
+    const ROUNDS: usize = 8;
+    const WRITERS: usize = 4;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
     let mut acknowledged = Vec::new();
-    let mut next = 0;
-    for round in 0..5 {
+    for round in 0..ROUNDS {
         let server = Server::start(index, &[]);
         let deadline = Instant::now() + Duration::from_millis(rng.random_range(100..600));
         // Write until the deadline, then kill the server with no warning, possibly mid-write.
-        let url = server.url.clone();
-        let texts: Vec<String> = (0..2000).map(|_| text(&mut rng)).collect();
-        let writer = std::thread::spawn(move || {
-            let mut done = Vec::new();
-            for (i, text) in texts.iter().enumerate() {
-                let id = format!("doc-{}", next + i);
-                let body = serde_json::json!({"id": id, "text": text}).to_string();
-                match call(ureq::post(&format!("{url}/documents")), Some(&body)) {
-                    Ok((201, _)) => done.push(id),
-                    Ok((status, body)) => panic!("{status}: {body}"),
-                    Err(_) => break, // the server died under us: this write is not acknowledged
-                }
-            }
-            done
-        });
+        let writers: Vec<_> = (0..WRITERS)
+            .map(|writer| {
+                let url = server.url.clone();
+                let texts: Vec<String> = (0..2000).map(|_| text(&mut rng)).collect();
+                std::thread::spawn(move || {
+                    let mut done = Vec::new();
+                    for (i, text) in texts.iter().enumerate() {
+                        let id = format!("doc-{round}-{writer}-{i}");
+                        let body = serde_json::json!({"id": id, "text": text}).to_string();
+                        match call(ureq::post(&format!("{url}/documents")), Some(&body)) {
+                            Ok((201, _)) => done.push(id),
+                            Ok((status, body)) => panic!("{status}: {body}"),
+                            // The server died under us: this write is not acknowledged.
+                            Err(_) => break,
+                        }
+                    }
+                    done
+                })
+            })
+            .collect();
         while Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(5));
         }
         server.kill();
-        let done = writer.join().unwrap();
+        let before = acknowledged.len();
+        for writer in writers {
+            acknowledged.extend(writer.join().unwrap());
+        }
         assert!(
-            !done.is_empty() || round > 0,
+            acknowledged.len() > before || round > 0,
             "no write got through before the kill"
         );
-        next += done.len() + 1;
-        acknowledged.extend(done);
     }
     let server = Server::start(index, &[]);
     for id in &acknowledged {
@@ -196,7 +203,7 @@ fn kill_dash_nine_rounds(index: &Path) {
     );
     assert!(
         acknowledged.len() > 20,
-        "only {} writes in five rounds",
+        "only {} writes in {ROUNDS} rounds",
         acknowledged.len()
     );
     server.kill();

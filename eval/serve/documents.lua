@@ -1,9 +1,10 @@
--- POST /documents with a unique id per request (thread id + counter).
+-- POST /documents with a unique id per request (run time, thread, counter: ids stay new
+-- across the runs of one load test).
 local words = {"stroke", "aspirin", "trial", "risk", "patients", "blood", "pressure",
   "care", "study", "effect", "cohort", "outcome", "randomised", "analysis", "review"}
 local counter, prefix = 0, ""
 setup = function(thread)
-  thread:set("prefix", tostring(math.random(1e9)))
+  thread:set("prefix", os.time() .. "-" .. math.random(1e9))
 end
 init = function(args)
   prefix = wrk.thread:get("prefix") or tostring(math.random(1e9))

@@ -338,3 +338,58 @@ fn a_long_text_is_read_only_as_far_as_it_is_embedded() {
     let b = model.embed(&[&format!("{start} {long}")]).unwrap();
     assert!(cosine(&a[0], &b[0]) > 0.99999);
 }
+
+/// The word cache must give the tokenizer's own ids for whole texts: real records, and words
+/// where normalizing or pre-tokenizing could reach across a word (accents, punctuation, CJK,
+/// control characters, odd whitespace).
+#[test]
+fn cached_word_ids_are_the_tokenizers_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    tiny_static(dir.path());
+    let cached = StaticEmbedder::open(dir.path()).unwrap();
+    let plain = StaticEmbedder::open(dir.path())
+        .unwrap()
+        .without_word_cache();
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/bibdedupe-sample.jsonl");
+    let mut texts: Vec<String> = std::fs::read_to_string(sample)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let record: serde_json::Value = serde_json::from_str(line).unwrap();
+            {
+                let field = |name: &str| record[name].as_str().unwrap_or_default().to_owned();
+                field("original_title") + " " + &field("original_abstract")
+            }
+        })
+        .collect();
+    texts.extend(
+        [
+            "Stroke,aspirin; (trial) patients'risk",
+            "Ståål cafe\u{301} naïve STROKES",
+            "东京stroke 大学 blood\u{3000}pressure\u{a0}care\u{2003}study",
+            "x\u{0}y\u{7}z a\tb\nc\r\nd \u{200b}the\u{feff}of \u{fffd}risk",
+            "ﬁnal ΣΟΦΟΣ",
+            &"aspirin,".repeat(30),
+            "",
+            "   ",
+        ]
+        .map(String::from),
+    );
+    let ids = |embedder: &StaticEmbedder, text: &str| {
+        let mut all = Vec::new();
+        embedder
+            .each_token_run(text, |run| all.extend_from_slice(run))
+            .unwrap();
+        all
+    };
+    // Twice: the second pass answers from the cache.
+    for _ in 0..2 {
+        for text in &texts {
+            assert_eq!(ids(&cached, text), ids(&plain, text), "{text:?}");
+        }
+    }
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    assert_eq!(cached.embed(&refs).unwrap(), plain.embed(&refs).unwrap());
+    // What the cache compares against is not trivially empty.
+    assert!(ids(&plain, &texts[0]).iter().any(|&id| id > 4));
+}

@@ -421,8 +421,9 @@ impl DocumentIndex {
         Ok(stored.is_some_and(|s| s.payload.id == id))
     }
 
-    /// Adds one document and makes it durable; returns its `k` nearest documents (found before
-    /// it was added) with their verdicts. The caller serialises writes.
+    /// Adds one document; returns its `k` nearest documents (found before it was added) with
+    /// their verdicts. The caller serialises writes, and [`DocumentIndex::flush`]es before it
+    /// says the document is stored.
     pub fn insert(&self, id: &str, text: &str, k: usize) -> Result<Vec<Match>> {
         if let Some(stored) = self.store.fetch(&[point_key(id)])?.remove(0)
             && stored.payload.id != id
@@ -435,19 +436,22 @@ impl DocumentIndex {
         let (vector, sketch) = self.sketch(text)?;
         let found = self.similar(&vector, sketch.as_ref(), k, None)?;
         self.add(&[id], &[vector], Some(&[sketch.as_ref()]))?;
-        self.store.flush()?;
         Ok(found)
     }
 
-    /// Removes document `id` durably; returns whether it was there. The caller serialises
-    /// writes.
+    /// Removes document `id`; returns whether it was there. As with
+    /// [`DocumentIndex::insert`], the caller serialises writes and flushes.
     pub fn remove(&self, id: &str) -> Result<bool> {
         if !self.contains(id)? {
             return Ok(false);
         }
         self.store.delete(&[point_key(id)])?;
-        self.store.flush()?;
         Ok(true)
+    }
+
+    /// Makes every write so far durable. Must not overlap a write.
+    pub fn flush(&self) -> Result<()> {
+        self.store.flush()
     }
 
     fn similar(

@@ -153,6 +153,13 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
 }
 
+/// Waits until write `seq` is durable (see [`super::commit`]).
+fn durable(state: &AppState, seq: u64) -> Result<(), ApiError> {
+    Ok(state
+        .commits
+        .durable(seq, &state.writes, || state.index.flush())?)
+}
+
 /// The longest id accepted, in bytes.
 pub const MAX_ID_BYTES: usize = 1024;
 
@@ -250,15 +257,22 @@ pub(super) async fn add_document(
     let permit = admit(&state, &text)?;
     let id = doc.id;
     blocking(move || {
-        let _permit = permit;
-        let _write = state.writes.lock().unwrap_or_else(|e| e.into_inner());
-        if state.index.contains(&id)? {
-            return Err(ApiError::new(
-                StatusCode::CONFLICT,
-                format!("document {id:?} exists; DELETE it first to replace it"),
-            ));
-        }
-        let found = state.index.insert(&id, &text, state.top_k)?;
+        // The permit bounds the texts being embedded and searched; waiting for a flush holds
+        // neither, so it is given back before.
+        let arrival = state.commits.arrive();
+        let (found, seq) = {
+            let _permit = permit;
+            let _write = state.writes.lock().unwrap_or_else(|e| e.into_inner());
+            if state.index.contains(&id)? {
+                return Err(ApiError::new(
+                    StatusCode::CONFLICT,
+                    format!("document {id:?} exists; DELETE it first to replace it"),
+                ));
+            }
+            let found = state.index.insert(&id, &text, state.top_k)?;
+            (found, arrival.applied())
+        };
+        durable(&state, seq)?;
         Ok((
             StatusCode::CREATED,
             Json(Duplicates {
@@ -336,8 +350,13 @@ pub(super) async fn delete_document(
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
     blocking(move || {
-        let _write = state.writes.lock().unwrap_or_else(|e| e.into_inner());
-        if state.index.remove(&id)? {
+        let arrival = state.commits.arrive();
+        let removed = {
+            let _write = state.writes.lock().unwrap_or_else(|e| e.into_inner());
+            state.index.remove(&id)?.then(|| arrival.applied())
+        };
+        if let Some(seq) = removed {
+            durable(&state, seq)?;
             Ok(StatusCode::NO_CONTENT)
         } else {
             Err(ApiError::new(

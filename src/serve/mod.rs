@@ -2,13 +2,15 @@
 //! at a time (a repository ingest, a crawler).
 //!
 //! - `POST /documents` adds a document and answers the duplicates found at insert time; 409 if
-//!   the id exists. A write is answered only once it is durable (the store is flushed), so a
-//!   crash right after an answer loses nothing that was acknowledged.
+//!   the id exists. A write is answered only once it is durable (a flush of the store that
+//!   started after it has ended), so a crash right after an answer loses nothing that was
+//!   acknowledged. Writes that arrive during a flush share the next one ([`commit`]).
 //! - `POST /similar` answers the duplicates of a text and adds nothing.
 //! - `GET /documents/{id}/duplicates`, `DELETE /documents/{id}`, `GET /health`, `GET /stats`,
 //!   `GET /openapi.json`.
 //!
-//! Reads run in parallel on tokio's blocking pool; writes are serialised by one lock. The work
+//! Reads run in parallel on tokio's blocking pool; writes are applied one at a time, under one
+//! lock, and flushed in groups. The work
 //! a client can cause is bounded: texts over `--max-text-bytes` get 413, and at most
 //! `--max-concurrent` requests embed and search at once (more get 503 with `Retry-After`).
 //! An empty text is a document like any other and matches nothing, as in `neardup dedup`. Client
@@ -18,6 +20,7 @@
 //! `--public-reads`).
 
 mod api;
+mod commit;
 
 pub use api::{ApiDoc, ApiError};
 
@@ -59,6 +62,8 @@ pub(crate) struct AppState {
     pub(crate) index: DocumentIndex,
     /// Serialises writes (the embedded engine's flush must not overlap another write).
     pub(crate) writes: Mutex<()>,
+    /// Which writes are durable; flushes them in groups.
+    pub(crate) commits: commit::GroupCommit,
     pub(crate) token: Option<String>,
     pub(crate) top_k: usize,
     pub(crate) max_text_bytes: usize,
@@ -73,6 +78,7 @@ pub fn router(index: DocumentIndex, options: &ServeOptions) -> Router {
     let state = Arc::new(AppState {
         index,
         writes: Mutex::new(()),
+        commits: commit::GroupCommit::default(),
         token: options.token.clone(),
         top_k: options.top_k,
         max_text_bytes: options.max_text_bytes,

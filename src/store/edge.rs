@@ -7,34 +7,17 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use qdrant_edge::{
     DEFAULT_VECTOR_NAME, Distance, EdgeConfigBuilder, EdgeOptimizersConfig, EdgeShard,
     EdgeVectorParamsBuilder, HnswIndexConfig, NamedQuery, PointId, PointInsertOperations,
-    PointOperations, PointStruct, QueryEnum, SearchParams, SearchRequest, UpdateOperation,
+    PointOperations, PointStruct, QuantizationConfig, QuantizationSearchParams, QueryEnum,
+    ScalarQuantizationConfig, ScalarType, SearchParams, SearchRequest, UpdateOperation,
     VectorStructInternal, WithPayloadInterface, WithVector,
 };
 use rayon::prelude::*;
 
 use super::{
-    Fetched, Neighbour, OpenMode, SearchOptions, StoredPoint, VectorStore, parse_payload,
-    payload_json, unit_cosine,
+    Fetched, GraphSettings, Neighbour, OpenMode, SearchOptions, StoredPoint, VectorStore,
+    parse_payload, payload_json, unit_cosine,
 };
 use crate::error::{Error, Result};
-
-/// HNSW graph degree (Qdrant's default). Measured on 100k generated documents, degree 8 with
-/// 64 candidates cut the build from 17 s to 11 s but lost a fifth of the duplicates' neighbours.
-const HNSW_M: usize = 16;
-/// Candidates kept while building the graph.
-const HNSW_EF_CONSTRUCT: usize = 100;
-/// Points per segment. Upserts go to one appendable segment, and building its graph copies
-/// it: a million 384-dimensional vectors in one segment took 2.6 GB more while its graph was
-/// built. So a segment's graph is built as soon as it holds this many points, and later points
-/// go to a new segment; the copy is never larger than one segment (384 MB at 384 dimensions).
-/// On 100,000 generated documents, four segments of 25,000 also found more of the exact
-/// top-k than one graph (accuracy 0.950 against 0.929), at three times the search time;
-/// corpora under this size keep one segment.
-const SEGMENT_POINTS: usize = 250_000;
-/// Candidates kept while searching (at least `k`). Qdrant's default let repeated runs on
-/// bib-dedupe differ by 0.005 in accuracy as the approximate top-k changed; 128 keeps them
-/// within 0.001, and 512 bought nothing more at 2.5x the search time.
-const HNSW_EF_SEARCH: usize = 128;
 
 /// Qdrant's embedded engine, persisted in a folder.
 pub struct EdgeStore {
@@ -42,18 +25,32 @@ pub struct EdgeStore {
     path: PathBuf,
     /// Held while the store is open: one process at a time.
     _lock: std::fs::File,
-    /// Points upserted since a graph was last built (see [`SEGMENT_POINTS`]).
+    /// Points upserted since a graph was last built (see [`GraphSettings::segment_points`]).
     unindexed: AtomicUsize,
+    /// How searches walk the graph (how it is built is in the shard's config).
+    graph: GraphSettings,
 }
 
 /// The lock file neardup holds in a store's folder while the store is open.
 const LOCK_FILE: &str = "neardup.lock";
 
 impl EdgeStore {
-    /// Opens the shard in `dir`. With [`OpenMode::Create`] a folder without one gets a new
-    /// shard for cosine vectors of `dimensions`; with [`OpenMode::Existing`] it is an error.
-    /// A shard of another size is an error, and so is one the engine cannot read.
+    /// Opens the shard in `dir` with the default [`GraphSettings`]. With [`OpenMode::Create`]
+    /// a folder without one gets a new shard for cosine vectors of `dimensions`; with
+    /// [`OpenMode::Existing`] it is an error. A shard of another size is an error, and so is
+    /// one the engine cannot read.
     pub fn open(dir: &Path, dimensions: usize, mode: OpenMode) -> Result<Self> {
+        Self::open_with(dir, dimensions, mode, GraphSettings::default())
+    }
+
+    /// [`EdgeStore::open`] with other graph settings. A new shard is built with them; an
+    /// existing one keeps how its graph was built and is searched with `graph`'s `ef`.
+    pub fn open_with(
+        dir: &Path,
+        dimensions: usize,
+        mode: OpenMode,
+        graph: GraphSettings,
+    ) -> Result<Self> {
         let existing = dir.join("edge_config.json").is_file();
         if !existing && mode == OpenMode::Existing {
             return Err(damaged(
@@ -67,19 +64,23 @@ impl EdgeStore {
             if existing {
                 EdgeShard::load(dir, None)
             } else {
-                let vectors = EdgeVectorParamsBuilder::new(dimensions, Distance::Cosine).build();
+                let mut vectors = EdgeVectorParamsBuilder::new(dimensions, Distance::Cosine);
+                if graph.int8_oversampling.is_some() {
+                    vectors = vectors.quantization_config(int8());
+                }
                 // Full segments are never merged into a larger one.
-                let segment_kb = SEGMENT_POINTS * dimensions * size_of::<f32>() / 1024;
+                let segment_kb = graph.segment_points * dimensions * size_of::<f32>() / 1024;
                 let optimizers = EdgeOptimizersConfig {
                     max_segment_size: Some(segment_kb),
                     ..EdgeOptimizersConfig::default()
                 };
                 let config = EdgeConfigBuilder::new()
                     .optimizers(optimizers)
-                    .vector(DEFAULT_VECTOR_NAME, vectors)
+                    .vector(DEFAULT_VECTOR_NAME, vectors.build())
                     .hnsw_config(HnswIndexConfig {
-                        m: HNSW_M,
-                        ef_construct: HNSW_EF_CONSTRUCT,
+                        m: graph.m,
+                        ef_construct: graph.ef_construct,
+                        full_scan_threshold: graph.full_scan_kb,
                         ..HnswIndexConfig::default()
                     })
                     .build();
@@ -112,6 +113,7 @@ impl EdgeStore {
             path: dir.to_owned(),
             _lock: lock,
             unindexed: AtomicUsize::new(0),
+            graph,
         })
     }
 
@@ -208,7 +210,9 @@ impl VectorStore for EdgeStore {
                     PointOperations::UpsertPoints(PointInsertOperations::PointsList(points)),
                 ))
                 .map_err(|e| self.error(e))?;
-            if self.unindexed.fetch_add(count, Ordering::Relaxed) + count >= SEGMENT_POINTS {
+            if self.unindexed.fetch_add(count, Ordering::Relaxed) + count
+                >= self.graph.segment_points
+            {
                 self.unindexed.store(0, Ordering::Relaxed);
                 self.shard.optimize().map_err(|e| self.error(e))?;
             }
@@ -235,8 +239,15 @@ impl VectorStore for EdgeStore {
                         query: QueryEnum::Nearest(NamedQuery::default_dense(query.to_vec())),
                         filter: None,
                         params: Some(SearchParams {
-                            hnsw_ef: Some(HNSW_EF_SEARCH.max(k)),
+                            hnsw_ef: Some(self.graph.ef.max(k)),
                             exact,
+                            quantization: self.graph.int8_oversampling.map(|oversampling| {
+                                QuantizationSearchParams {
+                                    ignore: false,
+                                    rescore: Some(true),
+                                    oversampling: Some(f64::from(oversampling)),
+                                }
+                            }),
                             ..SearchParams::default()
                         }),
                         limit: k,
@@ -317,6 +328,16 @@ impl VectorStore for EdgeStore {
             other => other,
         })
     }
+}
+
+/// Scalar quantization to one byte a component, kept in memory.
+fn int8() -> QuantizationConfig {
+    ScalarQuantizationConfig {
+        r#type: ScalarType::Int8,
+        quantile: None,
+        always_ram: Some(true),
+    }
+    .into()
 }
 
 fn numeric(id: PointId) -> Result<u64> {

@@ -23,8 +23,8 @@ use qdrant_client::qdrant::{
 use tokio::runtime::Runtime;
 
 use super::{
-    Fetched, Neighbour, OpenMode, SearchOptions, ServerOptions, StoredPoint, VectorStore,
-    parse_payload, payload_json, unit_cosine,
+    Fetched, GraphSettings, Neighbour, OpenMode, SearchOptions, ServerOptions, StoredPoint,
+    VectorStore, parse_payload, payload_json, unit_cosine,
 };
 use crate::error::{Error, Result};
 
@@ -35,8 +35,6 @@ const QUERY_BATCH: usize = 256;
 /// Points per upsert request: Qdrant advises 64-256, and each must stay far below the gRPC
 /// message limit (a point with its signature is about 2 KB).
 const UPSERT_BATCH: usize = 256;
-/// HNSW links per point once loading is done (Qdrant's default).
-const HNSW_M: u64 = 16;
 /// How long [`VectorStore::build_index`] waits for the server to finish indexing.
 const INDEXING_WAIT: Duration = Duration::from_secs(3600);
 
@@ -192,8 +190,14 @@ impl VectorStore for ServerStore {
     }
 
     fn build_index(&self) -> Result<bool> {
-        let enable = UpdateCollectionBuilder::new(&self.options.collection)
-            .hnsw_config(HnswConfigDiffBuilder::default().m(HNSW_M));
+        // The same graph as the embedded store's, so that both engines give the same answers.
+        let graph = GraphSettings::default();
+        let enable = UpdateCollectionBuilder::new(&self.options.collection).hnsw_config(
+            HnswConfigDiffBuilder::default()
+                .m(graph.m as u64)
+                .ef_construct(graph.ef_construct as u64)
+                .full_scan_threshold(graph.full_scan_kb as u64),
+        );
         self.runtime
             .block_on(self.client.update_collection(enable))
             .map_err(|e| self.error(e))?;
@@ -246,7 +250,11 @@ impl VectorStore for ServerStore {
                         .query(Query::new_nearest(q.to_vec()))
                         .limit(k as u64)
                         .with_payload(with_payload)
-                        .params(SearchParamsBuilder::default().exact(exact))
+                        .params(
+                            SearchParamsBuilder::default()
+                                .exact(exact)
+                                .hnsw_ef(GraphSettings::default().ef.max(k) as u64),
+                        )
                         .build()
                 })
                 .collect();
