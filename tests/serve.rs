@@ -100,6 +100,15 @@ impl Server {
         self.child.kill().unwrap(); // SIGKILL on Unix: no shutdown code runs
         self.child.wait().unwrap();
     }
+
+    /// SIGTERM, and waits for the server to shut down cleanly.
+    fn stop(mut self) {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+        assert!(sent.success());
+        let status = self.child.wait().unwrap();
+        assert!(status.success(), "serve exited with {status} after SIGTERM");
+    }
 }
 
 /// (status, JSON body) of a request; 4xx and 5xx are answers too.
@@ -206,6 +215,62 @@ fn kill_dash_nine_rounds(index: &Path) {
         "only {} writes in {ROUNDS} rounds",
         acknowledged.len()
     );
+    server.kill();
+}
+
+/// Writes after the store's last flush live in the index's journal: a killed server's
+/// successor redoes them (removals too), and a server stopped with SIGTERM leaves none.
+#[test]
+fn a_restarted_server_redoes_its_journal_and_a_clean_stop_empties_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = empty_index(dir.path(), &[]);
+    let journal = index.join("journal.jsonl");
+    let server = Server::start(&index, &[]);
+    let url = |path: &str| format!("{}{path}", server.url);
+    for (id, text) in [("a", "w1 w2 w3 w4 w5 w6"), ("b", "w7 w8 w9 w10 w11 w12")] {
+        let body = serde_json::json!({"id": id, "text": text}).to_string();
+        let (status, body) = call(ureq::post(&url("/documents")), Some(&body)).unwrap();
+        assert_eq!(status, 201, "{body}");
+    }
+    let (status, _) = call(ureq::delete(&url("/documents/a")), None).unwrap();
+    assert_eq!(status, 204);
+    let lines = std::fs::read_to_string(&journal).unwrap().lines().count();
+    assert_eq!(lines, 3, "two inserts and a removal in the journal");
+    server.kill();
+
+    let server = Server::start(&index, &[]);
+    let url = |path: &str| format!("{}{path}", server.url);
+    let (status, _) = call(ureq::get(&url("/documents/a/duplicates")), None).unwrap();
+    assert_eq!(status, 404, "a was removed before the kill");
+    let body = r#"{"text": "w7 w8 w9 w10 w11 w12"}"#;
+    let (status, found) = call(ureq::post(&url("/similar")), Some(body)).unwrap();
+    assert_eq!(status, 200);
+    assert_eq!(found["duplicates"][0]["id"], "b", "{found}");
+    assert_eq!(
+        std::fs::read_to_string(&journal).unwrap(),
+        "",
+        "redone and emptied"
+    );
+
+    let body = r#"{"id": "c", "text": "w20 w21 w22 w23 w24"}"#;
+    assert_eq!(
+        call(ureq::post(&url("/documents")), Some(body)).unwrap().0,
+        201
+    );
+    assert!(!std::fs::read_to_string(&journal).unwrap().is_empty());
+    server.stop();
+    assert_eq!(
+        std::fs::read_to_string(&journal).unwrap(),
+        "",
+        "a clean stop flushes the store"
+    );
+    let server = Server::start(&index, &[]);
+    let (status, _) = call(
+        ureq::get(&format!("{}/documents/c/duplicates", server.url)),
+        None,
+    )
+    .unwrap();
+    assert_eq!(status, 200);
     server.kill();
 }
 

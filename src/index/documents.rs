@@ -7,6 +7,7 @@
 //! process (`neardup query`, `neardup serve`) embeds and signs exactly as the builder did.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
 
 use serde::{Deserialize, Serialize};
 
@@ -25,6 +26,7 @@ use crate::store::{
 use crate::text::{ShinglingSpec, UNIGRAMS};
 
 use super::Confirmer;
+use super::journal::{self, Entry, Journal};
 
 /// The manifest's file name inside an index folder.
 pub const MANIFEST: &str = "neardup-index.json";
@@ -213,6 +215,9 @@ pub struct DocumentIndex {
     embedder: Box<dyn Embedder>,
     store: Box<dyn VectorStore>,
     confirmer: Confirmer,
+    /// Single writes since the store's last flush, once there has been one (see
+    /// [`journal`]).
+    journal: Mutex<Option<Journal>>,
 }
 
 impl DocumentIndex {
@@ -290,7 +295,37 @@ impl DocumentIndex {
                 ),
             });
         }
-        Self::assemble(dir, manifest, embedder, store)
+        let index = Self::assemble(dir, manifest, embedder, store)?;
+        index.redo_journal()?;
+        Ok(index)
+    }
+
+    /// Redoes the writes a journal left by a process that did not end cleanly, flushes them
+    /// into the store and empties the journal.
+    fn redo_journal(&self) -> Result<()> {
+        if !self.dir.join(journal::JOURNAL).exists() {
+            return Ok(());
+        }
+        let (mut journal, pending) = Journal::open(&self.dir)?;
+        for entry in &pending {
+            match entry {
+                Entry::Insert { id, text } => {
+                    let (vector, sketch) = self.sketch(text)?;
+                    self.add(&[id], &[vector], Some(&[sketch.as_ref()]))?;
+                }
+                Entry::Remove { id } => self.store.delete(&[point_key(id)])?,
+            }
+        }
+        if !pending.is_empty() {
+            self.store.flush()?;
+            journal.clear()?;
+            tracing::info!(
+                writes = pending.len(),
+                "redid the writes the index's journal held"
+            );
+        }
+        *self.journal_guard() = Some(journal);
+        Ok(())
     }
 
     fn assemble(
@@ -306,6 +341,7 @@ impl DocumentIndex {
             manifest,
             embedder,
             store,
+            journal: Mutex::new(None),
         })
     }
 
@@ -422,8 +458,8 @@ impl DocumentIndex {
     }
 
     /// Adds one document; returns its `k` nearest documents (found before it was added) with
-    /// their verdicts. The caller serialises writes, and [`DocumentIndex::flush`]es before it
-    /// says the document is stored.
+    /// their verdicts. The caller serialises writes, and calls [`DocumentIndex::flush`] before
+    /// it says the document is stored.
     pub fn insert(&self, id: &str, text: &str, k: usize) -> Result<Vec<Match>> {
         if let Some(stored) = self.store.fetch(&[point_key(id)])?.remove(0)
             && stored.payload.id != id
@@ -436,6 +472,10 @@ impl DocumentIndex {
         let (vector, sketch) = self.sketch(text)?;
         let found = self.similar(&vector, sketch.as_ref(), k, None)?;
         self.add(&[id], &[vector], Some(&[sketch.as_ref()]))?;
+        self.journal(&Entry::Insert {
+            id: id.to_owned(),
+            text: text.to_owned(),
+        })?;
         Ok(found)
     }
 
@@ -446,12 +486,47 @@ impl DocumentIndex {
             return Ok(false);
         }
         self.store.delete(&[point_key(id)])?;
+        self.journal(&Entry::Remove { id: id.to_owned() })?;
         Ok(true)
     }
 
-    /// Makes every write so far durable. Must not overlap a write.
+    /// Makes every write so far durable: syncs the journal, or, when it has grown long enough,
+    /// flushes the store and empties it. Must not overlap a write.
     pub fn flush(&self) -> Result<()> {
-        self.store.flush()
+        match self.journal_guard().as_mut() {
+            Some(journal) if journal.checkpoint_due() => self.checkpoint(journal),
+            Some(journal) => journal.sync(),
+            None => self.store.flush(),
+        }
+    }
+
+    /// Flushes the store and empties the journal, so that the next open has nothing to redo.
+    /// For a clean shutdown; must not overlap a write.
+    pub fn close(&self) -> Result<()> {
+        match self.journal_guard().as_mut() {
+            Some(journal) => self.checkpoint(journal),
+            None => self.store.flush(),
+        }
+    }
+
+    fn checkpoint(&self, journal: &mut Journal) -> Result<()> {
+        self.store.flush()?;
+        journal.clear()
+    }
+
+    /// Appends a write just applied to the journal, opening it on the first.
+    fn journal(&self, entry: &Entry) -> Result<()> {
+        let mut guard = self.journal_guard();
+        let journal = match guard.as_mut() {
+            Some(journal) => journal,
+            // `open` found no journal to redo, so this one starts empty.
+            None => guard.insert(Journal::open(&self.dir)?.0),
+        };
+        journal.append(entry)
+    }
+
+    fn journal_guard(&self) -> MutexGuard<'_, Option<Journal>> {
+        self.journal.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn similar(

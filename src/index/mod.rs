@@ -3,10 +3,12 @@
 //! - [`ResemblanceStore`]: exact n-gram resemblance through an inverted index, with
 //!   `add_doc` / `find_similar` / `clean`, persisted to a folder;
 //! - [`DocumentIndex`]: the two-stage index (embeddings in a vector store, MinHash signatures
-//!   as payload), persisted in a folder with a manifest of its settings.
+//!   as payload), persisted in a folder with a manifest of its settings, and with a journal
+//!   that makes single writes durable without a store flush each.
 
 mod confirmer;
 mod documents;
+mod journal;
 mod resemblance;
 
 pub use confirmer::Confirmer;

@@ -1,12 +1,14 @@
 //! Group commit: writes that arrive while one flush runs share the next one.
 //!
-//! A write is answered only once it is durable. Flushing the store once per write caps the
-//! write rate at one flush per write (161 writes/s on the embedded store); here each write
-//! takes a sequence number while it holds the write lock, and then waits until a flush covers
-//! it. Whoever finds no flush running flushes everything written so far, under the write lock
-//! (the embedded engine's flush must not overlap a write), and wakes the writers it covered.
-//! Since no write can be applied while a flush runs, the writes that queued up during one are
-//! let in before the next starts (for at most [`GATHER`]), so that they share it.
+//! A write is answered only once it is durable. Making writes durable one at a time caps the
+//! write rate at one flush per write (161 writes/s when each flushed the embedded store); here
+//! each write takes a sequence number while it holds the write lock, and then waits until a
+//! flush covers it. A flush is [`crate::index::DocumentIndex::flush`]: a sync of the index's
+//! journal, and now and then a flush of the store. Whoever finds no flush running flushes
+//! everything written so far, under the write lock (the embedded engine's flush must not
+//! overlap a write), and wakes the writers it covered. Since no write can be applied while a
+//! flush runs, the writes that queued up during one are let in before the next starts (for at
+//! most [`GATHER`]), so that they share it.
 
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};

@@ -2,16 +2,17 @@
 //! at a time (a repository ingest, a crawler).
 //!
 //! - `POST /documents` adds a document and answers the duplicates found at insert time; 409 if
-//!   the id exists. A write is answered only once it is durable (a flush of the store that
-//!   started after it has ended), so a crash right after an answer loses nothing that was
-//!   acknowledged. Writes that arrive during a flush share the next one ([`commit`]).
+//!   the id exists. A write is answered only once it is durable (in the index's journal, synced
+//!   after it was written: see [`crate::index`]), so a crash right after an answer loses
+//!   nothing that was acknowledged. Writes that arrive during a sync share the next one
+//!   ([`commit`]).
 //! - `POST /similar` answers the duplicates of a text and adds nothing.
 //! - `GET /documents/{id}/duplicates`, `DELETE /documents/{id}`, `GET /health`, `GET /stats`,
 //!   `GET /openapi.json`.
 //!
 //! Reads run in parallel on tokio's blocking pool; writes are applied one at a time, under one
-//! lock, and flushed in groups. The work
-//! a client can cause is bounded: texts over `--max-text-bytes` get 413, and at most
+//! lock, and made durable in groups. The
+//! work a client can cause is bounded: texts over `--max-text-bytes` get 413, and at most
 //! `--max-concurrent` requests embed and search at once (more get 503 with `Retry-After`).
 //! An empty text is a document like any other and matches nothing, as in `neardup dedup`. Client
 //! mistakes get a 4xx with a JSON body naming the problem (see [`ApiError`]); requests are
@@ -75,6 +76,11 @@ pub(crate) struct AppState {
 
 /// The application: routes, body limit, auth and request logging over `index`.
 pub fn router(index: DocumentIndex, options: &ServeOptions) -> Router {
+    app(index, options).0
+}
+
+/// The router, and the state its handlers share.
+fn app(index: DocumentIndex, options: &ServeOptions) -> (Router, Arc<AppState>) {
     let state = Arc::new(AppState {
         index,
         writes: Mutex::new(()),
@@ -103,7 +109,7 @@ pub fn router(index: DocumentIndex, options: &ServeOptions) -> Router {
     if !options.public_reads {
         reads = reads.route_layer(auth);
     }
-    Router::new()
+    let router = Router::new()
         .route("/health", get(api::health))
         .merge(writes)
         .merge(reads)
@@ -111,7 +117,8 @@ pub fn router(index: DocumentIndex, options: &ServeOptions) -> Router {
         .method_not_allowed_fallback(api::method_not_allowed)
         .layer(middleware::from_fn(log_request))
         .layer(DefaultBodyLimit::max(options.max_body))
-        .with_state(state)
+        .with_state(state.clone());
+    (router, state)
 }
 
 /// Takes the address before any other work, so that a busy port is reported before an index is
@@ -135,7 +142,7 @@ pub fn serve(
         .enable_all()
         .build()
         .map_err(|e| Error::store_from("cannot start the server runtime", e))?;
-    let app = router(index, options);
+    let (app, state) = app(index, options);
     let listen_error = |source| Error::Listen {
         addr: options.addr,
         source,
@@ -150,7 +157,11 @@ pub fn serve(
             .with_graceful_shutdown(shutdown())
             .await
             .map_err(|e| Error::store_from("serving", e))
-    })
+    })?;
+    // Every connection has ended, so no write is under way: the store takes in the journal,
+    // and the next start has nothing to redo.
+    let _write = state.writes.lock().unwrap_or_else(|e| e.into_inner());
+    state.index.close()
 }
 
 async fn shutdown() {

@@ -68,10 +68,12 @@ impl EdgeStore {
                 if graph.int8_oversampling.is_some() {
                     vectors = vectors.quantization_config(int8());
                 }
-                // Full segments are never merged into a larger one.
+                // Full segments are never merged into a larger one, and a segment small
+                // enough to be scanned gets no graph.
                 let segment_kb = graph.segment_points * dimensions * size_of::<f32>() / 1024;
                 let optimizers = EdgeOptimizersConfig {
                     max_segment_size: Some(segment_kb),
+                    indexing_threshold: Some(graph.full_scan_kb),
                     ..EdgeOptimizersConfig::default()
                 };
                 let config = EdgeConfigBuilder::new()

@@ -119,8 +119,8 @@ pub struct GraphSettings {
     /// is built as soon as it holds this many points, and later points go to a new segment;
     /// the copy is never larger than one segment. A search visits every segment's graph.
     pub segment_points: usize,
-    /// A segment whose vectors take less than this many KB is searched by a full scan, graph
-    /// or not: exact answers where they are cheap. 20,000 KB holds 20,000 vectors of 256
+    /// A segment whose vectors take less than this many KB is searched by a full scan (and
+    /// the embedded store builds it no graph): exact answers where they are cheap. 20,000 KB holds 20,000 vectors of 256
     /// dimensions; at Qdrant's default (10,000) bib-dedupe's 13,722 documents went through the
     /// embedded store's graph while a server scanned them, and the engines' macro-F1 differed
     /// by 0.0023.
