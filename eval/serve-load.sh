@@ -14,7 +14,7 @@ if [[ -z ${NEARDUP:-} ]]; then
 fi
 bin=$NEARDUP
 work=$(mktemp -d)
-trap 'kill "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'kill "$server" 2>/dev/null && wait "$server"; rm -rf "$work"' EXIT
 "$bin" gen --docs "$docs" --seed 1 --out "$work/corpus.jsonl" >/dev/null
 "$bin" index "$work/corpus.jsonl" --index "$work/idx" --quiet
 # Enough permits for every connection: a busy server's 503s would count as requests.

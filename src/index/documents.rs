@@ -208,6 +208,14 @@ pub struct Match {
     pub rule: Rule,
 }
 
+/// A document ready to be added: see [`DocumentIndex::prepare`].
+pub struct NewDocument {
+    text: String,
+    vector: Vec<f32>,
+    sketch: Sketch,
+    found: Vec<Match>,
+}
+
 /// An open two-stage index.
 pub struct DocumentIndex {
     dir: PathBuf,
@@ -457,10 +465,23 @@ impl DocumentIndex {
         Ok(stored.is_some_and(|s| s.payload.id == id))
     }
 
-    /// Adds one document; returns its `k` nearest documents (found before it was added) with
-    /// their verdicts. The caller serialises writes, and calls [`DocumentIndex::flush`] before
-    /// it says the document is stored.
-    pub fn insert(&self, id: &str, text: &str, k: usize) -> Result<Vec<Match>> {
+    /// What adding `text` takes, worked out before the write so that it needs no lock: its
+    /// vector and sketch, and its `k` nearest documents with their verdicts.
+    pub fn prepare(&self, text: &str, k: usize) -> Result<NewDocument> {
+        let (vector, sketch) = self.sketch(text)?;
+        let found = self.similar(&vector, sketch.as_ref(), k, None)?;
+        Ok(NewDocument {
+            text: text.to_owned(),
+            vector,
+            sketch,
+            found,
+        })
+    }
+
+    /// Adds a [`prepare`](DocumentIndex::prepare)d document as `id`; returns the neighbours
+    /// found when it was prepared. The caller serialises writes, and calls
+    /// [`DocumentIndex::flush`] before it says the document is stored.
+    pub fn insert(&self, id: &str, new: NewDocument) -> Result<Vec<Match>> {
         if let Some(stored) = self.store.fetch(&[point_key(id)])?.remove(0)
             && stored.payload.id != id
         {
@@ -469,14 +490,12 @@ impl DocumentIndex {
                 second: id.to_owned(),
             });
         }
-        let (vector, sketch) = self.sketch(text)?;
-        let found = self.similar(&vector, sketch.as_ref(), k, None)?;
-        self.add(&[id], &[vector], Some(&[sketch.as_ref()]))?;
+        self.add(&[id], &[new.vector], Some(&[new.sketch.as_ref()]))?;
         self.journal(&Entry::Insert {
             id: id.to_owned(),
-            text: text.to_owned(),
+            text: new.text,
         })?;
-        Ok(found)
+        Ok(new.found)
     }
 
     /// Removes document `id`; returns whether it was there. As with

@@ -12,5 +12,5 @@ mod journal;
 mod resemblance;
 
 pub use confirmer::Confirmer;
-pub use documents::{DocumentIndex, IndexSettings, MANIFEST, Manifest, Match};
+pub use documents::{DocumentIndex, IndexSettings, MANIFEST, Manifest, Match, NewDocument};
 pub use resemblance::{ResemblanceSettings, ResemblanceStore};

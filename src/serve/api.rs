@@ -257,11 +257,14 @@ pub(super) async fn add_document(
     let permit = admit(&state, &text)?;
     let id = doc.id;
     blocking(move || {
-        // The permit bounds the texts being embedded and searched; waiting for a flush holds
-        // neither, so it is given back before.
+        // Embedding and searching need no lock, so concurrent writes do them in parallel; the
+        // permit bounds them, and is given back before waiting for the write lock and a flush.
+        let new = {
+            let _permit = permit;
+            state.index.prepare(&text, state.top_k)?
+        };
         let arrival = state.commits.arrive();
         let (found, seq) = {
-            let _permit = permit;
             let _write = state.writes.lock().unwrap_or_else(|e| e.into_inner());
             if state.index.contains(&id)? {
                 return Err(ApiError::new(
@@ -269,7 +272,7 @@ pub(super) async fn add_document(
                     format!("document {id:?} exists; DELETE it first to replace it"),
                 ));
             }
-            let found = state.index.insert(&id, &text, state.top_k)?;
+            let found = state.index.insert(&id, new)?;
             (found, arrival.applied())
         };
         durable(&state, seq)?;
