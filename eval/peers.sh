@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # neardup against the peers users would otherwise pick (datasketch 2.0.0, rensa 0.5.0,
 # gaoya 0.2.2, from PyPI), on the same generated corpus, in one run: wall and CPU seconds, peak
-# RSS, accuracy and macro-F1 per tool, and neardup's speed ratio to each.
-# Usage: eval/peers.sh [DOCS] [TOOLS]     e.g. eval/peers.sh 100000 "rensa gaoya datasketch"
+# RSS, accuracy and macro-F1 per tool, and neardup's speed ratio to each; then the stricter
+# ratio, each peer's compute alone (tokenising to verified pairs, its JSON load left out)
+# against neardup's whole run.
+# Usage: eval/peers.sh [DOCS] [TOOLS] [ABSTRACT_WORDS]
+#   e.g. eval/peers.sh 100000 "rensa gaoya datasketch" 250   (250: CORE-like, ~3 KB a record)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 docs=${1:-100000}
 tools=${2:-"rensa gaoya datasketch"}
+abstract_words=${3:-250}
 venv=target/peers-venv
 if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
@@ -16,30 +20,35 @@ cargo build --release --quiet
 bin=target/release/neardup
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-"$bin" gen --docs "$docs" --seed 1 --out "$work/corpus.jsonl" >/dev/null
+"$bin" gen --docs "$docs" --seed 1 --abstract-words "$abstract_words" --out "$work/corpus.jsonl" >/dev/null
 
 measure() {
     local name=$1; shift
     /usr/bin/time -f "%e %U %S %M" -o "$work/$name.time" "$@" >/dev/null
-    "$bin" eval --truth "$work/corpus.jsonl" --pred "$work/$name" --json "$work/$name.eval.json" >/dev/null
+    local pred=(--pred "$work/$name")
+    [[ $name == neardup* ]] || pred=(--pred-groups "$work/$name/groups.jsonl")
+    "$bin" eval --truth "$work/corpus.jsonl" "${pred[@]}" --json "$work/$name.eval.json" >/dev/null
 }
 measure neardup "$bin" dedup "$work/corpus.jsonl" --method minhash --out "$work/neardup" --quiet
+measure neardup-oph "$bin" dedup "$work/corpus.jsonl" --method minhash --out "$work/neardup-oph" --quiet --hashing one-permutation
 # The peers' banding, for a like-for-like accuracy comparison.
 measure neardup-16x8 "$bin" dedup "$work/corpus.jsonl" --method minhash --out "$work/neardup-16x8" --quiet --bands 16 --rows 8
 for tool in $tools; do
     measure "$tool" "$venv/bin/python" eval/peers.py "$tool" "$work/corpus.jsonl" "$work/$tool"
 done
 
-python3 - "$work" "$docs" neardup neardup-16x8 $tools <<'PY'
+python3 - "$work" "$docs" "$(wc -c < "$work/corpus.jsonl")" neardup neardup-oph neardup-16x8 $tools <<'PY'
 import json, sys
-work, docs, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+work, docs, size, names = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
 rows = {}
 for n in names:
     wall, user, sys_, rss = open(f"{work}/{n}.time").read().split()
     e = json.load(open(f"{work}/{n}.eval.json"))
     rows[n] = (float(wall), float(user) + float(sys_), int(rss) / 1024, e["accuracy"], e["macro_f1"])
-print(f"{docs:,} generated documents, word 1-gram sets, 128 permutations, threshold 0.7")
-print("(neardup: its default banding, 9 x 13 at 0.7, and the peers' 16 x 8)\n")
+print(f"{docs:,} generated documents ({size / docs / 1000:.1f} KB a record), word 1-gram sets,"
+      " 128 slots; the peers confirm an estimated Jaccard >= 0.7")
+print("(neardup: its defaults, the evidence rule at 0.8 banded 14 x 9, and the peers' 16 x 8;"
+      " neardup-oph: --hashing one-permutation)\n")
 print("| tool | wall s | CPU s | peak RSS MB | accuracy | macro-F1 | neardup faster (wall / CPU) |")
 print("|---|---|---|---|---|---|---|")
 base = rows["neardup"]
@@ -47,4 +56,15 @@ for n in names:
     w, c, r, a, f = rows[n]
     ratio = "" if n.startswith("neardup") else f"{w / base[0]:.1f}x / {c / base[1]:.1f}x"
     print(f"| {n} | {w:.2f} | {c:.2f} | {r:,.0f} | {a:.4f} | {f:.4f} | {ratio} |")
+
+peers = [n for n in names if not n.startswith("neardup")]
+print("\nEach peer's compute (tokenising to verified pairs, JSON load excluded) against")
+print("neardup's whole run (read, sketch, LSH, confirm, group, write every output):\n")
+print("| peer | JSON load s | compute s | neardup wall s | ratio | neardup-oph wall s | ratio |")
+print("|---|---|---|---|---|---|---|")
+for n in peers:
+    t = json.load(open(f"{work}/{n}/timing.json"))
+    nd, oph = rows["neardup"][0], rows["neardup-oph"][0]
+    print(f"| {n} | {t['load_s']:.2f} | {t['compute_s']:.2f} | {nd:.2f} | "
+          f"{t['compute_s'] / nd:.1f}x | {oph:.2f} | {t['compute_s'] / oph:.1f}x |")
 PY

@@ -7,8 +7,8 @@ use clap::Args;
 use crate::error::Error;
 use crate::error::Result;
 use crate::eval::{
-    Predicted, ReportInput, Truth, best, evaluate, load_predictions, render_table, score_names,
-    sweep as sweep_scores, thresholds, write_report,
+    Predicted, ReportInput, Truth, best, evaluate, load_foreign_groups, load_predictions,
+    render_table, score_names, sweep as sweep_scores, thresholds, write_report,
 };
 use crate::io::FieldSpec;
 use crate::io::write_json_pretty;
@@ -24,8 +24,12 @@ pub struct EvalArgs {
     #[arg(long)]
     truth: PathBuf,
     /// Output folder of `neardup dedup`.
-    #[arg(long)]
-    pred: PathBuf,
+    #[arg(long, required_unless_present = "pred_groups")]
+    pred: Option<PathBuf>,
+    /// Instead of --pred, groups another tool found, scored the same way: JSON Lines, one
+    /// group a line, {"members": ["id1", "id2", ...]}.
+    #[arg(long, conflicts_with_all = ["pred", "report", "predicted"])]
+    pred_groups: Option<PathBuf>,
     /// Also write the metrics as JSON here.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -45,14 +49,21 @@ pub struct EvalArgs {
 
 pub fn run(args: EvalArgs) -> Result<()> {
     let truth = Truth::load(&args.truth, &args.id_field)?;
-    let run = RunFolder::open(&args.pred)?;
-    let predicted = load_predictions(&run, args.predicted)?;
+    let (run, predicted) = match (&args.pred, &args.pred_groups) {
+        (Some(dir), _) => {
+            let run = RunFolder::open(dir)?;
+            let predicted = load_predictions(&run, args.predicted)?;
+            (Some((dir, run)), predicted)
+        }
+        (None, Some(groups)) => (None, load_foreign_groups(groups)?),
+        (None, None) => return Err(Error::Usage("give --pred or --pred-groups".into())),
+    };
     let evaluation = evaluate(&truth, &predicted);
     print!("{}", render_table(&evaluation));
     if let Some(path) = &args.json {
         write_json_pretty(path, &evaluation)?;
     }
-    if let Some(path) = &args.report {
+    if let (Some(path), Some((run_dir, run))) = (&args.report, &run) {
         let fields = FieldSpec {
             id: args.id_field.clone(),
             text: if args.text_fields.is_empty() {
@@ -67,7 +78,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
             truth_path: &args.truth,
             fields: &fields,
             truth: &truth,
-            run_dir: &args.pred,
+            run_dir,
             evaluation: &evaluation,
             predicted: &predicted,
             mode: args.predicted,

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::index::{DocumentIndex, IndexSettings};
 use crate::io::{Record, read_corpus};
 use crate::pipeline::{Method, MethodName};
-use crate::sketch::{Evidence, Facts, Sketch, Verdict, set_jaccard, shared_count};
+use crate::sketch::{Evidence, Sketch, Verdict, set_jaccard, shared_count};
 use crate::text::{UNIGRAMS, for_each_word, is_number_word};
 
 /// Show every piece of evidence the confirm stage weighs for two records (Jaccard exact and
@@ -171,16 +171,10 @@ fn from_records(args: &ExplainArgs, records: [Record; 2], models: &Path) -> Resu
     let (settings, embeds) = settings(args)?;
     let shingler = settings.shingling.shingler(UNIGRAMS)?;
     let hasher = settings.minhash.hasher();
-    let sets = records.each_ref().map(|r| shingler.shingle_set(&r.text));
-    let sketches: Vec<Sketch> = records
+    let (sketches, sets): (Vec<Sketch>, Vec<Vec<u64>>) = records
         .iter()
-        .zip(&sets)
-        .map(|(record, set)| Sketch {
-            signature: hasher.sign(set),
-            shingles: set.len() as u32,
-            facts: Facts::of(record.title(), record.body()),
-        })
-        .collect();
+        .map(|record| Sketch::of(record, &shingler, &hasher))
+        .unzip();
     let cosine = if embeds {
         let embedder = embed::load(&settings.embedder, models)?;
         let vectors = embedder.embed(&[&records[0].text, &records[1].text])?;

@@ -24,4 +24,4 @@ pub use metrics::{ClassMetrics, CorrectFalse, Evaluation, Scores, evaluate};
 pub use predictions::Predictions;
 pub use report::render_table;
 pub use sweep::{SweepPoint, best, score_names, sweep, thresholds};
-pub use truth::{Predicted, Truth, TruthDoc, load_predictions};
+pub use truth::{Predicted, Truth, TruthDoc, load_foreign_groups, load_predictions};

@@ -6,7 +6,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::predictions::Predictions;
-use crate::error::{Error, InputError, Result};
+use crate::error::{Error, InputError, Location, Result};
 use crate::io::{FieldSpec, Input, InputFormat};
 use crate::results::RunFolder;
 
@@ -96,6 +96,37 @@ pub enum Predicted {
     Groups,
     /// Its confirmed pair partners (`pairs.jsonl`).
     Pairs,
+}
+
+/// The groups another tool found, to score it as a run is scored: JSON Lines, one group a line,
+/// `{"members": ["id", ...]}` (other keys ignored).
+pub fn load_foreign_groups(path: &Path) -> Result<Predictions> {
+    #[derive(serde::Deserialize)]
+    struct Group {
+        members: Vec<String>,
+    }
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut groups = Vec::new();
+    for (n, line) in std::io::BufRead::lines(std::io::BufReader::new(file)).enumerate() {
+        let line = line.map_err(|e| Error::io(path, e))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let bad = |problem: String| {
+            Error::input(
+                Location::line(path, n as u64 + 1),
+                Some("members"),
+                problem,
+                r#"write one group a line, as {"members": ["id1", "id2"]}"#,
+            )
+        };
+        let group: Group = serde_json::from_str(&line).map_err(|e| bad(e.to_string()))?;
+        if group.members.len() < 2 {
+            return Err(bad("a group needs two members or more".into()));
+        }
+        groups.push(group.members);
+    }
+    Ok(Predictions::from_groups(groups))
 }
 
 /// A run's predicted duplicates.

@@ -3,7 +3,7 @@
 
 use crate::error::Result;
 use crate::io::Record;
-use crate::sketch::{Evidence, Facts, LshParams, MinHasher, Sketch, SketchRef, Verdict};
+use crate::sketch::{Evidence, LshParams, MinHasher, Sketch, SketchRef, Verdict};
 use crate::text::{Shingler, UNIGRAMS};
 
 use super::IndexSettings;
@@ -32,12 +32,7 @@ impl Confirmer {
     /// What the confirm stage needs of a record: its MinHash signature, distinct shingle
     /// count and facts.
     pub fn sign(&self, record: &Record) -> Sketch {
-        let shingles = self.shingler.shingle_set(&record.text);
-        Sketch {
-            signature: self.hasher.sign(&shingles),
-            shingles: shingles.len() as u32,
-            facts: Facts::of(record.title(), record.body()),
-        }
+        Sketch::of(record, &self.shingler, &self.hasher).0
     }
 
     /// The verdict on a candidate (two documents' sketches and the cosine of their

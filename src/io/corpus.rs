@@ -42,6 +42,9 @@ pub struct Corpus {
     pub ids: Vec<String>,
     /// For each document, its position among all raw records read (to find it again).
     pub ordinals: Vec<u64>,
+    /// For each document, its raw record's [`RawRecord::fingerprint`] (to check, when it is
+    /// found again, that it is still the record read).
+    pub fingerprints: Vec<u64>,
     /// What `--skip-invalid` skipped.
     pub skipped: SkipReport,
 }
@@ -85,7 +88,8 @@ impl ReadOptions {
 }
 
 /// Calls `each` with every raw record of `inputs`, in order, in chunks of up to [`CHUNK`],
-/// advancing a byte progress bar labelled `label`.
+/// advancing a byte progress bar labelled `label`. A thread reads the next chunk while `each`
+/// works on one, so that reading is not a serial step between parallel ones.
 pub fn for_each_chunk(
     inputs: &[Input],
     fields: &FieldSpec,
@@ -94,19 +98,36 @@ pub fn for_each_chunk(
 ) -> Result<()> {
     let total = inputs.iter().map(Input::size).sum();
     let bar = progress::bytes(total, label);
-    for input in inputs {
-        let mut records = input.open(fields)?;
-        loop {
-            let chunk = records.by_ref().take(CHUNK).collect::<Result<Vec<_>>>()?;
-            if chunk.is_empty() {
-                break;
+    std::thread::scope(|scope| {
+        let (send, chunks) = std::sync::mpsc::sync_channel(1);
+        scope.spawn(move || {
+            for input in inputs {
+                let mut records = match input.open(fields) {
+                    Ok(records) => records,
+                    Err(e) => return drop(send.send(Err(e))),
+                };
+                loop {
+                    match records.by_ref().take(CHUNK).collect::<Result<Vec<_>>>() {
+                        Ok(chunk) if chunk.is_empty() => break,
+                        chunk => {
+                            let failed = chunk.is_err();
+                            // A send fails once the consumer has stopped: so does the reader.
+                            if send.send(chunk).is_err() || failed {
+                                return;
+                            }
+                        }
+                    }
+                }
             }
+        });
+        for chunk in chunks {
+            let chunk: Vec<RawRecord> = chunk?;
             bar.inc(chunk.iter().map(|r| r.input_bytes).sum());
             each(chunk)?;
         }
-    }
-    bar.finish_and_clear();
-    Ok(())
+        bar.finish_and_clear();
+        Ok(())
+    })
 }
 
 /// Reads every input, turns each document's text into a sketch with `sketch` (in parallel),
@@ -124,6 +145,7 @@ pub fn read_corpus<T: Send>(
     // without keeping a path per document.
     let mut index: HashMap<String, (u32, u32, u64)> = HashMap::new();
     let mut ordinals = Vec::new();
+    let mut fingerprints = Vec::new();
     let mut skipped = SkipReport::default();
     let mut ordinal = 0u64;
     for_each_chunk(inputs, &options.fields, "sketching", |chunk| {
@@ -132,13 +154,13 @@ pub fn read_corpus<T: Send>(
             .map(|raw| {
                 let record = options.parse(raw)?;
                 let item = sketch(&record);
-                Ok((record.id, item))
+                Ok((record.id, item, raw.fingerprint()))
             })
             .collect();
         for (raw, result) in chunk.iter().zip(sketched) {
             let this = ordinal;
             ordinal += 1;
-            let (id, item) = match result {
+            let (id, item, fingerprint) = match result {
                 Ok(ok) => ok,
                 Err(e) if options.skip_invalid => {
                     skipped.add(&e);
@@ -174,6 +196,7 @@ pub fn read_corpus<T: Send>(
             index.insert(id, (doc, input as u32, line));
             keep(item);
             ordinals.push(this);
+            fingerprints.push(fingerprint);
         }
         Ok(())
     })?;
@@ -184,6 +207,7 @@ pub fn read_corpus<T: Send>(
     Ok(Corpus {
         ids,
         ordinals,
+        fingerprints,
         skipped,
     })
 }

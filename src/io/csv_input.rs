@@ -186,7 +186,8 @@ mod tests {
         let first = records[0].parse(&fields()).unwrap();
         assert_eq!(first.text, "A, title text");
         assert_eq!(records[2].location.line, Some(5));
-        let json = String::from_utf8(records[1].original_json(&fields()).unwrap()).unwrap();
+        let json =
+            String::from_utf8(records[1].original_json(&fields()).unwrap().into_owned()).unwrap();
         // Keys in column order (serde_json's `preserve_order`).
         assert_eq!(json, r#"{"id":"2","title":"b","abstract":"multi\nline"}"#);
     }

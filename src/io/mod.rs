@@ -30,8 +30,11 @@ pub use corpus::{
 pub use output::{AtomicFile, write_json_lines, write_json_pretty};
 pub use scratch::ScratchDir;
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+use xxhash_rust::xxh3::Xxh3;
 
 use crate::error::{Error, InputError, Location, Result};
 
@@ -184,18 +187,39 @@ impl RawRecord {
         }
     }
 
+    /// A 64-bit hash of the record as read: the same fingerprint at a second read means the
+    /// same record (but for a 2^-64 chance), found without parsing it again.
+    pub fn fingerprint(&self) -> u64 {
+        let mut hasher = Xxh3::new();
+        let mut field = |bytes: &[u8]| {
+            hasher.update(&(bytes.len() as u64).to_le_bytes());
+            hasher.update(bytes);
+        };
+        match &self.body {
+            Body::Json(line) => field(line),
+            Body::Csv(_, row) => row.iter().for_each(field),
+            Body::File { id, bytes } => {
+                field(id.as_bytes());
+                field(bytes);
+            }
+            Body::Parsed(_, json) => field(json),
+            Body::Invalid(e) => field(e.to_string().as_bytes()),
+        }
+        hasher.digest()
+    }
+
     /// The record as one JSON line, for `unique.jsonl`: a JSONL line exactly as read, other
     /// formats as an object of their fields.
-    pub fn original_json(&self, fields: &FieldSpec) -> Result<Vec<u8>, InputError> {
+    pub fn original_json(&self, fields: &FieldSpec) -> Result<Cow<'_, [u8]>, InputError> {
         match &self.body {
-            Body::Json(line) => Ok(line.clone()),
-            Body::Csv(columns, row) => columns.to_json(row, &self.location),
+            Body::Json(line) => Ok(Cow::Borrowed(line)),
+            Body::Csv(columns, row) => columns.to_json(row, &self.location).map(Cow::Owned),
             Body::File { .. } => {
                 let record = self.parse(fields)?;
                 let json = serde_json::json!({ "id": record.id, "text": record.text });
-                Ok(json.to_string().into_bytes())
+                Ok(Cow::Owned(json.to_string().into_bytes()))
             }
-            Body::Parsed(record, json) => record.clone().map(|_| json.clone()),
+            Body::Parsed(record, json) => record.clone().map(|_| Cow::Borrowed(json.as_slice())),
             Body::Invalid(e) => Err(e.clone()),
         }
     }

@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::group::Linkage;
 use crate::io::{Corpus, Input, ReadOptions, read_corpus};
 use crate::sketch::{
-    ConfirmRule, Facts, MinHashParams, MinHasher, Signatures, SketchFacts, candidate_pairs,
+    ConfirmRule, MinHashParams, MinHasher, Signatures, Sketch, SketchFacts, candidate_pairs,
 };
 use crate::text::{Shingler, ShinglingSpec, UNIGRAMS};
 
@@ -113,15 +113,10 @@ fn sketch(
     let corpus = read_corpus(
         inputs,
         options,
-        |record| {
-            // Signing each distinct shingle once is cheaper than sorting is expensive.
-            let shingles = shingler.shingle_set(&record.text);
-            let facts = Facts::of(record.title(), record.body());
-            (hasher.sign(&shingles), shingles.len() as u32, facts)
-        },
-        |(signature, count, facts)| {
-            signatures.push(&signature, count == 0);
-            sketches.push(count, facts);
+        |record| Sketch::of(record, shingler, hasher).0,
+        |sketch| {
+            signatures.push(&sketch.signature, sketch.shingles == 0);
+            sketches.push(sketch.shingles, sketch.facts);
         },
     )?;
     Ok((corpus, signatures, sketches))

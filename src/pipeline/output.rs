@@ -8,7 +8,7 @@ use rayon::prelude::*;
 
 use super::Dedup;
 use crate::error::{Error, Result};
-use crate::io::{FieldSpec, Input, ReadOptions, for_each_chunk};
+use crate::io::{Input, ReadOptions, for_each_chunk};
 use crate::results::{
     CANDIDATES, GROUPS, GroupRecord, PAIRS, PairRecord, RunFile, RunSummary, RunWriter, UNIQUE,
 };
@@ -134,11 +134,6 @@ fn write_unique(
         .filter(|&d| keep[d])
         .map(|d| (corpus.ordinals[d], d))
         .peekable();
-    // Checking that a record is still the one sketched needs only its id.
-    let id_only = FieldSpec {
-        id: read.fields.id.clone(),
-        text: Vec::new(),
-    };
     let mut written = 0;
     let mut ordinal = 0u64;
     for_each_chunk(inputs, &read.fields, "writing", |chunk| {
@@ -153,10 +148,10 @@ fn write_unique(
                 kept.push((raw, doc));
             }
         }
-        let lines: Vec<Result<Vec<u8>>> = kept
+        let lines: Vec<Result<std::borrow::Cow<[u8]>>> = kept
             .par_iter()
             .map(|(raw, doc)| {
-                if raw.parse(&id_only).map(|r| r.id == corpus.ids[*doc]) != Ok(true) {
+                if raw.fingerprint() != corpus.fingerprints[*doc] {
                     return Err(Error::InputChanged {
                         location: raw.location.to_string(),
                     });
@@ -184,4 +179,49 @@ fn write_unique(
         });
     }
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::{DEFAULT_MAX_DOC_BYTES, FieldSpec};
+    use crate::pipeline::{Method, MethodName, dedup};
+
+    #[test]
+    fn a_record_edited_between_the_reads_stops_the_unique_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("in.jsonl");
+        let line = |id: &str, text: &str| {
+            format!(r#"{{"core_id":"{id}","processed_title":"{text}","processed_abstract":""}}"#)
+        };
+        let a = line("1", "robot assisted gait training after stroke");
+        let b = line("2", "robot assisted gait training after stroke");
+        let c = line("3", "haematology of the newborn");
+        std::fs::write(&path, format!("{a}\n{b}\n{c}\n")).unwrap();
+        let inputs = [Input::new(path.clone(), None).unwrap()];
+        let read = ReadOptions {
+            fields: FieldSpec::default(),
+            skip_invalid: false,
+            max_doc_bytes: DEFAULT_MAX_DOC_BYTES,
+        };
+        let found = dedup(
+            &inputs,
+            &read,
+            &Method::defaults(MethodName::Minhash),
+            dir.path(),
+        )
+        .unwrap();
+        assert_eq!(found.groups.len(), 1);
+
+        // Same ids, same length, one word changed in a record that is kept.
+        let edited = line("3", "haematology of the elderly");
+        std::fs::write(&path, format!("{a}\n{b}\n{edited}\n")).unwrap();
+        let out = dir.path().join("run");
+        let err = write_results(&out, &inputs, &read, &found, serde_json::json!({})).unwrap_err();
+        assert!(
+            matches!(&err, Error::InputChanged { location } if location.contains(":3")),
+            "{err}"
+        );
+        assert!(!out.join(UNIQUE).exists());
+    }
 }

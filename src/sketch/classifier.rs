@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::evidence::{Evidence, Rule, SketchRef, Verdict};
-use super::{LshParams, share_band};
+use super::{Hashing, LshParams, share_band};
 use crate::error::{Error, Result};
 
 /// The longest signature accepted: 4 KiB a document. Far beyond any useful accuracy (the
@@ -28,6 +28,9 @@ pub struct MinHashParams {
     /// Slots per LSH band, given with `bands`.
     #[serde(default)]
     pub rows: Option<usize>,
+    /// How the slots are drawn [default: permutations].
+    #[serde(default)]
+    pub hashing: Hashing,
 }
 
 fn default_num_perm() -> usize {
@@ -45,6 +48,7 @@ impl Default for MinHashParams {
             seed: default_seed(),
             bands: None,
             rows: None,
+            hashing: Hashing::default(),
         }
     }
 }
@@ -102,7 +106,7 @@ impl MinHashParams {
 
     /// The permutations these settings describe.
     pub fn hasher(&self) -> super::MinHasher {
-        super::MinHasher::new(self.num_perm, self.seed)
+        super::MinHasher::with_hashing(self.num_perm, self.seed, self.hashing)
     }
 }
 

@@ -13,8 +13,9 @@
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::Signatures;
-use crate::text::{for_each_word, is_number_word, without_notes};
+use super::{MinHasher, Signatures};
+use crate::io::Record;
+use crate::text::{Shingler, for_each_word, is_number_word, without_notes};
 
 /// The exact facts kept of one document (tens of bytes for a title).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,29 +33,52 @@ impl Facts {
     /// The facts of a document whose title is `title` (where the input has one) and whose rest
     /// is `body`.
     pub fn of(title: Option<&str>, body: &str) -> Facts {
-        let mut numbers = Vec::new();
-        let mut has_body = false;
-        let mut number = |w: &str| {
-            if is_number_word(w) {
-                numbers.push(word_hash(w));
-            }
-        };
-        for_each_word(body, |w| {
-            has_body = true;
-            number(w);
-        });
+        let mut numbers = NumberWords::default();
+        if let Some(title) = title {
+            for_each_word(title, |w| numbers.see(w));
+        }
+        for_each_word(body, |w| numbers.see(w));
+        Facts::with_numbers(title, body, numbers)
+    }
+
+    /// The facts, the number-like words of title and body already gathered.
+    fn with_numbers(title: Option<&str>, body: &str, numbers: NumberWords) -> Facts {
         let title = title.map(|title| {
-            for_each_word(title, &mut number);
             let mut words = Vec::new();
             for_each_word(&without_notes(title), |w| words.push(word_hash(w)));
             sorted_set(words)
         });
         Facts {
             title,
-            numbers: sorted_set(numbers),
-            body: has_body,
+            numbers: sorted_set(numbers.0),
+            body: has_words(body),
         }
     }
+}
+
+/// The hashes of the number-like words seen.
+#[derive(Default)]
+struct NumberWords(Vec<u32>);
+
+impl NumberWords {
+    fn see(&mut self, word: &str) {
+        if is_number_word(word) {
+            self.0.push(word_hash(word));
+        }
+    }
+}
+
+/// Whether `text` has a word: a byte scan, the tokeniser only for non-ASCII text without an
+/// ASCII word character.
+fn has_words(text: &str) -> bool {
+    if text.bytes().any(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        return true;
+    }
+    let mut any = false;
+    if !text.is_ascii() {
+        for_each_word(text, |_| any = true);
+    }
+    any
 }
 
 fn word_hash(word: &str) -> u32 {
@@ -90,6 +114,18 @@ pub struct Sketch {
 }
 
 impl Sketch {
+    /// The sketch of `record` and its shingle set, tokenising its text once.
+    pub fn of(record: &Record, shingler: &Shingler, hasher: &MinHasher) -> (Sketch, Vec<u64>) {
+        let mut numbers = NumberWords::default();
+        let shingles = shingler.shingle_set_seeing_words(&record.text, |w| numbers.see(w));
+        let sketch = Sketch {
+            signature: hasher.sign(&shingles),
+            shingles: shingles.len() as u32,
+            facts: Facts::with_numbers(record.title(), record.body(), numbers),
+        };
+        (sketch, shingles)
+    }
+
     /// Borrows it.
     pub fn as_ref(&self) -> SketchRef<'_> {
         SketchRef {

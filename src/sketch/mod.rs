@@ -19,6 +19,6 @@ pub use evidence::{
     Evidence, Facts, Rule, Sketch, SketchFacts, SketchRef, Verdict, set_jaccard, shared_count,
 };
 pub use lsh::{LshParams, candidate_pairs, share_band};
-pub use minhash::{EMPTY_SLOT, MinHasher, Signatures, jaccard_estimate};
+pub use minhash::{EMPTY_SLOT, Hashing, MinHasher, Signatures, jaccard_estimate};
 pub use simhash::{SimHash, hamming};
 pub use simhash_index::{SimHashIndex, simhashes};

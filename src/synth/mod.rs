@@ -49,6 +49,9 @@ pub const NOTE_SHARE: f64 = 0.1;
 /// the same text with its series number raised (`phase ii` / `phase iii`), not a duplicate.
 pub const SERIES_SHARE: f64 = 0.03;
 
+/// The mean length in words of a generated abstract, unless asked otherwise.
+pub const DEFAULT_ABSTRACT_WORDS: usize = 140;
+
 /// The words that number a series.
 const SERIES_WORDS: [&str; 3] = ["phase", "part", "study"];
 
@@ -91,6 +94,8 @@ pub struct Generator {
     group_start: Vec<u32>,
     /// Output position of each flat (group, member) index.
     position: Vec<u32>,
+    /// Words in an abstract: drawn uniformly from this range.
+    abstract_words: std::ops::Range<usize>,
     /// Flat index at each output position.
     at_position: Vec<u32>,
 }
@@ -137,7 +142,22 @@ impl Generator {
             group_start,
             position,
             at_position,
+            abstract_words: Self::abstract_range(DEFAULT_ABSTRACT_WORDS),
         }
+    }
+
+    /// Abstracts of `mean` words on average instead of [`DEFAULT_ABSTRACT_WORDS`] (CORE's
+    /// full records run to about 250), drawn from a range scaled like the default one.
+    pub fn with_abstract_words(mut self, mean: usize) -> Self {
+        self.abstract_words = Self::abstract_range(mean);
+        self
+    }
+
+    /// 60 to 220 words at the default mean of 140, scaled to `mean`.
+    fn abstract_range(mean: usize) -> std::ops::Range<usize> {
+        let lo = 60 * mean / DEFAULT_ABSTRACT_WORDS;
+        let hi = (220 * mean / DEFAULT_ABSTRACT_WORDS).max(lo + 1);
+        lo..hi
     }
 
     /// Number of documents.
@@ -291,7 +311,7 @@ impl Generator {
         let abstract_len = if rng.random_bool(0.05) {
             0
         } else {
-            rng.random_range(60..220)
+            rng.random_range(self.abstract_words.clone())
         };
         let abstract_ = (0..abstract_len)
             .map(|_| self.word(&mut rng).to_owned())

@@ -45,23 +45,26 @@ pub fn for_each_word(text: &str, mut each: impl FnMut(&str)) {
 }
 
 /// The same words for pure-ASCII text, where `\w` is `[A-Za-z0-9_]`, without the regex engine
-/// (most corpora are mostly ASCII, and this is the tokeniser's hot path).
+/// (most corpora are mostly ASCII, and this is the tokeniser's hot path): one table lookup a
+/// byte, which also says whether the word needs lower-casing.
 fn for_each_ascii_word(text: &str, mut each: impl FnMut(&str)) {
     let bytes = text.as_bytes();
-    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let class = |i: usize| ASCII_CLASS[usize::from(bytes[i])];
     let mut lowered = String::new();
     let mut i = 0;
     while i < bytes.len() {
-        if !is_word(bytes[i]) {
+        if class(i) == OTHER {
             i += 1;
             continue;
         }
         let start = i;
-        while i < bytes.len() && is_word(bytes[i]) {
+        let mut upper = false;
+        while i < bytes.len() && class(i) != OTHER {
+            upper |= class(i) == CAPITAL;
             i += 1;
         }
         let word = &text[start..i];
-        if word.bytes().any(|b| b.is_ascii_uppercase()) {
+        if upper {
             lowered.clear();
             lowered.push_str(word);
             lowered.make_ascii_lowercase();
@@ -71,6 +74,29 @@ fn for_each_ascii_word(text: &str, mut each: impl FnMut(&str)) {
         }
     }
 }
+
+/// [`ASCII_CLASS`] of a byte that is no word character.
+const OTHER: u8 = 0;
+/// Of a word character other than a capital.
+const WORD_CHAR: u8 = 1;
+/// Of a capital letter.
+const CAPITAL: u8 = 2;
+
+/// The class of each byte value in ASCII text.
+static ASCII_CLASS: [u8; 256] = {
+    let mut table = [OTHER; 256];
+    let mut b = 0;
+    while b < 128 {
+        let c = b as u8;
+        if c.is_ascii_uppercase() {
+            table[b] = CAPITAL;
+        } else if c.is_ascii_alphanumeric() || c == b'_' {
+            table[b] = WORD_CHAR;
+        }
+        b += 1;
+    }
+    table
+};
 
 /// The lower-cased words of `text`, in order.
 ///
@@ -86,11 +112,15 @@ pub fn words(text: &str) -> Vec<String> {
 /// Whether a word is a number or a small roman numeral (`2`, `2009`, `iii`): the words whose
 /// change turns one study into another (`phase ii` / `phase iii`, `part 1` / `part 2`).
 pub fn is_number_word(word: &str) -> bool {
-    word.bytes().all(|b| b.is_ascii_digit())
-        || matches!(
+    // Most words start with another letter: one comparison settles them.
+    match word.as_bytes().first() {
+        Some(b'0'..=b'9') => word.bytes().all(|b| b.is_ascii_digit()),
+        Some(b'i' | b'v' | b'x') => matches!(
             word,
             "i" | "ii" | "iii" | "iv" | "v" | "vi" | "vii" | "viii" | "ix" | "x" | "xi" | "xii"
-        )
+        ),
+        _ => false,
+    }
 }
 
 /// `text` without its bracketed notes: `[...]`, `(...)` and `<...>` segments (an unclosed one
@@ -173,9 +203,31 @@ impl Shingler {
     /// Appends the 64-bit hash of every shingle of `text` to `out` (repeats included: a
     /// MinHash ignores them, and removing them costs more than it saves).
     pub fn hash_shingles(&self, text: &str, out: &mut Vec<u64>) {
+        self.hash_shingles_seeing_words(text, out, |_| {});
+    }
+
+    /// [`Shingler::hash_shingles`], also calling `see` with every word of `text` (stoplisted
+    /// ones too): in the same pass where shingles are single words, so that a caller that
+    /// needs both tokenises the text once.
+    pub fn hash_shingles_seeing_words(
+        &self,
+        text: &str,
+        out: &mut Vec<u64>,
+        mut see: impl FnMut(&str),
+    ) {
+        if self.kind != ShingleKind::Words(1) {
+            for_each_word(text, &mut see);
+        }
         match self.kind {
+            ShingleKind::Words(1) if self.stoplist.is_empty() => {
+                for_each_word(text, |w| {
+                    see(w);
+                    out.push(xxh3_64(w.as_bytes()));
+                });
+            }
             ShingleKind::Words(1) => {
                 for_each_word(text, |w| {
+                    see(w);
                     if !self.stoplist.contains(w) {
                         out.push(xxh3_64(w.as_bytes()));
                     }
@@ -220,8 +272,14 @@ impl Shingler {
 
     /// The set of shingle hashes of `text`, sorted and without repeats.
     pub fn shingle_set(&self, text: &str) -> Vec<u64> {
+        self.shingle_set_seeing_words(text, |_| {})
+    }
+
+    /// [`Shingler::shingle_set`], calling `see` with every word as
+    /// [`Shingler::hash_shingles_seeing_words`] does.
+    pub fn shingle_set_seeing_words(&self, text: &str, see: impl FnMut(&str)) -> Vec<u64> {
         let mut out = Vec::new();
-        self.hash_shingles(text, &mut out);
+        self.hash_shingles_seeing_words(text, &mut out, see);
         out.sort_unstable();
         out.dedup();
         out
@@ -251,13 +309,20 @@ mod tests {
 
     #[test]
     fn ascii_fast_path_splits_like_the_regex() {
+        let slow = |text: &str| -> Vec<String> {
+            WORD.find_iter(text)
+                .map(|m| m.as_str().to_lowercase())
+                .collect()
+        };
+        // Every ASCII character, alone and next to a letter.
+        let every: String = (0u8..128)
+            .map(char::from)
+            .flat_map(|c| [c, 'Q', c, ' '])
+            .collect();
+        assert_eq!(words(&every), slow(&every));
         let text = "Hello, World! it's 2024_v2 -- e-mail: A.B; x__y\tz\n";
         let fast = words(text);
-        let slow: Vec<String> = WORD
-            .find_iter(text)
-            .map(|m| m.as_str().to_lowercase())
-            .collect();
-        assert_eq!(fast, slow);
+        assert_eq!(fast, slow(text));
         assert_eq!(
             fast,
             [
