@@ -126,3 +126,33 @@ fn a_report_whose_low_thresholds_chain_the_whole_corpus_still_scores_every_thres
     let accuracy = |i: usize| points[i]["accuracy"].as_f64().unwrap();
     assert!(accuracy(0) < 0.3 && accuracy(3) > 0.9, "{points:?}");
 }
+
+#[test]
+fn another_tools_groups_score_like_a_run_with_the_same_groups() {
+    let data = sample();
+    let dir = dedup_minhash(&data, &[]);
+    let groups = dir.path().join("groups.jsonl");
+    let json = dir.path().join("foreign.json");
+    ok(&[
+        "eval",
+        "--truth",
+        s(&data),
+        "--pred-groups",
+        s(&groups),
+        "--json",
+        s(&json),
+    ]);
+    let foreign: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(foreign, eval_json(&data, dir.path()));
+
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(
+        &bad,
+        "{\"members\": [\"a\", \"b\"]}\n{\"members\": [\"a\"]}\n",
+    )
+    .unwrap();
+    let message = rejected(&["eval", "--truth", s(&data), "--pred-groups", s(&bad)]);
+    assert!(message.contains("bad.jsonl:2"), "{message}");
+    assert!(message.contains("two members"), "{message}");
+}
