@@ -1,7 +1,7 @@
 //! The `neardup` binary: a thin shell over the library's command line.
 
-/// mimalloc: reading a corpus makes and frees a few small buffers a record on every thread,
-/// where it is markedly cheaper than the system allocator.
+/// mimalloc: reading a corpus makes and frees a few small buffers a record on every thread;
+/// under the system allocator, malloc and free were about a tenth of a MinHash run's profile.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -30,33 +30,13 @@ struct Lines {
     line: u64,
 }
 
-impl Lines {
-    /// Appends the next line to `buf`, newline included where there is one, and returns its
-    /// length. A line that lies within the read buffer (nearly every line) is copied once, into
-    /// an allocation of its size, rather than grown into.
-    fn read_line(&mut self, buf: &mut Vec<u8>) -> std::io::Result<usize> {
-        match self.reader.fill_buf() {
-            Ok(available) => {
-                if let Some(end) = memchr::memchr(b'\n', available) {
-                    buf.extend_from_slice(&available[..=end]);
-                    self.reader.consume(end + 1);
-                    return Ok(end + 1);
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-        self.reader.read_until(b'\n', buf)
-    }
-}
-
 impl Iterator for Lines {
     type Item = Result<RawRecord>;
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
             let mut buf = Vec::new();
-            let read = match self.read_line(&mut buf) {
+            let read = match self.reader.read_until(b'\n', &mut buf) {
                 Ok(n) => n as u64,
                 Err(e) => return Some(Err(Error::io(&self.path, e))),
             };

@@ -13,46 +13,7 @@ use crate::error::{Error, Result};
 /// A file that appears under its name only when [`AtomicFile::commit`] succeeds.
 pub struct AtomicFile {
     target: PathBuf,
-    writer: BufWriter<EarlyWriteback>,
-}
-
-/// How many written bytes the kernel is asked to start putting on disk at a time.
-const WRITEBACK_BYTES: u64 = 8 << 20;
-
-/// The temporary file under the buffer. On Linux it asks the kernel to start writing each
-/// [`WRITEBACK_BYTES`] to disk once written, so that the sync at commit waits for the tail
-/// only, not for the whole of a large output (`unique.jsonl` can be most of the input).
-struct EarlyWriteback {
-    temp: NamedTempFile,
-    written: u64,
-    started: u64,
-}
-
-impl Write for EarlyWriteback {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.temp.write(buf)?;
-        self.written += n as u64;
-        #[cfg(target_os = "linux")]
-        if self.written - self.started >= WRITEBACK_BYTES {
-            use std::os::fd::AsRawFd;
-            // A hint: a failure here shows again, and is reported, at the sync in `commit`.
-            // SAFETY: a system call on a descriptor this owns, with no pointers.
-            unsafe {
-                libc::sync_file_range(
-                    self.temp.as_file().as_raw_fd(),
-                    self.started as libc::off64_t,
-                    (self.written - self.started) as libc::off64_t,
-                    libc::SYNC_FILE_RANGE_WRITE,
-                )
-            };
-            self.started = self.written;
-        }
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.temp.flush()
-    }
+    writer: BufWriter<NamedTempFile>,
 }
 
 impl AtomicFile {
@@ -75,14 +36,7 @@ impl AtomicFile {
         let temp = builder.tempfile_in(dir).map_err(|e| Error::io(target, e))?;
         Ok(AtomicFile {
             target: target.to_owned(),
-            writer: BufWriter::with_capacity(
-                1 << 20,
-                EarlyWriteback {
-                    temp,
-                    written: 0,
-                    started: 0,
-                },
-            ),
+            writer: BufWriter::with_capacity(1 << 20, temp),
         })
     }
 
@@ -97,8 +51,7 @@ impl AtomicFile {
         let temp = self
             .writer
             .into_inner()
-            .map_err(|e| Error::io(&target, e.into_error()))?
-            .temp;
+            .map_err(|e| Error::io(&target, e.into_error()))?;
         temp.as_file()
             .sync_all()
             .map_err(|e| Error::io(&target, e))?;

@@ -147,6 +147,9 @@ impl MinHasher {
     /// permutation's `a` salts the shingle hashes and its `b` the probe sequences, so the seed
     /// still chooses everything.
     fn sign_one_permutation(&self, shingles: &[u64], out: &mut [u32]) {
+        if shingles.is_empty() {
+            return;
+        }
         let bins = out.len();
         let mut filled = vec![false; bins];
         for &h in shingles {
@@ -154,9 +157,6 @@ impl MinHasher {
             let bin = bin_of(x, bins);
             out[bin] = out[bin].min(x as u32);
             filled[bin] = true;
-        }
-        if shingles.is_empty() {
-            return;
         }
         for bin in 0..bins {
             if filled[bin] {

@@ -219,12 +219,6 @@ impl Shingler {
             for_each_word(text, &mut see);
         }
         match self.kind {
-            ShingleKind::Words(1) if self.stoplist.is_empty() => {
-                for_each_word(text, |w| {
-                    see(w);
-                    out.push(xxh3_64(w.as_bytes()));
-                });
-            }
             ShingleKind::Words(1) => {
                 for_each_word(text, |w| {
                     see(w);
