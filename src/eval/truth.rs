@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::predictions::Predictions;
 use crate::error::{Error, InputError, Location, Result};
-use crate::io::{FieldSpec, Input, InputFormat};
+use crate::io::{FieldSpec, Input, InputFormat, for_each_line};
 use crate::results::RunFolder;
 
 /// One labelled document.
@@ -107,25 +107,25 @@ pub fn load_foreign_groups(path: &Path) -> Result<Predictions> {
     }
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
     let mut groups = Vec::new();
-    for (n, line) in std::io::BufRead::lines(std::io::BufReader::new(file)).enumerate() {
-        let line = line.map_err(|e| Error::io(path, e))?;
-        if line.trim().is_empty() {
-            continue;
+    for_each_line(std::io::BufReader::new(file), path, |number, line| {
+        if line.trim_ascii().is_empty() {
+            return Ok(());
         }
         let bad = |problem: String| {
             Error::input(
-                Location::line(path, n as u64 + 1),
+                Location::line(path, number),
                 Some("members"),
                 problem,
                 r#"write one group a line, as {"members": ["id1", "id2"]}"#,
             )
         };
-        let group: Group = serde_json::from_str(&line).map_err(|e| bad(e.to_string()))?;
+        let group: Group = serde_json::from_slice(line).map_err(|e| bad(e.to_string()))?;
         if group.members.len() < 2 {
             return Err(bad("a group needs two members or more".into()));
         }
         groups.push(group.members);
-    }
+        Ok(())
+    })?;
     Ok(Predictions::from_groups(groups))
 }
 

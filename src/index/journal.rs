@@ -12,12 +12,13 @@
 //! store had flushed when the process died.
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
+use std::io::{BufReader, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::io::for_each_line;
 
 /// The journal's file name inside an index folder.
 pub(crate) const JOURNAL: &str = "journal.jsonl";
@@ -62,18 +63,7 @@ impl Journal {
             .map_err(|e| Error::io(&path, e))?;
         let mut entries = Vec::new();
         let mut whole_bytes = 0u64;
-        let mut reader = BufReader::new(&mut file);
-        let mut line = Vec::new();
-        let mut number = 0usize;
-        loop {
-            line.clear();
-            let read = reader
-                .read_until(b'\n', &mut line)
-                .map_err(|e| Error::io(&path, e))?;
-            if read == 0 {
-                break;
-            }
-            number += 1;
+        for_each_line(BufReader::new(&mut file), &path, |number, line| {
             // Only the last line can be torn: a write is acknowledged after its newline.
             if line.last() != Some(&b'\n') {
                 tracing::warn!(
@@ -81,16 +71,16 @@ impl Journal {
                     line = number,
                     "dropping a journal line cut short (a write that was never acknowledged)"
                 );
-                break;
+                return Ok(());
             }
-            let entry = serde_json::from_slice::<Entry>(&line).map_err(|e| Error::Damaged {
+            let entry = serde_json::from_slice::<Entry>(line).map_err(|e| Error::Damaged {
                 path: path.clone(),
                 problem: format!("line {number} of the journal does not parse: {e}"),
             })?;
             entries.push(entry);
-            whole_bytes += read as u64;
-        }
-        drop(reader);
+            whole_bytes += line.len() as u64;
+            Ok(())
+        })?;
         // Appends go after the last whole line.
         file.set_len(whole_bytes).map_err(|e| Error::io(&path, e))?;
         file.seek(SeekFrom::End(0))

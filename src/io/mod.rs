@@ -19,6 +19,7 @@ mod corpus;
 mod csv_input;
 mod files;
 mod jsonl;
+mod lines;
 mod output;
 #[cfg(feature = "parquet")]
 mod parquet;
@@ -27,6 +28,7 @@ mod scratch;
 pub use corpus::{
     Corpus, DEFAULT_MAX_DOC_BYTES, ReadOptions, SkipReport, for_each_chunk, read_corpus,
 };
+pub use lines::for_each_line;
 pub use output::{AtomicFile, write_json_lines, write_json_pretty};
 pub use scratch::ScratchDir;
 

@@ -23,7 +23,7 @@ pub use records::{FileDigest, GroupRecord, PairRecord, RunSummary, StageTimes};
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -31,7 +31,7 @@ use serde::de::DeserializeOwned;
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::error::{Error, Location, Result};
-use crate::io::AtomicFile;
+use crate::io::{AtomicFile, for_each_line};
 
 /// Confirmed pairs.
 pub const PAIRS: &str = "pairs.jsonl";
@@ -291,20 +291,12 @@ impl RunFolder {
         if length != expected.bytes {
             return Err(changed(length));
         }
-        let mut reader = BufReader::with_capacity(1 << 20, file);
+        let reader = BufReader::with_capacity(1 << 20, file);
         let mut hasher = Xxh3::new();
-        let mut line = Vec::new();
-        for number in 1.. {
-            line.clear();
-            let read = reader
-                .read_until(b'\n', &mut line)
-                .map_err(|e| Error::io(&path, e))?;
-            if read == 0 {
-                break;
-            }
-            hasher.update(&line);
+        for_each_line(reader, &path, |number, line| {
+            hasher.update(line);
             let location = Location::line(&path, number);
-            let text = std::str::from_utf8(&line).map_err(|e| {
+            let text = std::str::from_utf8(line).map_err(|e| {
                 Error::input(
                     location.clone(),
                     None,
@@ -317,8 +309,8 @@ impl RunFolder {
             if let Some((field, message)) = problem(&record) {
                 return Err(Error::input(location, Some(field), message, ""));
             }
-            visit(record)?;
-        }
+            visit(record)
+        })?;
         if hasher.digest() != expected.xxh3 {
             return Err(changed(length));
         }
