@@ -5,7 +5,7 @@
 //! the cache records the source's size and modification time and is rebuilt when they change.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Embedder, normalize};
 use crate::error::{Error, Location, Result};
-use crate::io::AtomicFile;
+use crate::io::{AtomicFile, for_each_line};
 use crate::text::for_each_word;
 
 /// Word vectors from a GloVe file.
@@ -135,9 +135,7 @@ fn parse(path: &Path) -> Result<(usize, Vec<String>, Vec<f32>)> {
     let mut words = Vec::new();
     let mut vectors = Vec::new();
     let mut dimensions = 0;
-    for (n, line) in BufReader::new(file).lines().enumerate() {
-        let line = line.map_err(|e| Error::io(path, e))?;
-        let line_no = n as u64 + 1;
+    for_each_line(BufReader::new(file), path, |line_no, line| {
         let bad = |problem: String| {
             Error::input(
                 Location::line(path, line_no),
@@ -146,6 +144,9 @@ fn parse(path: &Path) -> Result<(usize, Vec<String>, Vec<f32>)> {
                 "a GloVe file has one `word v1 ... vN` line per word, N the same on every line",
             )
         };
+        let line = std::str::from_utf8(line)
+            .map_err(|e| bad(format!("not UTF-8 text ({e})")))?
+            .trim_end_matches(['\n', '\r']);
         let mut parts = line.split(' ');
         let Some(word) = parts.next().filter(|w| !w.is_empty()) else {
             return Err(bad("empty line".into()));
@@ -160,7 +161,7 @@ fn parse(path: &Path) -> Result<(usize, Vec<String>, Vec<f32>)> {
             );
         }
         let count = vectors.len() - start;
-        if n == 0 {
+        if line_no == 1 {
             if count == 0 {
                 return Err(bad(format!("{word:?} has no vector")));
             }
@@ -171,7 +172,8 @@ fn parse(path: &Path) -> Result<(usize, Vec<String>, Vec<f32>)> {
             )));
         }
         words.push(word.to_owned());
-    }
+        Ok(())
+    })?;
     if words.is_empty() {
         return Err(Error::input(
             Location::file(path),

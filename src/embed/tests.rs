@@ -259,6 +259,14 @@ fn a_ragged_glove_file_is_refused_with_its_line() {
         err.to_string().contains("bad.txt:2") && err.to_string().contains("2 values"),
         "{err}"
     );
+    std::fs::write(&path, b"a 1 2 3\r\nb 4 5 6\r\nc\xff 1 2 3\n").unwrap();
+    let Err(err) = GloveEmbedder::open(&path) else {
+        panic!("a line that is not UTF-8 must be refused")
+    };
+    assert!(
+        err.to_string().contains("bad.txt:3") && err.to_string().contains("not UTF-8"),
+        "Windows line ends are read, the bad byte is named by its line: {err}"
+    );
 }
 
 /// The real all-MiniLM-L6-v2, when fetched, against reference vectors computed independently

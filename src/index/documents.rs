@@ -32,8 +32,13 @@ use super::journal::{self, Entry, Journal};
 pub const MANIFEST: &str = "neardup-index.json";
 /// Where the embedded engine keeps its data inside an index folder.
 const EDGE_DIR: &str = "edge";
-/// Version 2 records the settings through the same types a pipeline file uses.
-const FORMAT: u64 = 4;
+/// Version 2 records the settings through the same types a pipeline file uses; version 5
+/// stores signatures as base64 strings.
+const FORMAT: u64 = 5;
+/// The oldest format this version opens: format 4 differs only in its points' signatures,
+/// which are read either way. Its manifest says 5 from the first write on, so that an older
+/// neardup refuses the index instead of failing on a new point.
+const OLDEST_FORMAT: u64 = 4;
 
 /// How an index embeds, stores and confirms: the two-stage settings that outlive a run, as a
 /// pipeline file, the flags and the manifest give them.
@@ -174,10 +179,10 @@ impl Manifest {
             .as_object()
             .ok_or_else(|| bad(None, "not a JSON object".into()))?;
         match map.get("format").and_then(|f| f.as_u64()) {
-            Some(FORMAT) => {}
+            Some(OLDEST_FORMAT..=FORMAT) => {}
             format => {
                 return Err(Error::Usage(format!(
-                    "{} has index format {}, this neardup reads {FORMAT}: rebuild the index with `neardup index`",
+                    "{} has index format {}, this neardup reads formats {OLDEST_FORMAT} to {FORMAT}: rebuild the index with `neardup index`",
                     path.display(),
                     format.map_or("unknown".into(), |f| f.to_string()),
                 )));
@@ -226,6 +231,9 @@ pub struct DocumentIndex {
     /// Single writes since the store's last flush, once there has been one (see
     /// [`journal`]).
     journal: Mutex<Option<Journal>>,
+    /// Whether the manifest on disk says [`FORMAT`]; an older one is rewritten before the
+    /// first write.
+    manifest_current: Mutex<bool>,
 }
 
 impl DocumentIndex {
@@ -346,10 +354,11 @@ impl DocumentIndex {
         Ok(DocumentIndex {
             dir: dir.to_owned(),
             confirmer: Confirmer::new(settings)?,
-            manifest,
             embedder,
             store,
             journal: Mutex::new(None),
+            manifest_current: Mutex::new(manifest.format == FORMAT),
+            manifest,
         })
     }
 
@@ -394,7 +403,25 @@ impl DocumentIndex {
                 sketch: sketches.map(|s| s[i]),
             })
             .collect();
+        self.upgrade_manifest()?;
         self.store.upsert(&points)
+    }
+
+    /// Rewrites an older format's manifest as [`FORMAT`], once, before the first write.
+    fn upgrade_manifest(&self) -> Result<()> {
+        let mut current = self
+            .manifest_current
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if !*current {
+            let manifest = Manifest {
+                format: FORMAT,
+                ..self.manifest.clone()
+            };
+            write_json_pretty(&self.dir.join(MANIFEST), &manifest)?;
+            *current = true;
+        }
+        Ok(())
     }
 
     /// Builds the search graph (if the engine wants one), makes everything durable and writes
@@ -403,6 +430,7 @@ impl DocumentIndex {
         let built = self.store.build_index()?;
         self.store.flush()?;
         self.manifest.documents = self.store.len()?;
+        self.manifest.format = FORMAT;
         write_json_pretty(&self.dir.join(MANIFEST), &self.manifest)?;
         Ok(built)
     }

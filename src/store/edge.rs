@@ -233,43 +233,47 @@ impl VectorStore for EdgeStore {
             with_payload,
             exact,
         } = options;
-        self.guarded(|| {
-            queries
-                .par_iter()
-                .map(|query| {
-                    let request = SearchRequest {
-                        query: QueryEnum::Nearest(NamedQuery::default_dense(query.to_vec())),
-                        filter: None,
-                        params: Some(SearchParams {
-                            hnsw_ef: Some(self.graph.ef.max(k)),
-                            exact,
-                            quantization: self.graph.int8_oversampling.map(|oversampling| {
-                                QuantizationSearchParams {
-                                    ignore: false,
-                                    rescore: Some(true),
-                                    oversampling: Some(f64::from(oversampling)),
-                                }
-                            }),
-                            ..SearchParams::default()
-                        }),
-                        limit: k,
-                        offset: 0,
-                        with_payload: Some(WithPayloadInterface::Bool(with_payload)),
-                        with_vector: None,
-                        score_threshold: None,
-                    };
-                    let hits = self.shard.search(request).map_err(|e| self.unreadable(e))?;
-                    hits.into_iter()
-                        .map(|hit| {
-                            Ok(Neighbour {
-                                key: numeric(hit.id)?,
-                                cosine: unit_cosine(hit.score),
-                                payload: hit.payload.map(|p| parse_payload(&p.0)).transpose()?,
-                            })
-                        })
-                        .collect()
+        let search_one = |query: &&[f32]| -> Result<Vec<Neighbour>> {
+            let request = SearchRequest {
+                query: QueryEnum::Nearest(NamedQuery::default_dense(query.to_vec())),
+                filter: None,
+                params: Some(SearchParams {
+                    hnsw_ef: Some(self.graph.ef.max(k)),
+                    exact,
+                    quantization: self.graph.int8_oversampling.map(|oversampling| {
+                        QuantizationSearchParams {
+                            ignore: false,
+                            rescore: Some(true),
+                            oversampling: Some(f64::from(oversampling)),
+                        }
+                    }),
+                    ..SearchParams::default()
+                }),
+                limit: k,
+                offset: 0,
+                with_payload: Some(WithPayloadInterface::Bool(with_payload)),
+                with_vector: None,
+                score_threshold: None,
+            };
+            let hits = self.shard.search(request).map_err(|e| self.unreadable(e))?;
+            hits.into_iter()
+                .map(|hit| {
+                    Ok(Neighbour {
+                        key: numeric(hit.id)?,
+                        cosine: unit_cosine(hit.score),
+                        payload: hit.payload.map(|p| parse_payload(&p.0)).transpose()?,
+                    })
                 })
                 .collect()
+        };
+        self.guarded(|| {
+            // One query (a served request) runs on this thread: handing it to the pool and
+            // back costs two thread wake-ups, more than the graph search itself.
+            if let [query] = queries {
+                Ok(vec![search_one(query)?])
+            } else {
+                queries.par_iter().map(search_one).collect()
+            }
         })
     }
 

@@ -224,3 +224,46 @@ fn server_store_passes_the_same_suite_when_a_server_is_given() {
     check_search_through_the_graph(&store);
     store.drop_collection().unwrap();
 }
+
+#[test]
+fn signatures_are_stored_as_base64_and_format_4_lists_still_read() {
+    let signature = [0, 1, 7, u32::MAX, 0x0102_0304];
+    let stored = encode_signature(&signature);
+    assert_eq!(
+        stored, "AAAAAAEAAAAHAAAA/////wQDAgE=",
+        "little-endian words, base64"
+    );
+    let value = serde_json::Value::from(stored);
+    assert_eq!(decode_signature(&value).unwrap(), signature);
+    let list = serde_json::json!([0, 1, 7, u32::MAX, 0x0102_0304]);
+    assert_eq!(decode_signature(&list).unwrap(), signature);
+
+    // A payload as format 4 wrote it reads as the same document.
+    let map = serde_json::json!({
+        "id": "a", "signature": list, "shingles": 5, "facts": Facts::default(),
+    });
+    let payload = parse_payload(map.as_object().unwrap()).unwrap();
+    assert_eq!(
+        (payload.id.as_str(), payload.signature.as_slice()),
+        ("a", &signature[..])
+    );
+
+    for bad in [
+        serde_json::json!("AAAAAAE="), // 5 bytes: not whole words
+        serde_json::json!("not base64!"),
+        serde_json::json!([1, -2]),
+        serde_json::json!([1u64 << 32]),
+        serde_json::json!(7),
+    ] {
+        assert_eq!(decode_signature(&bad), None, "{bad}");
+    }
+    let map = serde_json::json!({"id": "a", "signature": "AAAAAAE=", "shingles": 5, "facts": Facts::default(),
+    });
+    let error = parse_payload(map.as_object().unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("point \"a\": `signature` is neither base64"),
+        "{error}"
+    );
+}

@@ -133,7 +133,7 @@ fn bad_manifest_values_are_named_with_the_file_and_field() {
         set_manifest(idx, "format", serde_json::json!(1))
     });
     assert!(
-        stderr.contains("index format 1, this neardup reads 4: rebuild the index"),
+        stderr.contains("index format 1, this neardup reads formats 4 to 5: rebuild the index"),
         "{stderr}"
     );
     // Other vectors than the index was built with: the model's digest differs.
