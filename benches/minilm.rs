@@ -10,11 +10,12 @@
 //! `SET.texts.jsonl` (one JSON string a line), `SET.candle.jsonl` (one vector a line) and
 //! `candle.json` (seconds of wall and CPU time per set).
 
-use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use neardup::embed::{Embedder, MiniLm, models};
+use neardup::io::{write_json_lines, write_json_pretty};
 
 const TEXTS: usize = 1000;
 const MAX_TOKENS: usize = 128;
@@ -42,21 +43,17 @@ fn main() {
             refs.len() as f64 / wall
         );
         timings.insert(set.into(), serde_json::json!({"wall": wall, "cpu": cpu}));
-        write_lines(&out.join(format!("{set}.texts.jsonl")), texts.iter());
-        write_lines(&out.join(format!("{set}.candle.jsonl")), vectors.iter());
+        write_json_lines(&out.join(format!("{set}.texts.jsonl")), texts.iter()).expect("texts");
+        write_json_lines(&out.join(format!("{set}.candle.jsonl")), &vectors).expect("vectors");
     }
-    std::fs::write(
-        out.join("candle.json"),
-        serde_json::Value::Object(timings).to_string(),
-    )
-    .expect("candle.json");
+    write_json_pretty(&out.join("candle.json"), &timings).expect("candle.json");
 }
 
 /// The first [`TEXTS`] records with an abstract (title and abstract joined with a space) and
 /// the first [`TEXTS`] without one.
 fn text_sets() -> (Vec<String>, Vec<String>) {
-    let path = "../shared/data/bibdedupe-core.jsonl";
-    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/bibdedupe-core.jsonl");
+    let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let (mut abstracts, mut titles) = (Vec::new(), Vec::new());
     for line in BufReader::new(file).lines() {
         let record: serde_json::Value =
@@ -77,15 +74,6 @@ fn text_sets() -> (Vec<String>, Vec<String>) {
         "too few records"
     );
     (abstracts, titles)
-}
-
-fn write_lines<T: serde::Serialize>(path: &std::path::Path, items: impl Iterator<Item = T>) {
-    let mut file = std::io::BufWriter::new(std::fs::File::create(path).expect("create"));
-    for item in items {
-        serde_json::to_writer(&mut file, &item).expect("write");
-        file.write_all(b"\n").expect("write");
-    }
-    file.flush().expect("flush");
 }
 
 /// User and system CPU seconds of this process so far.

@@ -209,7 +209,7 @@ impl Shingler {
     /// [`Shingler::hash_shingles`], also calling `see` with every word of `text` (stoplisted
     /// ones too): in the same pass where shingles are single words, so that a caller that
     /// needs both tokenises the text once.
-    pub fn hash_shingles_seeing_words(
+    fn hash_shingles_seeing_words(
         &self,
         text: &str,
         out: &mut Vec<u64>,
@@ -269,8 +269,8 @@ impl Shingler {
         self.shingle_set_seeing_words(text, |_| {})
     }
 
-    /// [`Shingler::shingle_set`], calling `see` with every word as
-    /// [`Shingler::hash_shingles_seeing_words`] does.
+    /// [`Shingler::shingle_set`], also calling `see` with every word of `text` (stoplisted
+    /// ones too), so that a caller that needs both tokenises the text once.
     pub fn shingle_set_seeing_words(&self, text: &str, see: impl FnMut(&str)) -> Vec<u64> {
         let mut out = Vec::new();
         self.hash_shingles_seeing_words(text, &mut out, see);
