@@ -275,14 +275,14 @@ fn a_restarted_server_redoes_its_journal_and_a_clean_stop_empties_it() {
 }
 
 #[test]
-fn an_index_of_format_4_is_served_and_says_5_from_its_first_write() {
+fn an_index_of_format_4_is_served_and_says_6_from_its_first_write() {
     let dir = tempfile::tempdir().unwrap();
     let index = empty_index(dir.path(), &[]);
     let manifest = index.join("neardup-index.json");
     let read = || -> serde_json::Value {
         serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap()
     };
-    assert_eq!(read()["format"], 5);
+    assert_eq!(read()["format"], 6);
     let mut old = read();
     old["format"] = 4.into();
     std::fs::write(&manifest, old.to_string()).unwrap();
@@ -296,7 +296,7 @@ fn an_index_of_format_4_is_served_and_says_5_from_its_first_write() {
         call(ureq::post(&url("/documents")), Some(body)).unwrap().0,
         201
     );
-    assert_eq!(read()["format"], 5, "an older neardup must now refuse it");
+    assert_eq!(read()["format"], 6, "an older neardup must now refuse it");
     let body = r#"{"text": "w1 w2 w3 w4 w5 w6"}"#;
     let (status, found) = call(ureq::post(&url("/similar")), Some(body)).unwrap();
     assert_eq!(status, 200);

@@ -105,6 +105,11 @@ pub struct MethodFlags {
     /// Two-stage: neighbours below this cosine are not candidates [default: 0.5].
     #[arg(long, allow_negative_numbers = true, help_heading = "Two-stage")]
     min_cosine: Option<f32>,
+    /// Two-stage: centre every vector on the mean of the first 8,192 documents' vectors before
+    /// it is stored or searched: unrelated documents then point apart, which the HNSW graph
+    /// and int8 quantization need [default: false].
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Two-stage")]
+    centre: Option<bool>,
     /// Two-stage: vector store [default: edge, or qdrant with --qdrant-url].
     #[arg(long, value_enum, help_heading = "Two-stage")]
     store: Option<StoreKind>,

@@ -10,13 +10,16 @@
 //!   attention mask, L2-normalised), on the CPU or, with the `cuda` feature, a GPU.
 //! - `glove`: averaged word vectors from a GloVe text file, the CORE notebook's embedding.
 //!
-//! Model files are fetched by name ([`models`]) and never committed.
+//! Model files are fetched by name ([`models`]) and never committed. An index may also centre
+//! every vector on its corpus's mean ([`Centre`]).
 
+mod centre;
 mod glove;
 mod minilm;
 pub mod models;
 mod static_model;
 
+pub use centre::{Centre, MIN_CENTRE_DOCUMENTS};
 pub use glove::GloveEmbedder;
 pub use minilm::MiniLm;
 pub use static_model::{StaticEmbedder, derive_static};

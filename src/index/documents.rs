@@ -7,11 +7,11 @@
 //! process (`neardup query`, `neardup serve`) embeds and signs exactly as the builder did.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
-use crate::embed::{self, Embedder, EmbedderSpec, ModelIdentity};
+use crate::embed::{self, Centre, Embedder, EmbedderSpec, ModelIdentity};
 use crate::error::{Error, Location, Result};
 use crate::io::Record;
 use crate::io::write_json_pretty;
@@ -33,11 +33,12 @@ pub const MANIFEST: &str = "neardup-index.json";
 /// Where the embedded engine keeps its data inside an index folder.
 const EDGE_DIR: &str = "edge";
 /// Version 2 records the settings through the same types a pipeline file uses; version 5
-/// stores signatures as base64 strings.
-const FORMAT: u64 = 5;
+/// stores signatures as base64 strings; version 6 may record a corpus centre.
+const FORMAT: u64 = 6;
 /// The oldest format this version opens: format 4 differs only in its points' signatures,
-/// which are read either way. Its manifest says 5 from the first write on, so that an older
-/// neardup refuses the index instead of failing on a new point.
+/// which are read either way, and formats 4 and 5 have no centre. Its manifest says 6 from the
+/// first write on, so that an older neardup refuses the index instead of failing on a new
+/// point.
 const OLDEST_FORMAT: u64 = 4;
 
 /// How an index embeds, stores and confirms: the two-stage settings that outlive a run, as a
@@ -62,6 +63,10 @@ pub struct IndexSettings {
     /// Neighbours below this cosine are not candidates [default: 0.5].
     #[serde(default = "default_min_cosine")]
     pub min_cosine: f32,
+    /// Centre every vector on the mean of the first documents embedded (see [`Centre`]) before
+    /// it is stored or searched [default: false].
+    #[serde(default)]
+    pub centre: bool,
 }
 
 fn default_min_cosine() -> f32 {
@@ -77,6 +82,7 @@ impl Default for IndexSettings {
             minhash: MinHashParams::default(),
             rule: ConfirmRule::default(),
             min_cosine: default_min_cosine(),
+            centre: false,
         }
     }
 }
@@ -145,6 +151,9 @@ pub struct Manifest {
     pub dimensions: usize,
     /// Documents indexed when the index was built.
     pub documents: usize,
+    /// The mean every vector was centred on, with `centre` set and enough documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub centred_on: Option<Vec<f32>>,
     /// The settings, resolved.
     #[serde(flatten)]
     pub settings: IndexSettings,
@@ -234,6 +243,9 @@ pub struct DocumentIndex {
     /// Whether the manifest on disk says [`FORMAT`]; an older one is rewritten before the
     /// first write.
     manifest_current: Mutex<bool>,
+    /// What vectors are centred on: set from the manifest, or by [`DocumentIndex::learn_centre`]
+    /// while the index is built; never set for an index without `centre`.
+    centre: OnceLock<Centre>,
 }
 
 impl DocumentIndex {
@@ -262,6 +274,7 @@ impl DocumentIndex {
             model: embedder.identity().clone(),
             dimensions: embedder.dimensions(),
             documents: 0,
+            centred_on: None,
             settings,
         };
         Self::assemble(dir, manifest, embedder, store)
@@ -358,6 +371,11 @@ impl DocumentIndex {
             store,
             journal: Mutex::new(None),
             manifest_current: Mutex::new(manifest.format == FORMAT),
+            centre: manifest
+                .centred_on
+                .clone()
+                .map(Centre::from_vec)
+                .map_or_else(OnceLock::new, OnceLock::from),
             manifest,
         })
     }
@@ -381,6 +399,39 @@ impl DocumentIndex {
     /// count and facts.
     pub fn sign(&self, record: &Record) -> Sketch {
         self.confirmer.sign(record)
+    }
+
+    /// Sets the centre from the first `documents` embedded into a new index with `centre` set,
+    /// once: later calls, an index without `centre`, and fewer than
+    /// [`MIN_CENTRE_DOCUMENTS`](crate::embed::MIN_CENTRE_DOCUMENTS) documents leave it as it
+    /// is (the last: uncentred for good, since the first vectors are stored as they are).
+    pub fn learn_centre(&self, documents: &[Vec<f32>]) {
+        if !self.manifest.settings.centre || self.centre.get().is_some() {
+            return;
+        }
+        match Centre::of(documents) {
+            Some(centre) => {
+                let _ = self.centre.set(centre);
+            }
+            None => tracing::warn!(
+                documents = documents.len(),
+                "too few documents to estimate a centre from: vectors are not centred"
+            ),
+        }
+    }
+
+    /// Embeds `texts` as this index stores and searches them: centred where it has a centre.
+    pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let mut vectors = self.embedder.embed(texts)?;
+        self.centre_all(&mut vectors);
+        Ok(vectors)
+    }
+
+    /// Centres vectors the embedder made, where the index has a centre.
+    pub fn centre_all(&self, vectors: &mut [Vec<f32>]) {
+        if let Some(centre) = self.centre.get() {
+            vectors.iter_mut().for_each(|v| centre.apply(v));
+        }
     }
 
     /// Adds documents with their vectors, and with their sketches where given. `None` is for
@@ -431,6 +482,7 @@ impl DocumentIndex {
         self.store.flush()?;
         self.manifest.documents = self.store.len()?;
         self.manifest.format = FORMAT;
+        self.manifest.centred_on = self.centre.get().map(|c| c.as_slice().to_vec());
         write_json_pretty(&self.dir.join(MANIFEST), &self.manifest)?;
         Ok(built)
     }
@@ -456,7 +508,7 @@ impl DocumentIndex {
 
     /// What the index keeps of a new text (one with no separate title): its vector and sketch.
     fn sketch(&self, text: &str) -> Result<(Vec<f32>, Sketch)> {
-        let vector = self.embedder.embed(&[text])?.remove(0);
+        let vector = self.embed(&[text])?.remove(0);
         let sketch = self.sign(&Record::plain(String::new(), text.to_owned()));
         Ok((vector, sketch))
     }

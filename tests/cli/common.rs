@@ -74,6 +74,12 @@ pub fn rejected(args: &[&str]) -> String {
 /// bag of words, so cosine follows word overlap. Enough to drive the two-stage pipeline end
 /// to end without a downloaded model.
 pub fn random_word_vectors(corpus: &Path, out: &Path) {
+    word_vectors_around(corpus, out, 0.0);
+}
+
+/// As [`random_word_vectors`], with `offset` added to every component: every document vector
+/// then leans the same way, as a real embedder's do.
+pub fn word_vectors_around(corpus: &Path, out: &Path, offset: f32) {
     use rand::RngExt;
     let text = std::fs::read_to_string(corpus).unwrap();
     let mut words = BTreeSet::new();
@@ -95,7 +101,7 @@ pub fn random_word_vectors(corpus: &Path, out: &Path) {
             rand_chacha::ChaCha8Rng::seed_from_u64(xxhash_rust::xxh3::xxh3_64(word.as_bytes()));
         file.push_str(&word);
         for _ in 0..64 {
-            file.push_str(&format!(" {:.4}", rng.random::<f32>() * 2.0 - 1.0));
+            file.push_str(&format!(" {:.4}", rng.random::<f32>() * 2.0 - 1.0 + offset));
         }
         file.push('\n');
     }

@@ -188,6 +188,89 @@ fn answer_queries(index: &Path, vectors: &Path, store: &[String]) {
     assert!(rejected(&again).contains("already holds a neardup index"));
 }
 
+#[test]
+fn a_centred_index_spreads_leaning_vectors_and_centres_its_queries_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let vectors = dir.path().join("words.txt");
+    let data = sample();
+    word_vectors_around(&data, &vectors, 1.0);
+    let record: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(&data)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    let text = format!(
+        "{} {}",
+        record["processed_title"].as_str().unwrap(),
+        record["processed_abstract"].as_str().unwrap()
+    );
+    // The manifest, the query's cosine with the record itself, and its lowest cosine among the
+    // 20 nearest.
+    let build_and_ask = |centre: bool| {
+        let index = dir.path().join(if centre { "centred" } else { "as-made" });
+        let mut args = vec![
+            "index",
+            s(&data),
+            "--index",
+            s(&index),
+            "--embedder",
+            "glove",
+            "--glove",
+            s(&vectors),
+            "-q",
+        ];
+        if centre {
+            args.push("--centre");
+        }
+        ok(&args);
+        let manifest: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(index.join("neardup-index.json")).unwrap(),
+        )
+        .unwrap();
+        let out = ok(&[
+            "query",
+            "--index",
+            s(&index),
+            "--text",
+            &text,
+            "--all",
+            "--json",
+        ]);
+        let found: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let cosine = |m: &serde_json::Value| m["cosine"].as_f64().unwrap();
+        let own = found
+            .iter()
+            .find(|m| m["id"] == "special_cases/id_0000001")
+            .map(cosine);
+        let lowest = found.iter().map(cosine).fold(f64::INFINITY, f64::min);
+        assert_eq!(found.len(), 20, "{found:?}");
+        (manifest, own, lowest)
+    };
+
+    let (manifest, own, lowest) = build_and_ask(false);
+    assert!(manifest.get("centred_on").is_none(), "{manifest}");
+    assert!(own.unwrap() > 0.999);
+    assert!(lowest > 0.9, "every vector leans the same way: {lowest}");
+
+    let (manifest, own, centred_lowest) = build_and_ask(true);
+    assert_eq!(manifest["format"], 6);
+    assert_eq!(manifest["centre"], true);
+    assert_eq!(manifest["centred_on"].as_array().map(Vec::len), Some(64));
+    // The query is centred as the stored vectors were, so it still meets itself at 1.
+    assert!(own.unwrap() > 0.999, "{own:?}");
+    assert!(
+        centred_lowest < lowest - 0.2,
+        "centred neighbours spread out: {centred_lowest} against {lowest}"
+    );
+}
+
 /// Scratch folders of neardup under `tmp`.
 fn scratch_dirs(tmp: &Path) -> Vec<PathBuf> {
     std::fs::read_dir(tmp)
