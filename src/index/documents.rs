@@ -203,6 +203,22 @@ impl Manifest {
             .settings
             .validate()
             .map_err(|e| bad(None, e.to_string()))?;
+        if let Some(centre) = &manifest.centred_on {
+            let problem = if centre.len() != manifest.dimensions {
+                Some(format!(
+                    "`centred_on` holds {} numbers, and the vectors have {} dimensions",
+                    centre.len(),
+                    manifest.dimensions
+                ))
+            } else if !centre.iter().all(|x| x.is_finite()) {
+                Some("`centred_on` holds a number that is not finite".to_owned())
+            } else {
+                None
+            };
+            if let Some(problem) = problem {
+                return Err(bad(Some("centred_on"), problem));
+            }
+        }
         Ok(manifest)
     }
 }

@@ -108,6 +108,36 @@ pub fn word_vectors_around(corpus: &Path, out: &Path, offset: f32) {
     std::fs::write(out, file).unwrap();
 }
 
+/// The first sample record's text as the pipeline joins it: processed title and abstract.
+pub fn first_sample_text() -> String {
+    let first = std::fs::read_to_string(sample()).unwrap();
+    let record: serde_json::Value = serde_json::from_str(first.lines().next().unwrap()).unwrap();
+    format!(
+        "{} {}",
+        record["processed_title"].as_str().unwrap(),
+        record["processed_abstract"].as_str().unwrap()
+    )
+}
+
+/// Runs `neardup index` on the sample into `index` with the GloVe file `vectors`, plus
+/// `extra` flags.
+pub fn index_sample_with_glove(index: &Path, vectors: &Path, extra: &[&str]) {
+    let data = sample();
+    let mut args = vec![
+        "index",
+        s(&data),
+        "--index",
+        s(index),
+        "--embedder",
+        "glove",
+        "--glove",
+        s(vectors),
+        "-q",
+    ];
+    args.extend(extra);
+    ok(&args);
+}
+
 /// Runs `neardup dedup INPUT --method minhash` (plus `extra`) quietly into a new temporary
 /// folder, which it returns.
 pub fn dedup_minhash(input: &Path, extra: &[&str]) -> tempfile::TempDir {

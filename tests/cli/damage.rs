@@ -9,18 +9,7 @@ fn built_index() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let vectors = dir.path().join("words.txt");
     random_word_vectors(&sample(), &vectors);
-    let index = dir.path().join("idx");
-    ok(&[
-        "index",
-        s(&sample()),
-        "--index",
-        s(&index),
-        "--embedder",
-        "glove",
-        "--glove",
-        s(&vectors),
-        "-q",
-    ]);
+    index_sample_with_glove(&dir.path().join("idx"), &vectors, &[]);
     dir
 }
 
@@ -112,6 +101,11 @@ fn bad_manifest_values_are_named_with_the_file_and_field() {
             "`min_cosine` must lie in [-1, 1]",
         ),
         (
+            "centred_on",
+            serde_json::json!([0.5, 0.5]),
+            "`centred_on` holds 2 numbers, and the vectors have 64 dimensions",
+        ),
+        (
             "seed",
             serde_json::json!("one"),
             "field `seed`: invalid type",
@@ -133,7 +127,7 @@ fn bad_manifest_values_are_named_with_the_file_and_field() {
         set_manifest(idx, "format", serde_json::json!(1))
     });
     assert!(
-        stderr.contains("index format 1, this neardup reads formats 4 to 5: rebuild the index"),
+        stderr.contains("index format 1, this neardup reads formats 4 to 6: rebuild the index"),
         "{stderr}"
     );
     // Other vectors than the index was built with: the model's digest differs.

@@ -154,19 +154,7 @@ fn answer_queries(index: &Path, vectors: &Path, store: &[String]) {
         "not itself"
     );
 
-    let record: serde_json::Value = serde_json::from_str(
-        std::fs::read_to_string(sample())
-            .unwrap()
-            .lines()
-            .next()
-            .unwrap(),
-    )
-    .unwrap();
-    let text = format!(
-        "{} {}",
-        record["processed_title"].as_str().unwrap(),
-        record["processed_abstract"].as_str().unwrap()
-    );
+    let text = first_sample_text();
     let out = ok(&["query", "--index", s(index), "--text", &text, "--json"]);
     let found: Vec<serde_json::Value> = String::from_utf8(out.stdout)
         .unwrap()
@@ -192,40 +180,14 @@ fn answer_queries(index: &Path, vectors: &Path, store: &[String]) {
 fn a_centred_index_spreads_leaning_vectors_and_centres_its_queries_too() {
     let dir = tempfile::tempdir().unwrap();
     let vectors = dir.path().join("words.txt");
-    let data = sample();
-    word_vectors_around(&data, &vectors, 1.0);
-    let record: serde_json::Value = serde_json::from_str(
-        std::fs::read_to_string(&data)
-            .unwrap()
-            .lines()
-            .next()
-            .unwrap(),
-    )
-    .unwrap();
-    let text = format!(
-        "{} {}",
-        record["processed_title"].as_str().unwrap(),
-        record["processed_abstract"].as_str().unwrap()
-    );
+    word_vectors_around(&sample(), &vectors, 1.0);
+    let text = first_sample_text();
     // The manifest, the query's cosine with the record itself, and its lowest cosine among the
     // 20 nearest.
     let build_and_ask = |centre: bool| {
         let index = dir.path().join(if centre { "centred" } else { "as-made" });
-        let mut args = vec![
-            "index",
-            s(&data),
-            "--index",
-            s(&index),
-            "--embedder",
-            "glove",
-            "--glove",
-            s(&vectors),
-            "-q",
-        ];
-        if centre {
-            args.push("--centre");
-        }
-        ok(&args);
+        let extra: &[&str] = if centre { &["--centre"] } else { &[] };
+        index_sample_with_glove(&index, &vectors, extra);
         let manifest: serde_json::Value = serde_json::from_str(
             &std::fs::read_to_string(index.join("neardup-index.json")).unwrap(),
         )
