@@ -302,7 +302,7 @@ fn an_index_of_format_4_is_served_and_says_6_from_its_first_write() {
     assert_eq!(status, 200);
     assert_eq!(found["duplicates"][0]["id"], "a", "{found}");
     server.stop();
-    assert_eq!(read()["format"], 5);
+    assert_eq!(read()["format"], 6);
 }
 
 #[test]
