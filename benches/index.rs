@@ -206,12 +206,7 @@ fn exact_top(points: &[Vec<f32>], query: &[f32]) -> Hits {
     let mut scored: Hits = points
         .iter()
         .enumerate()
-        .map(|(key, point)| {
-            (
-                key as u64,
-                point.iter().zip(query).map(|(a, b)| a * b).sum(),
-            )
-        })
+        .map(|(key, point)| (key as u64, cosine(point, query)))
         .collect();
     scored.select_nth_unstable_by(K, |a, b| b.1.total_cmp(&a.1));
     scored.truncate(K);
