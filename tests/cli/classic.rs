@@ -101,10 +101,7 @@ fn diff_overlap_and_groups_show_what_people_read() {
             "--matrix",
             "--json",
         ]);
-        let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
+        let lines: Vec<serde_json::Value> = json_lines(&out);
         assert_eq!(lines.len(), 1, "{similarity}");
         assert_eq!(
             lines[0]["members"],

@@ -47,6 +47,15 @@ pub fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
+/// The JSON values of a run's standard output, one a line (`--json` output).
+pub fn json_lines(out: &Output) -> Vec<serde_json::Value> {
+    std::str::from_utf8(&out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 pub fn eval_json(truth: &Path, pred: &Path) -> serde_json::Value {
     let json = pred.join("eval.json");
     ok(&[

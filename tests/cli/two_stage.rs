@@ -136,11 +136,7 @@ fn answer_queries(index: &Path, vectors: &Path, store: &[String]) {
         "special_cases/id_0000001",
         "--json",
     ]);
-    let matches: Vec<serde_json::Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let matches: Vec<serde_json::Value> = json_lines(&out);
     assert!(
         matches
             .iter()
@@ -156,11 +152,7 @@ fn answer_queries(index: &Path, vectors: &Path, store: &[String]) {
 
     let text = first_sample_text();
     let out = ok(&["query", "--index", s(index), "--text", &text, "--json"]);
-    let found: Vec<serde_json::Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let found: Vec<serde_json::Value> = json_lines(&out);
     // Its duplicate _0000002 ties with it at cosine 1, so either may come first.
     let own = found
         .iter()
@@ -201,11 +193,7 @@ fn a_centred_index_spreads_leaning_vectors_and_centres_its_queries_too() {
             "--all",
             "--json",
         ]);
-        let found: Vec<serde_json::Value> = String::from_utf8(out.stdout)
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
+        let found: Vec<serde_json::Value> = json_lines(&out);
         let cosine = |m: &serde_json::Value| m["cosine"].as_f64().unwrap();
         let own = found
             .iter()
