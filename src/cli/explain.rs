@@ -175,6 +175,14 @@ fn from_records(args: &ExplainArgs, records: [Record; 2], models: &Path) -> Resu
         .iter()
         .map(|record| Sketch::of(record, &shingler, &hasher))
         .unzip();
+    if embeds && settings.centre {
+        // The centre is the mean of a corpus's first documents, which two records do not give.
+        return Err(Error::Usage(
+            "--centre needs the corpus's centre: explain two documents of a centred index with \
+             --index DIR and their ids"
+                .into(),
+        ));
+    }
     let cosine = if embeds {
         let embedder = embed::load(&settings.embedder, models)?;
         let vectors = embedder.embed(&[&records[0].text, &records[1].text])?;

@@ -525,4 +525,10 @@ fn explain_names_the_rule_for_a_rescued_and_a_refused_pair() {
     assert!(json["jaccard_exact"].as_f64().unwrap() > 0.8);
     let missing = rejected(&["explain", s(&data), "stroke/id_0000271", "nope"]);
     assert!(missing.contains("no record \"nope\""), "{missing}");
+    // Two records carry no corpus centre; the cosine would silently be an uncentred one.
+    let centred = rejected(&["explain", "--text", "a b", "--text", "a c", "--centre"]);
+    assert!(
+        centred.contains("--centre needs the corpus's centre"),
+        "{centred}"
+    );
 }
