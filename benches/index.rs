@@ -11,6 +11,8 @@
 //!
 //! Candidate recall: on a fixed sample of 1,000 queries, the share of the exact top 21 of the
 //! same vectors (by brute force) that the graph returned; a hit tied with the exact 21st counts.
+//! The last column counts only the exact neighbours at cosine 0.5 or more, the ones `dedup`
+//! keeps as candidates by default. `NEARDUP_BENCH_ROWS=0,3` runs only those rows.
 
 use std::collections::HashSet;
 use std::time::Instant;
@@ -18,11 +20,16 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use neardup::embed::{Centre, Embedder, StaticEmbedder, cosine, models};
-use neardup::store::{EdgeStore, GraphSettings, OpenMode, SearchOptions, StoredPoint, VectorStore};
+use neardup::store::{
+    EdgeStore, GraphSettings, OpenMode, Quantization, Quantized, SearchOptions, StoredPoint,
+    VectorStore,
+};
 use neardup::synth::Generator;
 
 /// Neighbours per query, as `dedup` asks for them (top-20 and the document itself).
 const K: usize = 21;
+/// `dedup`'s default `--min-cosine`: closer neighbours are the candidates it keeps.
+const MIN_COSINE: f32 = 0.5;
 /// Queries whose exact top-k is computed.
 const SAMPLE: usize = 1000;
 /// Points per upsert and queries per search call, as the pipeline sends them.
@@ -91,41 +98,69 @@ fn main() {
 
     // Measured and dropped: ef 64 lost recall (61% against 69%) and saved a tenth of the
     // search; uncentred, ef 512 found 82% at 2.5x the time, m 32 / ef_construct 200 76% at 1.8x,
-    // and four segments of 25,000 points searched three times as long. Centred, 64 or 128
-    // principal axes kept at most 70% or 89% of the exact top 21 for 1.26x or 1.02x the speed,
-    // and upserting and searching in an order sorted by the signs of 16 principal axes made no
-    // difference (README, "Vector index levers").
+    // int8 4%, and four segments of 25,000 points searched three times as long. Centred, ef 256
+    // found 97.6% at 0.51x, int8 at ef 512 99.1% at 0.43x; 64 or 128 principal axes kept at most
+    // 70% or 89% of the exact top 21 for 1.26x or 1.02x the speed, and upserting and searching
+    // in an order sorted by the signs of 16 principal axes made no difference (README, "Vector
+    // index levers").
     let graph = GraphSettings::default();
-    let int8 = GraphSettings {
-        int8_oversampling: Some(2.0),
+    let quantized = |scheme, oversampling| GraphSettings {
+        quantization: Some(Quantized {
+            scheme,
+            oversampling,
+        }),
         ..graph
     };
+    let int8 = quantized(Quantization::Int8, 2.0);
     let rows = [
         (false, graph),
-        (false, int8),
         (true, graph),
-        (true, GraphSettings { ef: 256, ..graph }),
+        (true, GraphSettings { ef: 64, ..graph }),
         (true, int8),
-        (true, GraphSettings { ef: 256, ..int8 }),
-        (true, GraphSettings { ef: 512, ..int8 }),
+        (true, GraphSettings { ef: 64, ..int8 }),
+        (true, GraphSettings { ef: 32, ..int8 }),
+        (
+            true,
+            GraphSettings {
+                inline_vectors: true,
+                ..int8
+            },
+        ),
+        (true, quantized(Quantization::Turbo4, 2.0)),
+        (true, quantized(Quantization::Turbo2, 4.0)),
+        (true, quantized(Quantization::Binary2, 4.0)),
+        (true, quantized(Quantization::Binary1, 8.0)),
     ];
+    let chosen: Option<Vec<usize>> = std::env::var("NEARDUP_BENCH_ROWS").ok().map(|list| {
+        list.split(',')
+            .map(|row| {
+                row.trim()
+                    .parse()
+                    .expect("NEARDUP_BENCH_ROWS: row numbers, e.g. 0,3")
+            })
+            .collect()
+    });
     println!(
-        "{:<8} {:<4} {:<6} {:>4} {:<6} {:>8} {:>8} {:>9} {:>8} {:>9} {:>8}",
+        "{:<3} {:<8} {:<4} {:<6} {:>4} {:<10} {:>8} {:>9} {:>8} {:>9} {:>8} {:>8}",
+        "row",
         "vectors",
         "m",
         "ef_con",
         "ef",
-        "int8",
-        "segment",
+        "compressed",
         "load s",
         "search s",
         "total s",
         "vs first",
-        "recall"
+        "recall",
+        "at 0.5"
     );
     let mut exact: [Option<Vec<Hits>>; 2] = [None, None];
     let mut baseline = None;
-    for (is_centred, settings) in rows {
+    for (row, &(is_centred, settings)) in rows.iter().enumerate() {
+        if chosen.as_ref().is_some_and(|rows| !rows.contains(&row)) {
+            continue;
+        }
         let (points, queries) = if is_centred {
             (&centred_points, &centred_queries)
         } else {
@@ -181,24 +216,31 @@ fn main() {
             );
             exact
         });
-        let recall = recall(exact, sample.iter().map(|&q| &found[q]));
+        let sampled = || sample.iter().map(|&q| &found[q]);
+        let (recall_all, recall_kept) = (
+            recall(exact, sampled(), f32::NEG_INFINITY),
+            recall(exact, sampled(), MIN_COSINE),
+        );
         let total = build + search;
         let baseline = *baseline.get_or_insert(total);
+        let compressed = settings.quantization.map_or("-".into(), |q| {
+            let inline = if settings.inline_vectors { " inl" } else { "" };
+            format!("{} x{}{inline}", q.scheme, q.oversampling)
+        });
         println!(
-            "{:<8} {:<4} {:<6} {:>4} {:<6} {:>8} {:>8.1} {:>9.1} {:>8.1} {:>8.2}x {:>7.2}%",
+            "{:<3} {:<8} {:<4} {:<6} {:>4} {:<10} {:>8.1} {:>9.1} {:>8.1} {:>8.2}x {:>7.2}% {:>7.2}%",
+            row,
             if is_centred { "centred" } else { "as made" },
             settings.m,
             settings.ef_construct,
             settings.ef,
-            settings
-                .int8_oversampling
-                .map_or("-".into(), |o| format!("x{o}")),
-            settings.segment_points,
+            compressed,
             build,
             search,
             total,
             baseline / total,
-            100.0 * recall
+            100.0 * recall_all,
+            100.0 * recall_kept
         );
     }
 }
@@ -244,20 +286,27 @@ fn options() -> SearchOptions {
     }
 }
 
-/// The share of the exact neighbours found; a found neighbour as close as the exact k-th
-/// counts, since which of several tied points a search keeps is arbitrary.
+/// The share of the exact neighbours at `min_cosine` or above that were found; a found
+/// neighbour as close as the last of them counts, since which of several tied points a search
+/// keeps is arbitrary.
 fn recall<'a>(
     exact: &[Hits],
     found: impl Iterator<Item = &'a Vec<neardup::store::Neighbour>>,
+    min_cosine: f32,
 ) -> f64 {
     let (mut hit, mut total) = (0usize, 0usize);
     for (truth, found) in exact.iter().zip(found) {
+        let truth: Hits = truth
+            .iter()
+            .copied()
+            .filter(|&(_, cosine)| cosine >= min_cosine)
+            .collect();
+        let found = found.iter().filter(|n| n.cosine >= min_cosine);
         let keys: HashSet<u64> = truth.iter().map(|&(key, _)| key).collect();
         let last = truth
             .last()
             .map_or(f32::NEG_INFINITY, |&(_, cosine)| cosine);
         hit += found
-            .iter()
             .filter(|n| keys.contains(&n.key) || n.cosine >= last - 1e-6)
             .count()
             .min(truth.len());

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use qdrant_edge::{
+    BinaryQuantizationConfig, BinaryQuantizationEncoding, BinaryQuantizationQueryEncoding,
     DEFAULT_VECTOR_NAME, Distance, EdgeConfigBuilder, EdgeOptimizersConfig, EdgeShard,
     EdgeVectorParamsBuilder, HnswIndexConfig, NamedQuery, PointId, PointInsertOperations,
     PointOperations, PointStruct, QuantizationConfig, QuantizationSearchParams, QueryEnum,
@@ -14,8 +15,8 @@ use qdrant_edge::{
 use rayon::prelude::*;
 
 use super::{
-    Fetched, GraphSettings, Neighbour, OpenMode, SearchOptions, StoredPoint, VectorStore,
-    parse_payload, payload_json, unit_cosine,
+    Fetched, GraphSettings, Neighbour, OpenMode, Quantization, SearchOptions, StoredPoint,
+    VectorStore, parse_payload, payload_json, unit_cosine,
 };
 use crate::error::{Error, Result};
 
@@ -65,8 +66,8 @@ impl EdgeStore {
                 EdgeShard::load(dir, None)
             } else {
                 let mut vectors = EdgeVectorParamsBuilder::new(dimensions, Distance::Cosine);
-                if graph.int8_oversampling.is_some() {
-                    vectors = vectors.quantization_config(int8());
+                if let Some(quantized) = graph.quantization {
+                    vectors = vectors.quantization_config(compression(quantized.scheme));
                 }
                 // Full segments are never merged into a larger one, and a segment small
                 // enough to be scanned gets no graph.
@@ -83,6 +84,7 @@ impl EdgeStore {
                         m: graph.m,
                         ef_construct: graph.ef_construct,
                         full_scan_threshold: graph.full_scan_kb,
+                        inline_storage: graph.inline_vectors.then_some(true),
                         ..HnswIndexConfig::default()
                     })
                     .build();
@@ -240,11 +242,11 @@ impl VectorStore for EdgeStore {
                 params: Some(SearchParams {
                     hnsw_ef: Some(self.graph.ef.max(k)),
                     exact,
-                    quantization: self.graph.int8_oversampling.map(|oversampling| {
+                    quantization: self.graph.quantization.map(|quantized| {
                         QuantizationSearchParams {
                             ignore: false,
                             rescore: Some(true),
-                            oversampling: Some(f64::from(oversampling)),
+                            oversampling: Some(f64::from(quantized.oversampling)),
                         }
                     }),
                     ..SearchParams::default()
@@ -336,14 +338,33 @@ impl VectorStore for EdgeStore {
     }
 }
 
-/// Scalar quantization to one byte a component, kept in memory.
-fn int8() -> QuantizationConfig {
-    ScalarQuantizationConfig {
-        r#type: ScalarType::Int8,
-        quantile: None,
-        always_ram: Some(true),
+/// The engine's config for a compression, kept in memory.
+fn compression(scheme: Quantization) -> QuantizationConfig {
+    let binary = |encoding| {
+        BinaryQuantizationConfig {
+            always_ram: Some(true),
+            encoding: Some(encoding),
+            query_encoding: Some(BinaryQuantizationQueryEncoding::Scalar8Bits),
+        }
+        .into()
+    };
+    // qdrant-edge does not re-export TurboQuant's config types; the config reads from JSON.
+    let turbo = |bits: &str| {
+        serde_json::from_value(serde_json::json!({"turbo": {"always_ram": true, "bits": bits}}))
+            .expect("TurboQuant's config as Qdrant documents it")
+    };
+    match scheme {
+        Quantization::Int8 => ScalarQuantizationConfig {
+            r#type: ScalarType::Int8,
+            quantile: None,
+            always_ram: Some(true),
+        }
+        .into(),
+        Quantization::Turbo4 => turbo("bits4"),
+        Quantization::Turbo2 => turbo("bits2"),
+        Quantization::Binary2 => binary(BinaryQuantizationEncoding::TwoBits),
+        Quantization::Binary1 => binary(BinaryQuantizationEncoding::OneBit),
     }
-    .into()
 }
 
 fn numeric(id: PointId) -> Result<u64> {

@@ -112,9 +112,13 @@ pub struct GraphSettings {
     /// bib-dedupe differ by 0.005 in accuracy as the approximate top-k changed; 128 keeps them
     /// within 0.001.
     pub ef: usize,
-    /// With `Some(oversampling)`, the graph is walked on int8-quantized vectors and the best
+    /// With `Some`, the graph is built and walked on compressed vectors, and the best
     /// `oversampling * k` found are rescored with the full vectors.
-    pub int8_oversampling: Option<f32>,
+    pub quantization: Option<Quantized>,
+    /// Whether each graph node stores its neighbours' compressed vectors beside its links
+    /// (needs `quantization`), so that a search step reads one block instead of one vector
+    /// per neighbour.
+    pub inline_vectors: bool,
     /// Points per segment of the embedded store, each with its own graph. Upserts go to one
     /// appendable segment, and building its graph copies it: a million 384-dimensional
     /// vectors in one segment took 2.6 GB more while its graph was built. So a segment's graph
@@ -135,10 +139,58 @@ impl Default for GraphSettings {
             m: 16,
             ef_construct: 100,
             ef: 128,
-            int8_oversampling: None,
+            quantization: None,
+            inline_vectors: false,
             segment_points: 250_000,
             full_scan_kb: 20_000,
         }
+    }
+}
+
+/// Compressed vectors for the graph, and how many candidates to rescore.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Quantized {
+    /// How each vector is compressed.
+    pub scheme: Quantization,
+    /// Candidates rescored with the full vectors, as a multiple of `k`.
+    pub oversampling: f32,
+}
+
+/// Qdrant's vector compressions, measured by `cargo bench --bench index`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Quantization {
+    /// One byte a component, scaled to the range of the stored values.
+    Int8,
+    /// TurboQuant: a random rotation, then 4 bits a component.
+    Turbo4,
+    /// TurboQuant at 2 bits a component.
+    Turbo2,
+    /// Binary quantization at 2 bits a component, queries at 8 bits.
+    Binary2,
+    /// Binary quantization at 1 bit a component (the sign), queries at 8 bits.
+    Binary1,
+}
+
+impl Quantization {
+    /// Every compression, for tests and benchmarks.
+    pub const ALL: [Quantization; 5] = [
+        Quantization::Int8,
+        Quantization::Turbo4,
+        Quantization::Turbo2,
+        Quantization::Binary2,
+        Quantization::Binary1,
+    ];
+}
+
+impl std::fmt::Display for Quantization {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Quantization::Int8 => "int8",
+            Quantization::Turbo4 => "tq4",
+            Quantization::Turbo2 => "tq2",
+            Quantization::Binary2 => "bq2",
+            Quantization::Binary1 => "bq1",
+        })
     }
 }
 

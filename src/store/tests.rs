@@ -189,6 +189,80 @@ fn edge_search_after_building_the_graph_finds_the_same_nearest() {
     check_search_through_the_graph(&EdgeStore::open(dir.path(), 16, OpenMode::Create).unwrap());
 }
 
+/// Every compression builds a graph and answers with the full vectors' cosines: the best
+/// `oversampling * k` found on compressed vectors are rescored, so each point finds itself at
+/// cosine 1 and every hit's cosine is its true one.
+#[cfg(feature = "edge")]
+#[test]
+fn edge_graph_on_compressed_vectors_rescores_with_the_full_vectors() {
+    use rand::{RngExt, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    let vectors: Vec<Vec<f32>> = (0..2000)
+        .map(|_| {
+            unit(
+                &(0..64)
+                    .map(|_| rng.random::<f32>() - 0.5)
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .collect();
+    let ids: Vec<String> = (0..vectors.len()).map(|i| format!("doc{i}")).collect();
+    let vector_of: std::collections::HashMap<u64, &Vec<f32>> =
+        ids.iter().map(|id| point_key(id)).zip(&vectors).collect();
+    let points: Vec<StoredPoint<'_>> = ids
+        .iter()
+        .zip(&vectors)
+        .map(|(id, vector)| StoredPoint {
+            key: point_key(id),
+            id,
+            vector,
+            sketch: None,
+        })
+        .collect();
+    let settings = Quantization::ALL
+        .iter()
+        .map(|&scheme| (scheme, false))
+        .chain([(Quantization::Int8, true)]);
+    for (scheme, inline_vectors) in settings {
+        let dir = tempfile::tempdir().unwrap();
+        let graph = GraphSettings {
+            quantization: Some(Quantized {
+                scheme,
+                oversampling: 4.0,
+            }),
+            inline_vectors,
+            // Small enough that these 500 KB of vectors get a graph.
+            full_scan_kb: 1,
+            ..GraphSettings::default()
+        };
+        let store = EdgeStore::open_with(dir.path(), 64, OpenMode::Create, graph).unwrap();
+        store.upsert(&points).unwrap();
+        assert!(store.build_index().unwrap(), "{scheme}: a graph is built");
+        let queries: Vec<&[f32]> = vectors.iter().take(50).map(Vec::as_slice).collect();
+        for (i, hits) in store
+            .search(&queries, nearest(5, false))
+            .unwrap()
+            .iter()
+            .enumerate()
+        {
+            assert_eq!(hits.len(), 5, "{scheme}");
+            assert_eq!(
+                hits[0].key,
+                point_key(&ids[i]),
+                "{scheme}: a point finds itself"
+            );
+            for hit in hits {
+                let truth = crate::embed::cosine(vector_of[&hit.key], queries[i]);
+                assert!(
+                    (hit.cosine - truth).abs() < 1e-4,
+                    "{scheme}: cosine {} where the vectors give {truth}",
+                    hit.cosine
+                );
+            }
+        }
+    }
+}
+
 #[cfg(feature = "qdrant")]
 #[test]
 fn server_store_passes_the_same_suite_when_a_server_is_given() {
