@@ -118,21 +118,23 @@ fn edge_store_searches_fetches_deletes_and_persists() {
     );
 }
 
+/// `count` ids (`doc0`, `doc1`, ...) and random unit vectors of `dimensions`, from `seed`.
+fn random_points(count: usize, dimensions: usize, seed: u64) -> (Vec<String>, Vec<Vec<f32>>) {
+    use rand::{RngExt, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let vectors = (0..count)
+        .map(|_| {
+            let raw: Vec<f32> = (0..dimensions).map(|_| rng.random::<f32>() - 0.5).collect();
+            unit(&raw)
+        })
+        .collect();
+    ((0..count).map(|i| format!("doc{i}")).collect(), vectors)
+}
+
 /// Loads 3,000 random 16-dimensional points into `store` (empty, 16 dimensions) and checks
 /// that search finds each point itself before and after [`VectorStore::build_index`].
 fn check_search_through_the_graph(store: &dyn VectorStore) {
-    use rand::{RngExt, SeedableRng};
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
-    let vectors: Vec<Vec<f32>> = (0..3000)
-        .map(|_| {
-            unit(
-                &(0..16)
-                    .map(|_| rng.random::<f32>() - 0.5)
-                    .collect::<Vec<_>>(),
-            )
-        })
-        .collect();
-    let ids: Vec<String> = (0..vectors.len()).map(|i| format!("doc{i}")).collect();
+    let (ids, vectors) = random_points(3000, 16, 3);
     let signature = [0u32; 2];
     let facts = Facts::default();
     let points: Vec<StoredPoint<'_>> = ids
@@ -195,18 +197,7 @@ fn edge_search_after_building_the_graph_finds_the_same_nearest() {
 #[cfg(feature = "edge")]
 #[test]
 fn edge_graph_on_compressed_vectors_rescores_with_the_full_vectors() {
-    use rand::{RngExt, SeedableRng};
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
-    let vectors: Vec<Vec<f32>> = (0..2000)
-        .map(|_| {
-            unit(
-                &(0..64)
-                    .map(|_| rng.random::<f32>() - 0.5)
-                    .collect::<Vec<_>>(),
-            )
-        })
-        .collect();
-    let ids: Vec<String> = (0..vectors.len()).map(|i| format!("doc{i}")).collect();
+    let (ids, vectors) = random_points(2000, 64, 5);
     let vector_of: std::collections::HashMap<u64, &Vec<f32>> =
         ids.iter().map(|id| point_key(id)).zip(&vectors).collect();
     let points: Vec<StoredPoint<'_>> = ids
