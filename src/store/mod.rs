@@ -172,7 +172,7 @@ pub enum Quantization {
 }
 
 impl Quantization {
-    /// Every compression, for tests and benchmarks.
+    /// Every compression: the store tests build a graph on each.
     pub const ALL: [Quantization; 5] = [
         Quantization::Int8,
         Quantization::Turbo4,
