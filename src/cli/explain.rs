@@ -93,7 +93,7 @@ pub fn run(args: ExplainArgs, models: &Path) -> Result<()> {
                 Record::plain("text 1".into(), args.texts[0].clone()),
                 Record::plain("text 2".into(), args.texts[1].clone()),
             ];
-            from_records(&args, records, models)?
+            from_records(settings(&args)?, records, models)?
         }
         (None, 0) => {
             let [path, a, b] = args.args.as_slice() else {
@@ -102,8 +102,10 @@ pub fn run(args: ExplainArgs, models: &Path) -> Result<()> {
                         .into(),
                 ));
             };
+            // Settings are checked before the input is read: a refusal should not wait for it.
+            let settings = settings(&args)?;
             let records = read_two(&args.input, Path::new(path), a, b)?;
-            from_records(&args, records, models)?
+            from_records(settings, records, models)?
         }
         (None, n) => {
             return Err(Error::Usage(format!(
@@ -120,27 +122,36 @@ pub fn run(args: ExplainArgs, models: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The settings that decide, as `dedup` would take them from the same flags.
+/// The settings that decide, as `dedup` would take them from the same flags, and whether the
+/// method embeds. `--centre` is refused here: two records given on the command line carry no
+/// corpus centre.
 fn settings(args: &ExplainArgs) -> Result<(IndexSettings, bool)> {
-    Ok(
-        match args.flags.method(match args.method {
-            ExplainMethod::TwoStage => MethodName::TwoStage,
-            ExplainMethod::Minhash => MethodName::Minhash,
-        })? {
-            Method::TwoStage(config) => (config.settings, true),
-            Method::MinHash(config) => (
-                IndexSettings {
-                    shingling: config.shingling,
-                    minhash: config.minhash,
-                    rule: config.rule,
-                    min_cosine: -1.0,
-                    ..IndexSettings::default()
-                },
-                false,
-            ),
-            _ => unreachable!("explain asks for two-stage or minhash settings"),
-        },
-    )
+    let (settings, embeds) = match args.flags.method(match args.method {
+        ExplainMethod::TwoStage => MethodName::TwoStage,
+        ExplainMethod::Minhash => MethodName::Minhash,
+    })? {
+        Method::TwoStage(config) => (config.settings, true),
+        Method::MinHash(config) => (
+            IndexSettings {
+                shingling: config.shingling,
+                minhash: config.minhash,
+                rule: config.rule,
+                min_cosine: -1.0,
+                ..IndexSettings::default()
+            },
+            false,
+        ),
+        _ => unreachable!("explain asks for two-stage or minhash settings"),
+    };
+    if embeds && settings.centre {
+        // The centre is the mean of a corpus's first documents, which two records do not give.
+        return Err(Error::Usage(
+            "--centre needs the corpus's centre: explain two documents of a centred index with \
+             --index DIR and their ids"
+                .into(),
+        ));
+    }
+    Ok((settings, embeds))
 }
 
 fn read_two(input: &super::InputArgs, path: &Path, a: &str, b: &str) -> Result<[Record; 2]> {
@@ -167,22 +178,17 @@ fn read_two(input: &super::InputArgs, path: &Path, a: &str, b: &str) -> Result<[
     Ok([first, second])
 }
 
-fn from_records(args: &ExplainArgs, records: [Record; 2], models: &Path) -> Result<Explanation> {
-    let (settings, embeds) = settings(args)?;
+fn from_records(
+    (settings, embeds): (IndexSettings, bool),
+    records: [Record; 2],
+    models: &Path,
+) -> Result<Explanation> {
     let shingler = settings.shingling.shingler(UNIGRAMS)?;
     let hasher = settings.minhash.hasher();
     let (sketches, sets): (Vec<Sketch>, Vec<Vec<u64>>) = records
         .iter()
         .map(|record| Sketch::of(record, &shingler, &hasher))
         .unzip();
-    if embeds && settings.centre {
-        // The centre is the mean of a corpus's first documents, which two records do not give.
-        return Err(Error::Usage(
-            "--centre needs the corpus's centre: explain two documents of a centred index with \
-             --index DIR and their ids"
-                .into(),
-        ));
-    }
     let cosine = if embeds {
         let embedder = embed::load(&settings.embedder, models)?;
         let vectors = embedder.embed(&[&records[0].text, &records[1].text])?;

@@ -531,4 +531,10 @@ fn explain_names_the_rule_for_a_rescued_and_a_refused_pair() {
         centred.contains("--centre needs the corpus's centre"),
         "{centred}"
     );
+    // Refused before the input is read: a file that is not there is never opened.
+    let unread = rejected(&["explain", "not-there.jsonl", "a", "b", "--centre"]);
+    assert!(
+        unread.contains("--centre needs the corpus's centre"),
+        "{unread}"
+    );
 }
