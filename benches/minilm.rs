@@ -6,9 +6,10 @@
 //! the pipeline joins them; nearly all fill the 128 tokens) and the first 1,000 without one
 //! (titles). Each set is embedded once to warm up and once timed, with the embedder's own
 //! batching (64 texts, sorted by length) and max length 128; threads come from
-//! `RAYON_NUM_THREADS`; the model from `NEARDUP_MODELS` or the cache folder. Writes, under `NEARDUP_MINILM_OUT` (default `target/minilm-vs-torch`):
-//! `SET.texts.jsonl` (one JSON string a line), `SET.candle.jsonl` (one vector a line) and
-//! `candle.json` (seconds of wall and CPU time per set).
+//! `RAYON_NUM_THREADS`; the model from `NEARDUP_MODELS` or the cache folder. Writes, under
+//! `NEARDUP_MINILM_OUT` (default `target/minilm-vs-torch`): `SET.texts.jsonl` (one JSON
+//! string a line), `SET.candle.jsonl` (one vector a line) and `candle.json` (seconds of wall
+//! and CPU time per set).
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -16,6 +17,10 @@ use std::time::Instant;
 
 use neardup::embed::{Embedder, MiniLm, models};
 use neardup::io::{write_json_lines, write_json_pretty};
+
+/// The allocator the `neardup` binary runs with.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const TEXTS: usize = 1000;
 const MAX_TOKENS: usize = 128;

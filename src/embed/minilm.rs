@@ -3,19 +3,19 @@
 
 use std::path::{Path, PathBuf};
 
-use candle_core::{DType, Device, Tensor};
+use candle_core::{DType, Device};
 use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
+use candle_transformers::models::bert::Config;
 use tokenizers::Tokenizer;
 
-use super::{Embedder, candle_error, load_tokenizer, normalize};
+use super::bert::Encoder;
+use super::{Embedder, candle_error, load_tokenizer};
 use crate::error::{Error, Result};
 
 /// The MiniLM sentence model, ready to embed.
 pub struct MiniLm {
-    model: BertModel,
+    encoder: Encoder,
     tokenizer: Tokenizer,
-    device: Device,
     batch: usize,
     weights: PathBuf,
     dimensions: usize,
@@ -61,13 +61,12 @@ impl MiniLm {
         // while a model is loaded.
         let vars = unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, &device) }
             .map_err(|e| candle_error(&weights, e))?;
-        let model = BertModel::load(vars, &config).map_err(|e| candle_error(&weights, e))?;
+        let encoder = Encoder::load(vars, &config).map_err(|e| candle_error(&weights, e))?;
         let max_tokens = max_tokens.min(config.max_position_embeddings);
         let identity = super::ModelIdentity::of(&weights, dir)?;
         Ok(MiniLm {
-            model,
+            encoder,
             tokenizer: load_tokenizer(dir, Some(max_tokens))?,
-            device,
             batch,
             weights,
             dimensions: config.hidden_size,
@@ -76,35 +75,16 @@ impl MiniLm {
         })
     }
 
-    /// The tokenizer (truncating, padding to the batch's longest text).
+    /// The tokenizer (truncating to the model's length, no padding).
     pub(crate) fn tokenizer(&self) -> &Tokenizer {
         &self.tokenizer
     }
 
-    /// Mean-pooled, normalised outputs for token id rows of equal length, with their
-    /// attention masks (1 for a token, 0 for padding).
-    pub(crate) fn pooled(&self, ids: &[Vec<u32>], masks: &[Vec<u32>]) -> Result<Vec<Vec<f32>>> {
-        self.forward(ids, masks)
+    /// Mean-pooled, normalised outputs for sequences of token ids (no padding).
+    pub(crate) fn pooled(&self, sequences: &[&[u32]]) -> Result<Vec<Vec<f32>>> {
+        self.encoder
+            .pooled(sequences)
             .map_err(|e| candle_error(&self.weights, e))
-    }
-
-    fn forward(&self, ids: &[Vec<u32>], masks: &[Vec<u32>]) -> candle_core::Result<Vec<Vec<f32>>> {
-        let matrix = |rows: &[Vec<u32>]| {
-            let width = rows.first().map_or(0, Vec::len);
-            Tensor::from_vec(rows.concat(), (rows.len(), width), &self.device)
-        };
-        let ids = matrix(ids)?;
-        let mask = matrix(masks)?;
-        let type_ids = ids.zeros_like()?;
-        let hidden = self.model.forward(&ids, &type_ids, Some(&mask))?;
-        // Mean over real tokens only: padding must not pull a short text towards the pad
-        // embedding.
-        let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
-        let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
-        let counts = mask.sum(1)?;
-        let mut rows = summed.broadcast_div(&counts)?.to_vec2::<f32>()?;
-        rows.iter_mut().for_each(|row| normalize(row));
-        Ok(rows)
     }
 }
 
@@ -122,7 +102,7 @@ impl Embedder for MiniLm {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        // Batches of similar lengths waste little on padding.
+        // Texts of similar lengths in a batch: on a GPU, batches are padded to their longest.
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| texts[i].len());
         let mut vectors = vec![Vec::new(); texts.len()];
@@ -141,12 +121,8 @@ impl Embedder for MiniLm {
                     "check the tokenizer.json",
                 )
             })?;
-            let ids: Vec<Vec<u32>> = encodings.iter().map(|e| e.get_ids().to_vec()).collect();
-            let masks: Vec<Vec<u32>> = encodings
-                .iter()
-                .map(|e| e.get_attention_mask().to_vec())
-                .collect();
-            for (&i, vector) in chunk.iter().zip(self.pooled(&ids, &masks)?) {
+            let sequences: Vec<&[u32]> = encodings.iter().map(|e| e.get_ids()).collect();
+            for (&i, vector) in chunk.iter().zip(self.pooled(&sequences)?) {
                 vectors[i] = vector;
             }
         }

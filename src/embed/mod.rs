@@ -13,6 +13,7 @@
 //! Model files are fetched by name ([`models`]) and never committed. An index may also centre
 //! every vector on its corpus's mean ([`Centre`]).
 
+mod bert;
 mod centre;
 mod glove;
 mod minilm;
@@ -28,7 +29,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+use tokenizers::{Tokenizer, TruncationParams};
 
 use crate::error::{Error, Result};
 
@@ -245,8 +246,8 @@ fn pieces(text: &str, size: usize) -> impl Iterator<Item = &str> {
 }
 
 /// Loads `tokenizer.json` from `dir`. The file shipped with MiniLM hard-codes truncation and
-/// padding to 128, so both are set here: truncation to `max_tokens` (none when `None`) and
-/// padding to the longest text of each batch.
+/// padding to 128, so both are set here: truncation to `max_tokens` (none when `None`) and no
+/// padding (every encoder here takes each text's real tokens only).
 fn load_tokenizer(dir: &Path, max_tokens: Option<usize>) -> Result<Tokenizer> {
     let path = dir.join("tokenizer.json");
     let mut tokenizer = Tokenizer::from_file(&path).map_err(|e| {
@@ -262,10 +263,7 @@ fn load_tokenizer(dir: &Path, max_tokens: Option<usize>) -> Result<Tokenizer> {
     tokenizer
         .with_truncation(truncation)
         .map_err(|e| Error::model(format!("{}: {e}", path.display()), "check --max-tokens"))?;
-    tokenizer.with_padding(Some(PaddingParams {
-        strategy: PaddingStrategy::BatchLongest,
-        ..PaddingParams::default()
-    }));
+    tokenizer.with_padding(None);
     Ok(tokenizer)
 }
 

@@ -96,8 +96,7 @@ impl StaticEmbedder {
         if weights.len() != vocabulary || mean.len() != dimensions {
             return Err(damaged("`weights` or `mean` does not fit `vectors`".into()));
         }
-        let mut tokenizer = load_tokenizer(dir, None)?;
-        tokenizer.with_padding(None);
+        let tokenizer = load_tokenizer(dir, None)?;
         if tokenizer.get_vocab_size(true) > vocabulary {
             return Err(damaged(format!(
                 "tokenizer.json has {} tokens, the vectors {vocabulary}",
@@ -317,9 +316,9 @@ pub fn derive_static(
     let mut vectors = Vec::with_capacity(vocabulary * model.dimensions());
     let all: Vec<u32> = (0..vocabulary as u32).collect();
     for chunk in all.chunks(DERIVE_BATCH) {
-        let ids: Vec<Vec<u32>> = chunk.iter().map(|&t| vec![cls, t, sep]).collect();
-        let masks = vec![vec![1u32; 3]; chunk.len()];
-        for row in model.pooled(&ids, &masks)? {
+        let ids: Vec<[u32; 3]> = chunk.iter().map(|&t| [cls, t, sep]).collect();
+        let sequences: Vec<&[u32]> = ids.iter().map(|s| s.as_slice()).collect();
+        for row in model.pooled(&sequences)? {
             vectors.extend(row);
         }
         bar.inc(chunk.len() as u64);
@@ -335,7 +334,6 @@ pub fn derive_static(
     plain
         .with_truncation(None)
         .map_err(|e| Error::model(format!("tokenizer: {e}"), "check tokenizer.json"))?;
-    plain.with_padding(None);
     let documents: Vec<Vec<u32>> = reference
         .par_iter()
         .map(|text| token_ids(&plain, text))
