@@ -6,7 +6,7 @@ use std::path::Path;
 use clap::Args;
 
 use crate::error::{Error, Result};
-use crate::index::DocumentIndex;
+use crate::index::{DocumentIndex, too_few_to_centre};
 use crate::pipeline::{Method, MethodName};
 use crate::serve::{ServeOptions, listen, serve};
 
@@ -59,8 +59,13 @@ pub fn run(args: ServeArgs, models: &Path) -> Result<()> {
     let dir = config
         .index_dir
         .ok_or_else(|| Error::Usage("--index DIR is required".into()))?;
+    let empty = holds_nothing(&dir)?;
+    if empty && config.settings.centre {
+        // Served writes come one at a time; none is a corpus to learn a centre from.
+        return Err(too_few_to_centre(0));
+    }
     let listener = listen(args.addr)?;
-    let index = if holds_nothing(&dir)? {
+    let index = if empty {
         let mut index = DocumentIndex::create(&dir, &config.settings, models)?;
         index.finish()?;
         eprintln!("made an empty index in {}", dir.display());

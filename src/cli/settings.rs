@@ -107,7 +107,8 @@ pub struct MethodFlags {
     min_cosine: Option<f32>,
     /// Two-stage: centre every vector on the mean of the first 8,192 documents' vectors before
     /// it is stored or searched: unrelated documents then point apart, which the HNSW graph
-    /// and int8 quantization need [default: false].
+    /// needs, and the graph is built and walked on int8 codes, rescored with the full vectors
+    /// (a kept index needs at least 1,000 documents to learn the centre from) [default: false].
     #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Two-stage")]
     centre: Option<bool>,
     /// Two-stage: vector store [default: edge, or qdrant with --qdrant-url].

@@ -20,8 +20,8 @@ use crate::sketch::{
     ConfirmRule, Evidence, LshParams, MinHashParams, Rule, Sketch, SketchRef, Verdict,
 };
 use crate::store::{
-    self, Fetched, Neighbour, OpenMode, SearchOptions, StoreSpec, StoredPoint, VectorStore,
-    point_key,
+    self, Fetched, GraphSettings, Neighbour, OpenMode, SearchOptions, StoreSpec, StoredPoint,
+    VectorStore, point_key,
 };
 use crate::text::{ShinglingSpec, UNIGRAMS};
 
@@ -64,7 +64,8 @@ pub struct IndexSettings {
     #[serde(default = "default_min_cosine")]
     pub min_cosine: f32,
     /// Centre every vector on the mean of the first documents embedded (see [`Centre`]) before
-    /// it is stored or searched [default: false].
+    /// it is stored or searched, and build the graph on int8 codes
+    /// ([`GraphSettings::for_vectors`]) [default: false].
     #[serde(default)]
     pub centre: bool,
 }
@@ -283,6 +284,7 @@ impl DocumentIndex {
             &dir.join(EDGE_DIR),
             embedder.dimensions(),
             OpenMode::Create,
+            GraphSettings::for_vectors(settings.centre),
         )?;
         let manifest = Manifest {
             format: FORMAT,
@@ -330,6 +332,7 @@ impl DocumentIndex {
             &dir.join(EDGE_DIR),
             manifest.dimensions,
             OpenMode::Existing,
+            GraphSettings::for_vectors(manifest.settings.centre),
         )?;
         if manifest.documents > 0 && store.is_empty()? {
             return Err(Error::Damaged {
@@ -418,22 +421,27 @@ impl DocumentIndex {
     }
 
     /// Sets the centre from the first `documents` embedded into a new index with `centre` set,
-    /// once: later calls, an index without `centre`, and fewer than
-    /// [`MIN_CENTRE_DOCUMENTS`](crate::embed::MIN_CENTRE_DOCUMENTS) documents leave it as it
-    /// is (the last: uncentred for good, since the first vectors are stored as they are).
-    pub fn learn_centre(&self, documents: &[Vec<f32>]) {
+    /// once: later calls and an index without `centre` leave it as it is. With fewer than
+    /// [`MIN_CENTRE_DOCUMENTS`](crate::embed::MIN_CENTRE_DOCUMENTS) documents there is no centre,
+    /// and the vectors stay as made for good. A throwaway index that small is scanned, never
+    /// walked, so it only warns; an index that is kept is an error, because its store builds
+    /// its graph on int8 codes ([`GraphSettings::for_vectors`]), which vectors as made defeat
+    /// once it grows.
+    pub fn learn_centre(&self, documents: &[Vec<f32>], kept: bool) -> Result<()> {
         if !self.manifest.settings.centre || self.centre.get().is_some() {
-            return;
+            return Ok(());
         }
         match Centre::of(documents) {
             Some(centre) => {
                 let _ = self.centre.set(centre);
             }
+            None if kept => return Err(too_few_to_centre(documents.len())),
             None => tracing::warn!(
                 documents = documents.len(),
                 "too few documents to estimate a centre from: vectors are not centred"
             ),
         }
+        Ok(())
     }
 
     /// Embeds `texts` as this index stores and searches them: centred where it has a centre.
@@ -692,4 +700,14 @@ impl DocumentIndex {
             ),
         })
     }
+}
+
+/// The error for a kept index with `centre` set and too few documents to learn it from.
+pub fn too_few_to_centre(documents: usize) -> Error {
+    Error::Usage(format!(
+        "--centre needs at least {} documents to learn the corpus centre from, and this index \
+         starts with {documents}: drop --centre (a corpus this small is searched by a full \
+         scan, where centring does not help), or build the index from more documents",
+        crate::embed::MIN_CENTRE_DOCUMENTS
+    ))
 }

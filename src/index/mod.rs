@@ -12,5 +12,7 @@ mod journal;
 mod resemblance;
 
 pub use confirmer::Confirmer;
-pub use documents::{DocumentIndex, IndexSettings, MANIFEST, Manifest, Match, NewDocument};
+pub use documents::{
+    DocumentIndex, IndexSettings, MANIFEST, Manifest, Match, NewDocument, too_few_to_centre,
+};
 pub use resemblance::{ResemblanceSettings, ResemblanceStore};

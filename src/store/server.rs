@@ -15,16 +15,19 @@ use qdrant_client::Qdrant;
 use qdrant_client::qdrant::point_id::PointIdOptions;
 use qdrant_client::qdrant::vector_output::Vector;
 use qdrant_client::qdrant::{
+    BinaryQuantizationBuilder, BinaryQuantizationEncoding, BinaryQuantizationQueryEncoding,
     CollectionStatus, CountPointsBuilder, CreateCollectionBuilder, DeletePointsBuilder, Distance,
-    GetPointsBuilder, HnswConfigDiffBuilder, PointId, PointStruct, PointsIdsList, Query,
-    QueryBatchPointsBuilder, QueryPointsBuilder, SearchParamsBuilder, UpdateCollectionBuilder,
-    UpsertPointsBuilder, VectorParamsBuilder,
+    GetPointsBuilder, HnswConfigDiffBuilder, OptimizersConfigDiffBuilder, PointId, PointStruct,
+    PointsIdsList, QuantizationSearchParamsBuilder, QuantizationType, Query,
+    QueryBatchPointsBuilder, QueryPointsBuilder, ScalarQuantizationBuilder, SearchParamsBuilder,
+    TurboQuantBitSize, TurboQuantizationBuilder, UpdateCollectionBuilder, UpsertPointsBuilder,
+    VectorParamsBuilder, quantization_config,
 };
 use tokio::runtime::Runtime;
 
 use super::{
-    Fetched, GraphSettings, Neighbour, OpenMode, SearchOptions, ServerOptions, StoredPoint,
-    VectorStore, parse_payload, payload_json, unit_cosine,
+    Fetched, GraphSettings, Neighbour, OpenMode, Quantization, SearchOptions, ServerOptions,
+    StoredPoint, VectorStore, parse_payload, payload_json, unit_cosine,
 };
 use crate::error::{Error, Result};
 
@@ -43,13 +46,28 @@ pub struct ServerStore {
     client: Qdrant,
     runtime: Runtime,
     options: ServerOptions,
+    /// How a new collection's graph is built, and how every search walks it.
+    graph: GraphSettings,
 }
 
 impl ServerStore {
     /// Connects to `options.url`. With [`OpenMode::Create`] it creates the cosine collection
     /// (with its shards and replicas, graph deferred) and refuses one that already holds
-    /// points; with [`OpenMode::Existing`] the collection must be there.
+    /// points; with [`OpenMode::Existing`] the collection must be there. The graph has the
+    /// default [`GraphSettings`].
     pub fn open(options: &ServerOptions, dimensions: usize, mode: OpenMode) -> Result<Self> {
+        Self::open_with(options, dimensions, mode, GraphSettings::default())
+    }
+
+    /// [`ServerStore::open`] with other graph settings. A new collection is built with them;
+    /// an existing one keeps how it was built and is searched with `graph`'s `ef` and
+    /// rescoring.
+    pub fn open_with(
+        options: &ServerOptions,
+        dimensions: usize,
+        mode: OpenMode,
+        graph: GraphSettings,
+    ) -> Result<Self> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -65,6 +83,7 @@ impl ServerStore {
             client,
             runtime,
             options: options.clone(),
+            graph,
         };
         let name = &options.collection;
         let exists = store
@@ -97,12 +116,18 @@ impl ServerStore {
     }
 
     fn create(&self, dimensions: usize) -> Result<()> {
+        let mut vectors = VectorParamsBuilder::new(dimensions as u64, Distance::Cosine);
+        if let Some(quantized) = self.graph.quantization {
+            vectors = vectors.quantization_config(compression(quantized.scheme));
+        }
         let create = CreateCollectionBuilder::new(&self.options.collection)
-            .vectors_config(VectorParamsBuilder::new(
-                dimensions as u64,
-                Distance::Cosine,
-            ))
+            .vectors_config(vectors)
             .hnsw_config(HnswConfigDiffBuilder::default().m(0))
+            // As in the embedded store: a segment this small is scanned and gets no graph.
+            .optimizers_config(
+                OptimizersConfigDiffBuilder::default()
+                    .indexing_threshold(self.graph.full_scan_kb as u64),
+            )
             .shard_number(self.options.shards)
             .replication_factor(self.options.replicas);
         self.runtime
@@ -152,6 +177,26 @@ fn server_error(
     )
 }
 
+/// Qdrant's config for `scheme`, as the embedded store builds it.
+fn compression(scheme: Quantization) -> quantization_config::Quantization {
+    let binary = |encoding: BinaryQuantizationEncoding| {
+        BinaryQuantizationBuilder::default()
+            .encoding(encoding)
+            .query_encoding(BinaryQuantizationQueryEncoding::scalar8bits())
+            .into()
+    };
+    let turbo = |bits: TurboQuantBitSize| TurboQuantizationBuilder::default().bits(bits).into();
+    match scheme {
+        Quantization::Int8 => ScalarQuantizationBuilder::default()
+            .r#type(QuantizationType::Int8.into())
+            .into(),
+        Quantization::Turbo4 => turbo(TurboQuantBitSize::Bits4),
+        Quantization::Turbo2 => turbo(TurboQuantBitSize::Bits2),
+        Quantization::Binary2 => binary(BinaryQuantizationEncoding::TwoBits),
+        Quantization::Binary1 => binary(BinaryQuantizationEncoding::OneBit),
+    }
+}
+
 fn key_of(id: Option<PointId>) -> Result<u64> {
     match id.and_then(|id| id.point_id_options) {
         Some(PointIdOptions::Num(key)) => Ok(key),
@@ -191,7 +236,7 @@ impl VectorStore for ServerStore {
 
     fn build_index(&self) -> Result<bool> {
         // The same graph as the embedded store's, so that both engines give the same answers.
-        let graph = GraphSettings::default();
+        let graph = self.graph;
         let enable = UpdateCollectionBuilder::new(&self.options.collection).hnsw_config(
             HnswConfigDiffBuilder::default()
                 .m(graph.m as u64)
@@ -246,15 +291,21 @@ impl VectorStore for ServerStore {
             let requests: Vec<_> = batch
                 .iter()
                 .map(|q| {
+                    let mut params = SearchParamsBuilder::default()
+                        .exact(exact)
+                        .hnsw_ef(self.graph.ef.max(k) as u64);
+                    if let Some(quantized) = self.graph.quantization {
+                        params = params.quantization(
+                            QuantizationSearchParamsBuilder::default()
+                                .rescore(true)
+                                .oversampling(f64::from(quantized.oversampling)),
+                        );
+                    }
                     QueryPointsBuilder::new(name)
                         .query(Query::new_nearest(q.to_vec()))
                         .limit(k as u64)
                         .with_payload(with_payload)
-                        .params(
-                            SearchParamsBuilder::default()
-                                .exact(exact)
-                                .hnsw_ef(GraphSettings::default().ef.max(k) as u64),
-                        )
+                        .params(params)
                         .build()
                 })
                 .collect();

@@ -191,12 +191,26 @@ fn edge_search_after_building_the_graph_finds_the_same_nearest() {
     check_search_through_the_graph(&EdgeStore::open(dir.path(), 16, OpenMode::Create).unwrap());
 }
 
-/// Every compression builds a graph and answers with the full vectors' cosines: the best
-/// `oversampling * k` found on compressed vectors are rescored, so each point finds itself at
-/// cosine 1 and every hit's cosine is its true one.
-#[cfg(feature = "edge")]
-#[test]
-fn edge_graph_on_compressed_vectors_rescores_with_the_full_vectors() {
+/// Graph settings on `scheme` with rescoring, for 2,000 points of 64 dimensions: a graph is
+/// built at any size.
+fn compressed(scheme: Quantization, inline_vectors: bool) -> GraphSettings {
+    GraphSettings {
+        quantization: Some(Quantized {
+            scheme,
+            oversampling: 4.0,
+        }),
+        inline_vectors,
+        // Small enough that these 500 KB of vectors get a graph.
+        full_scan_kb: 1,
+        ..GraphSettings::default()
+    }
+}
+
+/// Loads 2,000 random 64-dimensional points into `store` (empty, built on compressed vectors),
+/// builds its graph and checks the answers come with the full vectors' cosines: the best
+/// `oversampling * k` found on compressed vectors are rescored, so each point finds itself
+/// and every hit's cosine is its true one.
+fn check_rescored_graph(store: &dyn VectorStore, what: &str) {
     let (ids, vectors) = random_points(2000, 64, 5);
     let vector_of: std::collections::HashMap<u64, &Vec<f32>> =
         ids.iter().map(|id| point_key(id)).zip(&vectors).collect();
@@ -210,47 +224,44 @@ fn edge_graph_on_compressed_vectors_rescores_with_the_full_vectors() {
             sketch: None,
         })
         .collect();
+    store.upsert(&points).unwrap();
+    assert!(store.build_index().unwrap(), "{what}: a graph is built");
+    let queries: Vec<&[f32]> = vectors.iter().take(50).map(Vec::as_slice).collect();
+    for (i, hits) in store
+        .search(&queries, nearest(5, false))
+        .unwrap()
+        .iter()
+        .enumerate()
+    {
+        assert_eq!(hits.len(), 5, "{what}");
+        assert_eq!(
+            hits[0].key,
+            point_key(&ids[i]),
+            "{what}: a point finds itself"
+        );
+        for hit in hits {
+            let truth = crate::embed::cosine(vector_of[&hit.key], queries[i]);
+            assert!(
+                (hit.cosine - truth).abs() < 1e-4,
+                "{what}: cosine {} where the vectors give {truth}",
+                hit.cosine
+            );
+        }
+    }
+}
+
+#[cfg(feature = "edge")]
+#[test]
+fn edge_graph_on_compressed_vectors_rescores_with_the_full_vectors() {
     let settings = Quantization::ALL
         .iter()
         .map(|&scheme| (scheme, false))
         .chain([(Quantization::Int8, true)]);
     for (scheme, inline_vectors) in settings {
         let dir = tempfile::tempdir().unwrap();
-        let graph = GraphSettings {
-            quantization: Some(Quantized {
-                scheme,
-                oversampling: 4.0,
-            }),
-            inline_vectors,
-            // Small enough that these 500 KB of vectors get a graph.
-            full_scan_kb: 1,
-            ..GraphSettings::default()
-        };
+        let graph = compressed(scheme, inline_vectors);
         let store = EdgeStore::open_with(dir.path(), 64, OpenMode::Create, graph).unwrap();
-        store.upsert(&points).unwrap();
-        assert!(store.build_index().unwrap(), "{scheme}: a graph is built");
-        let queries: Vec<&[f32]> = vectors.iter().take(50).map(Vec::as_slice).collect();
-        for (i, hits) in store
-            .search(&queries, nearest(5, false))
-            .unwrap()
-            .iter()
-            .enumerate()
-        {
-            assert_eq!(hits.len(), 5, "{scheme}");
-            assert_eq!(
-                hits[0].key,
-                point_key(&ids[i]),
-                "{scheme}: a point finds itself"
-            );
-            for hit in hits {
-                let truth = crate::embed::cosine(vector_of[&hit.key], queries[i]);
-                assert!(
-                    (hit.cosine - truth).abs() < 1e-4,
-                    "{scheme}: cosine {} where the vectors give {truth}",
-                    hit.cosine
-                );
-            }
-        }
+        check_rescored_graph(&store, &format!("{scheme} inline {inline_vectors}"));
     }
 }
 
@@ -287,6 +298,15 @@ fn server_store_passes_the_same_suite_when_a_server_is_given() {
     };
     let store = ServerStore::open(&graph, 16, OpenMode::Create).unwrap();
     check_search_through_the_graph(&store);
+    store.drop_collection().unwrap();
+
+    let int8 = ServerOptions {
+        collection: format!("{}-int8", graph.collection),
+        ..graph
+    };
+    let settings = compressed(Quantization::Int8, false);
+    let store = ServerStore::open_with(&int8, 64, OpenMode::Create, settings).unwrap();
+    check_rescored_graph(&store, "server int8");
     store.drop_collection().unwrap();
 }
 

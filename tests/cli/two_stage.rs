@@ -204,8 +204,17 @@ fn a_centred_index_spreads_leaning_vectors_and_centres_its_queries_too() {
         (manifest, own, lowest)
     };
 
+    // The graph of centred vectors is built on int8 codes; vectors as made keep full ones.
+    let quantization = |index: &str| {
+        let config = dir.path().join(index).join("edge/edge_config.json");
+        let config: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(config).unwrap()).unwrap();
+        config["vectors"][""]["quantization_config"].clone()
+    };
+
     let (manifest, own, lowest) = build_and_ask(false);
     assert!(manifest.get("centred_on").is_none(), "{manifest}");
+    assert!(quantization("as-made").is_null());
     assert!(own.unwrap() > 0.999);
     assert!(lowest > 0.9, "every vector leans the same way: {lowest}");
 
@@ -219,6 +228,42 @@ fn a_centred_index_spreads_leaning_vectors_and_centres_its_queries_too() {
         centred_lowest < lowest - 0.2,
         "centred neighbours spread out: {centred_lowest} against {lowest}"
     );
+    assert_eq!(quantization("centred")["scalar"]["type"], "int8");
+}
+
+#[test]
+fn a_kept_index_needs_enough_documents_to_learn_its_centre_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let vectors = dir.path().join("words.txt");
+    random_word_vectors(&sample(), &vectors);
+    let few = dir.path().join("few.jsonl");
+    let sample_text = std::fs::read_to_string(sample()).unwrap();
+    let lines: Vec<&str> = sample_text.lines().take(500).collect();
+    std::fs::write(&few, lines.join("\n") + "\n").unwrap();
+    let glove = ["--embedder", "glove", "--glove", s(&vectors), "--centre"];
+
+    let index = dir.path().join("idx");
+    let mut args = vec!["index", s(&few), "--index", s(&index)];
+    args.extend(glove);
+    let said = rejected(&args);
+    assert!(
+        said.contains("--centre needs at least 1000 documents") && said.contains("starts with 500"),
+        "{said}"
+    );
+    let empty = dir.path().join("empty");
+    let mut args = vec!["serve", "--index", s(&empty), "--addr", "127.0.0.1:0"];
+    args.extend(glove);
+    assert!(rejected(&args).contains("starts with 0"));
+
+    // A throwaway index that small is scanned: dedup warns and goes on uncentred.
+    let out = dir.path().join("out");
+    let mut args = vec!["dedup", s(&few), "--out", s(&out)];
+    args.extend(glove);
+    let stderr = String::from_utf8_lossy(&ok(&args).stderr).into_owned();
+    assert!(stderr.contains("vectors are not centred"), "{stderr}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["documents"], 500);
 }
 
 /// Scratch folders of neardup under `tmp`.
