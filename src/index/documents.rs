@@ -275,6 +275,14 @@ impl DocumentIndex {
                 dir.display()
             )));
         }
+        if dir.join(EDGE_DIR).exists() {
+            // Its points (and how its graph is built) are those of another run.
+            return Err(Error::Usage(format!(
+                "{} holds the vector store of an index whose build did not finish (it has no \
+                 {MANIFEST}); delete the folder, or give a new one",
+                dir.display()
+            )));
+        }
         let settings = settings.resolved()?;
         let embedder = embed::load(&settings.embedder, models_root)?;
         // The manifest goes here whichever store holds the vectors.
