@@ -214,12 +214,18 @@ fn add_bias(rows: &mut [f32], bias: &[f32]) {
         #[inline(always)]
         || {
             for row in rows.chunks_exact_mut(bias.len()) {
-                for (x, b) in row.iter_mut().zip(bias) {
-                    *x += b;
-                }
+                add_in_place(row, bias);
             }
         },
     );
+}
+
+/// `x <- x + b` element by element.
+#[inline(always)]
+fn add_in_place(row: &mut [f32], bias: &[f32]) {
+    for (x, b) in row.iter_mut().zip(bias) {
+        *x += b;
+    }
 }
 
 /// `x <- activation(x + bias)`, row by row, in place.
@@ -228,9 +234,7 @@ pub(super) fn bias_activation(rows: &mut [f32], bias: &[f32], activation: Activa
         #[inline(always)]
         || {
             for row in rows.chunks_exact_mut(bias.len()) {
-                for (x, b) in row.iter_mut().zip(bias) {
-                    *x += b;
-                }
+                add_in_place(row, bias);
                 match activation {
                     Activation::Gelu => map_in_place(row, gelu),
                     Activation::GeluTanh => map_in_place(row, gelu_tanh),
