@@ -21,6 +21,7 @@ mod parts;
 mod queries;
 mod simhash;
 mod spec;
+mod title_only;
 mod two_stage;
 
 pub use exact::{JaccardConfig, ResemblanceConfig};

@@ -1,7 +1,7 @@
 //! The two-stage method's query vectors, spilled to disk between embedding and search.
 //!
 //! Every document is a query (and so is the title of every record that has more than a
-//! title), but the search cannot start before the index over all documents is built. Held in
+//! title: see [`super::title_only`]), but the search cannot start before the index over all documents is built. Held in
 //! memory, the query vectors of a million documents take 1.5 GB at 384 dimensions; here they
 //! are appended to an unnamed file in the index folder as each batch is embedded and read back
 //! a batch at a time, so memory stays flat however large the corpus.
@@ -12,11 +12,21 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
-/// Query vectors being written, each with the document it stands for.
+/// What a query vector stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Query {
+    /// The document searched for.
+    pub doc: u32,
+    /// Whether the vector is the document's title alone (see
+    /// [`TitleOnlyStore`](super::title_only::TitleOnlyStore)), not the whole document.
+    pub title: bool,
+}
+
+/// Query vectors being written, each with what it stands for.
 pub struct QueryFile {
     writer: BufWriter<File>,
     dimensions: usize,
-    docs: Vec<u32>,
+    queries: Vec<Query>,
     /// The folder holding the file, for errors (the file itself has no name).
     dir: PathBuf,
 }
@@ -29,20 +39,20 @@ impl QueryFile {
         Ok(QueryFile {
             writer: BufWriter::with_capacity(1 << 20, file),
             dimensions,
-            docs: Vec::new(),
+            queries: Vec::new(),
             dir: dir.to_owned(),
         })
     }
 
-    /// Appends the query `vector` of document `doc`.
-    pub fn append(&mut self, doc: u32, vector: &[f32]) -> Result<()> {
+    /// Appends the vector of `query`.
+    pub fn append(&mut self, query: Query, vector: &[f32]) -> Result<()> {
         debug_assert_eq!(vector.len(), self.dimensions);
         for x in vector {
             self.writer
                 .write_all(&x.to_le_bytes())
                 .map_err(|e| Error::io(&self.dir, e))?;
         }
-        self.docs.push(doc);
+        self.queries.push(query);
         Ok(())
     }
 
@@ -56,7 +66,7 @@ impl QueryFile {
         Ok(QueryReader {
             reader: BufReader::with_capacity(1 << 20, file),
             dimensions: self.dimensions,
-            docs: self.docs,
+            queries: self.queries,
             next: 0,
             dir: self.dir,
         })
@@ -67,7 +77,7 @@ impl QueryFile {
 pub struct QueryReader {
     reader: BufReader<File>,
     dimensions: usize,
-    docs: Vec<u32>,
+    queries: Vec<Query>,
     next: usize,
     dir: PathBuf,
 }
@@ -75,13 +85,13 @@ pub struct QueryReader {
 impl QueryReader {
     /// How many queries there are in all.
     pub fn len(&self) -> usize {
-        self.docs.len()
+        self.queries.len()
     }
 
-    /// The next (at most) `max` queries: their documents and their vectors, concatenated.
-    /// `None` once every query was read.
-    pub fn next_batch(&mut self, max: usize) -> Result<Option<(Vec<u32>, Vec<f32>)>> {
-        let n = max.min(self.docs.len() - self.next);
+    /// The next (at most) `max` queries and their vectors, concatenated. `None` once every
+    /// query was read.
+    pub fn next_batch(&mut self, max: usize) -> Result<Option<(Vec<Query>, Vec<f32>)>> {
+        let n = max.min(self.queries.len() - self.next);
         if n == 0 {
             return Ok(None);
         }
@@ -93,9 +103,9 @@ impl QueryReader {
             .chunks_exact(4)
             .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
             .collect();
-        let docs = self.docs[self.next..self.next + n].to_vec();
+        let queries = self.queries[self.next..self.next + n].to_vec();
         self.next += n;
-        Ok(Some((docs, vectors)))
+        Ok(Some((queries, vectors)))
     }
 }
 
@@ -107,9 +117,13 @@ mod tests {
     fn queries_come_back_in_order_in_batches_and_leave_no_file() {
         let dir = tempfile::tempdir().unwrap();
         let mut file = QueryFile::create(dir.path(), 3).unwrap();
+        let query = |doc: u32| Query {
+            doc: doc * 10,
+            title: doc % 2 == 1,
+        };
         for doc in 0..5u32 {
             let x = doc as f32;
-            file.append(doc * 10, &[x, -x, x / 3.0]).unwrap();
+            file.append(query(doc), &[x, -x, x / 3.0]).unwrap();
         }
         assert_eq!(
             std::fs::read_dir(dir.path()).unwrap().count(),
@@ -118,13 +132,16 @@ mod tests {
         );
         let mut reader = file.into_reader().unwrap();
         assert_eq!(reader.len(), 5);
-        let (docs, vectors) = reader.next_batch(2).unwrap().unwrap();
-        assert_eq!(docs, [0, 10]);
+        let (queries, vectors) = reader.next_batch(2).unwrap().unwrap();
+        assert_eq!(queries, [query(0), query(1)]);
         assert_eq!(vectors, [0.0, -0.0, 0.0, 1.0, -1.0, 1.0 / 3.0]);
-        let (docs, _) = reader.next_batch(2).unwrap().unwrap();
-        assert_eq!(docs, [20, 30]);
-        let (docs, vectors) = reader.next_batch(2).unwrap().unwrap();
-        assert_eq!((docs, vectors), (vec![40], vec![4.0, -4.0, 4.0 / 3.0]));
+        let (queries, _) = reader.next_batch(2).unwrap().unwrap();
+        assert_eq!(queries, [query(2), query(3)]);
+        let (queries, vectors) = reader.next_batch(2).unwrap().unwrap();
+        assert_eq!(
+            (queries, vectors),
+            (vec![query(4)], vec![4.0, -4.0, 4.0 / 3.0])
+        );
         assert!(reader.next_batch(2).unwrap().is_none());
     }
 }

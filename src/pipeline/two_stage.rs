@@ -13,7 +13,8 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::parts::Part;
-use super::queries::QueryFile;
+use super::queries::{Query, QueryFile};
+use super::title_only::TitleOnlyStore;
 use super::{Found, Pair};
 use crate::error::{Error, Result};
 use crate::group::Linkage;
@@ -112,7 +113,15 @@ pub fn build_index(
     models: &Path,
 ) -> Result<BuiltIndex> {
     let mut index = DocumentIndex::create(dir, settings, models)?;
-    let loaded = load(inputs, read, &mut index, None, Upsert::WithSketches, None)?;
+    let loaded = load(
+        inputs,
+        read,
+        &mut index,
+        None,
+        None,
+        Upsert::WithSketches,
+        None,
+    )?;
     Ok(BuiltIndex {
         documents: loaded.corpus.ids.len(),
         skipped: loaded.corpus.skipped,
@@ -159,6 +168,16 @@ pub(super) fn run(
         ),
     };
     let mut queries = QueryFile::create(&dir, index.embedder().dimensions())?;
+    // Parts share the index folder.
+    let part_scratch;
+    let title_only_dir = match config.part {
+        Some(_) => {
+            part_scratch = ScratchDir::new()?;
+            part_scratch.path()
+        }
+        None => &dir,
+    };
+    let mut title_only = TitleOnlyStore::beside(&index, title_only_dir, config.part);
     let Loaded {
         corpus,
         signatures,
@@ -170,6 +189,7 @@ pub(super) fn run(
         read,
         &mut index,
         Some(&mut queries),
+        Some(&mut title_only),
         upsert,
         config.part,
     )?;
@@ -178,15 +198,21 @@ pub(super) fn run(
     let clock = Instant::now();
     let bar = progress::items(queries.len() as u64, "searching");
     let mut neighbours: Vec<(u32, u32, f32)> = Vec::new();
-    while let Some((docs, flat)) = queries.next_batch(SEARCH_BATCH)? {
-        let vectors: Vec<&[f32]> = flat.chunks_exact(index.embedder().dimensions()).collect();
-        let search = SearchOptions {
-            k: config.top_k + 1,
-            with_payload: false,
-            exact: config.exact_search,
-        };
-        let hits = index.store().search(&vectors, search)?;
-        for (&doc, hits) in docs.iter().zip(hits) {
+    let search = SearchOptions {
+        k: config.top_k + 1,
+        with_payload: false,
+        exact: config.exact_search,
+    };
+    while let Some((batch, flat)) = queries.next_batch(SEARCH_BATCH)? {
+        let vectors = flat.chunks_exact(index.embedder().dimensions());
+        let (titles, documents): (Vec<_>, Vec<_>) = batch
+            .iter()
+            .zip(vectors)
+            .partition(|(query, _)| query.title);
+        let mut hits = index.store().search(&vectors_of(&documents), search)?;
+        hits.extend(title_only.search(&vectors_of(&titles), search)?);
+        let docs = documents.iter().chain(&titles).map(|(query, _)| query.doc);
+        for (doc, hits) in docs.zip(hits) {
             for hit in hits {
                 let other = *doc_of_key.get(&hit.key).ok_or_else(|| {
                     Error::store(format!("the index returned an unknown point {}", hit.key))
@@ -196,7 +222,7 @@ pub(super) fn run(
                 }
             }
         }
-        bar.inc(docs.len() as u64);
+        bar.inc(batch.len() as u64);
     }
     bar.finish_and_clear();
     drop(queries);
@@ -204,6 +230,7 @@ pub(super) fn run(
     let candidates = neighbours.len();
     times.search = clock.elapsed().as_secs_f64();
     times.candidates = times.upsert + times.index + times.search;
+    title_only.discard()?;
     if config.index_dir.is_none() {
         index.store().discard()?;
     }
@@ -224,6 +251,11 @@ pub(super) fn run(
         probes: None,
         times,
     })
+}
+
+/// The vectors of queries paired with them.
+fn vectors_of<'v>(queries: &[(&Query, &'v [f32])]) -> Vec<&'v [f32]> {
+    queries.iter().map(|(_, vector)| *vector).collect()
 }
 
 /// Candidate pairs `(a, b, cosine)`, `a < b`, each kept once with its highest cosine: a pair
@@ -344,6 +376,8 @@ struct Sketched {
     text: String,
     /// The title, where the record has more than a title.
     title: Option<String>,
+    /// Whether the record is a title and nothing else.
+    title_only: bool,
 }
 
 /// What the loader writes into the store.
@@ -363,6 +397,8 @@ enum Upsert {
 struct Loader<'a> {
     index: &'a DocumentIndex,
     queries: Option<&'a mut QueryFile>,
+    /// Where the title-only documents also go, for the title queries.
+    title_only: Option<&'a mut TitleOnlyStore>,
     upsert: Upsert,
     /// The documents to embed (a part's slice); all where `None`.
     slice: Option<Part>,
@@ -373,6 +409,10 @@ struct Loader<'a> {
     docs: Vec<u32>,
     ids: Vec<String>,
     texts: Vec<String>,
+    /// Which of `texts` are a title and nothing else.
+    title_only_texts: Vec<bool>,
+    /// In a part, the keys of every title-only document, whichever part embeds it.
+    title_only_keys: Vec<u64>,
     titles: Vec<(u32, String)>,
     embed_seconds: f64,
     upsert_seconds: f64,
@@ -385,12 +425,14 @@ impl<'a> Loader<'a> {
     fn new(
         index: &'a DocumentIndex,
         queries: Option<&'a mut QueryFile>,
+        title_only: Option<&'a mut TitleOnlyStore>,
         upsert: Upsert,
         slice: Option<Part>,
     ) -> Self {
         Loader {
             index,
             queries,
+            title_only,
             upsert,
             slice,
             signatures: Signatures::new(index.manifest().settings.minhash.num_perm),
@@ -399,6 +441,8 @@ impl<'a> Loader<'a> {
             docs: Vec::new(),
             ids: Vec::new(),
             texts: Vec::new(),
+            title_only_texts: Vec::new(),
+            title_only_keys: Vec::new(),
             titles: Vec::new(),
             embed_seconds: 0.0,
             upsert_seconds: 0.0,
@@ -412,7 +456,8 @@ impl<'a> Loader<'a> {
             return;
         }
         let doc = self.signatures.len() as u32;
-        if let Some(other) = self.doc_of_key.insert(point_key(&item.id), doc) {
+        let key = point_key(&item.id);
+        if let Some(other) = self.doc_of_key.insert(key, doc) {
             self.collision = Some((other, item.id));
             return;
         }
@@ -420,12 +465,16 @@ impl<'a> Loader<'a> {
         self.signatures
             .push(&sketch.signature, sketch.shingles == 0);
         self.sketches.push(sketch.shingles, sketch.facts);
+        if self.slice.is_some() && item.title_only {
+            self.title_only_keys.push(key);
+        }
         if self.slice.is_some_and(|part| !part.holds(doc)) {
             return;
         }
         self.docs.push(doc);
         self.ids.push(item.id);
         self.texts.push(item.text);
+        self.title_only_texts.push(item.title_only);
         if let Some(title) = item.title {
             self.titles.push((doc, title));
         }
@@ -445,6 +494,7 @@ impl<'a> Loader<'a> {
         self.docs.clear();
         self.ids.clear();
         self.texts.clear();
+        self.title_only_texts.clear();
         self.titles.clear();
     }
 
@@ -477,14 +527,27 @@ impl<'a> Loader<'a> {
                 });
             self.index.add(&ids, &vectors, sketches.as_deref())?;
         }
+        if let Some(title_only) = self.title_only.as_deref_mut()
+            && self.slice.is_none()
+        {
+            let (ids, vectors): (Vec<&str>, Vec<&[f32]>) = self
+                .ids
+                .iter()
+                .zip(&vectors)
+                .zip(&self.title_only_texts)
+                .filter(|(_, title_only)| **title_only)
+                .map(|((id, vector), _)| (id.as_str(), vector.as_slice()))
+                .unzip();
+            title_only.add(&ids, &vectors)?;
+        }
         self.upsert_seconds += started.elapsed().as_secs_f64();
 
         if let Some(queries) = self.queries.as_deref_mut() {
             for (&doc, vector) in self.docs.iter().zip(&vectors) {
-                queries.append(doc, vector)?;
+                queries.append(Query { doc, title: false }, vector)?;
             }
-            for ((doc, _), vector) in self.titles.iter().zip(&titles) {
-                queries.append(*doc, vector)?;
+            for (&(doc, _), vector) in self.titles.iter().zip(&titles) {
+                queries.append(Query { doc, title: true }, vector)?;
             }
         }
         Ok(())
@@ -499,12 +562,13 @@ fn load(
     read: &ReadOptions,
     index: &mut DocumentIndex,
     queries: Option<&mut QueryFile>,
+    mut title_only: Option<&mut TitleOnlyStore>,
     upsert: Upsert,
     slice: Option<Part>,
 ) -> Result<Loaded> {
     let mut times = StageTimes::default();
     let clock = Instant::now();
-    let mut loader = Loader::new(index, queries, upsert, slice);
+    let mut loader = Loader::new(index, queries, title_only.as_deref_mut(), upsert, slice);
     let corpus = read_corpus(
         inputs,
         read,
@@ -516,6 +580,7 @@ fn load(
                 .title()
                 .filter(|_| !record.body().is_empty())
                 .map(str::to_owned),
+            title_only: record.title().is_some() && record.body().is_empty(),
         },
         |item| loader.keep(item),
     )?;
@@ -528,6 +593,7 @@ fn load(
         upsert_seconds,
         failure,
         collision,
+        title_only_keys,
         ..
     } = loader;
     if let Some(e) = failure {
@@ -563,6 +629,14 @@ fn load(
             seconds = times.index,
             "index ready"
         );
+    }
+    if let Some(title_only) = title_only {
+        let clock = Instant::now();
+        title_only.copy_from(index, &title_only_keys)?;
+        times.upsert += clock.elapsed().as_secs_f64();
+        let clock = Instant::now();
+        title_only.finish()?;
+        times.index += clock.elapsed().as_secs_f64();
     }
     Ok(Loaded {
         corpus,

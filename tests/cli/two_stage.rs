@@ -269,6 +269,102 @@ fn a_kept_index_needs_enough_documents_to_learn_its_centre_from() {
     assert_eq!(summary["documents"], 500);
 }
 
+/// A title query searches the title-only records alone: a corpus without one gets no candidate
+/// from its titles, while a title-only copy is still found, and the run leaves no title-only
+/// store behind.
+#[test]
+fn title_queries_search_only_the_records_that_are_a_title_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let generated = dir.path().join("generated.jsonl");
+    ok(&[
+        "gen",
+        "--docs",
+        "2000",
+        "--seed",
+        "3",
+        "--out",
+        s(&generated),
+        "-q",
+    ]);
+    let vectors = dir.path().join("words.txt");
+    random_word_vectors(&generated, &vectors);
+    // The records with an abstract, also with their text in one field.
+    let mut titled = String::new();
+    let mut first = None;
+    for line in std::fs::read_to_string(&generated).unwrap().lines() {
+        let mut record: serde_json::Value = serde_json::from_str(line).unwrap();
+        let field = |key: &str| record[key].as_str().unwrap_or("").to_owned();
+        let (title, abstract_) = (field("processed_title"), field("processed_abstract"));
+        if abstract_.is_empty() {
+            continue;
+        }
+        first.get_or_insert((field("core_id"), title.clone()));
+        record["text"] = format!("{title} {abstract_}").into();
+        titled += &format!("{record}\n");
+    }
+    let titled_path = dir.path().join("titled.jsonl");
+    std::fs::write(&titled_path, &titled).unwrap();
+    let run = |input: &Path, name: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        let mut args = vec!["dedup", s(input), "--out", s(&out), "--exact-search", "-q"];
+        args.extend([
+            "--embedder",
+            "glove",
+            "--glove",
+            s(&vectors),
+            "--top-k",
+            "3",
+        ]);
+        args.extend(extra);
+        ok(&args);
+        std::fs::read_to_string(out.join("candidates.jsonl")).unwrap()
+    };
+    // Copies with the same vector tie, and two builds of an index may keep either at the
+    // k-th place: candidates are compared by their scores.
+    let scores = |candidates: String| {
+        let mut scores: Vec<String> = candidates
+            .lines()
+            .map(|line| {
+                let pair: serde_json::Value = serde_json::from_str(line).unwrap();
+                format!("{} {}", pair["cosine"], pair["jaccard_estimate"])
+            })
+            .collect();
+        scores.sort();
+        scores
+    };
+    let by_fields = scores(run(&titled_path, "fields", &[]));
+    let one_field = scores(run(&titled_path, "one-field", &["--text-field", "text"]));
+    assert!(by_fields.len() > 1000, "{}", by_fields.len());
+    assert!(by_fields == one_field, "the titles added candidates");
+
+    // A copy of the first record that has its title only is proposed by that title.
+    let (id, title) = first.unwrap();
+    let copy = serde_json::json!({
+        "core_id": "copy/title-only",
+        "processed_title": title,
+        "processed_abstract": "",
+    });
+    let with_copy = dir.path().join("with-copy.jsonl");
+    std::fs::write(&with_copy, format!("{titled}{copy}\n")).unwrap();
+    let index = dir.path().join("idx");
+    let found = run(&with_copy, "with-copy", &["--index", s(&index)]);
+    let proposed = found.lines().any(|line| {
+        let pair: serde_json::Value = serde_json::from_str(line).unwrap();
+        let ids = [
+            pair["id_a"].as_str().unwrap(),
+            pair["id_b"].as_str().unwrap(),
+        ];
+        ids.contains(&id.as_str()) && ids.contains(&"copy/title-only")
+    });
+    assert!(proposed, "{id} and its title-only copy are no candidate");
+    let mut kept: Vec<String> = std::fs::read_dir(&index)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    kept.sort();
+    assert_eq!(kept, ["edge", "neardup-index.json"]);
+}
+
 /// Scratch folders of neardup under `tmp`.
 fn scratch_dirs(tmp: &Path) -> Vec<PathBuf> {
     std::fs::read_dir(tmp)
