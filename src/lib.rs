@@ -12,6 +12,7 @@
 //! - [`group`]: confirmed pairs into duplicate groups with a representative each;
 //! - [`io`]: reading corpora (JSONL, CSV, folders and zips of text files) and writing results
 //!   atomically;
+//! - `matrix`: dense matrix products (the encoder's layers, the exact scan's cosines);
 //! - [`pipeline`]: the deduplication methods end to end;
 //! - [`results`]: a run's output folder as one unit: its records, written and read back checked;
 //! - [`serve`]: the index behind a JSON HTTP API;
@@ -32,6 +33,7 @@ pub mod eval;
 pub mod group;
 pub mod index;
 pub mod io;
+mod matrix;
 pub mod pipeline;
 pub mod progress;
 pub mod results;

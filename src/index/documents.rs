@@ -479,12 +479,7 @@ impl DocumentIndex {
             .iter()
             .zip(vectors)
             .enumerate()
-            .map(|(i, (id, vector))| StoredPoint {
-                key: point_key(id),
-                id,
-                vector,
-                sketch: sketches.map(|s| s[i]),
-            })
+            .map(|(i, (id, vector))| StoredPoint::new(id, vector, sketches.map(|s| s[i])))
             .collect();
         self.upgrade_manifest()?;
         self.store.upsert(&points)

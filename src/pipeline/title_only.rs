@@ -7,12 +7,14 @@
 //! them only, in a store of their own, instead of every document:
 //! - its top `k` are then title-only records, the copies it is made to find, not records with
 //!   abstracts that happen to lie near a title (which their own queries find anyway);
-//! - while that store is under the full-scan size
-//!   ([`GraphSettings::full_scan_kb`](crate::store::GraphSettings)), its search is exact, where
-//!   the whole index goes through a graph; a larger one gets a graph of its own;
+//! - while their vectors fit the full-scan size
+//!   ([`GraphSettings::full_scan_kb`](crate::store::GraphSettings)), they are held in memory
+//!   and searched exactly, a batch of queries at a time ([`ExactScan`]), where the whole index
+//!   goes through a graph;
+//! - more of them go into a vector store of the index's engine, with a graph of its own;
 //! - a corpus with no title-only record needs no title query at all.
 //!
-//! The store lives for one run: in a folder of the run's index folder (or, for a part of a
+//! That store lives for one run: in a folder of the run's index folder (or, for a part of a
 //! split run, of a scratch folder) on the embedded engine, in a collection named after the
 //! index's with [`SUFFIX`] (and the part) on a server, discarded when the search is done. A
 //! part embeds only its slice, so it copies the title-only vectors from the shared index
@@ -25,8 +27,8 @@ use super::parts::Part;
 use crate::error::{Error, Result};
 use crate::index::DocumentIndex;
 use crate::store::{
-    self, GraphSettings, Neighbour, OpenMode, SearchOptions, StoreSpec, StoredPoint, VectorStore,
-    point_key,
+    self, ExactScan, GraphSettings, Neighbour, OpenMode, SearchOptions, StoreSpec, StoredPoint,
+    VectorStore,
 };
 
 /// Added to the index's folder name (embedded engine) or collection name (server).
@@ -35,13 +37,21 @@ pub const SUFFIX: &str = "-title-only";
 /// Points fetched from the shared index at a time.
 const COPY_BATCH: usize = 1024;
 
-/// The title-only records of a run, opened at the first one.
+/// The title-only records of a run.
 pub struct TitleOnlyStore {
     spec: StoreSpec,
     dir: PathBuf,
     dimensions: usize,
     graph: GraphSettings,
-    store: Option<Box<dyn VectorStore>>,
+    held: Held,
+}
+
+/// Where the title-only records are.
+enum Held {
+    /// In memory, while their vectors fit the full-scan size.
+    Scan(ExactScan),
+    /// In a store of the index's engine, with a graph.
+    Store(Box<dyn VectorStore>),
 }
 
 impl TitleOnlyStore {
@@ -49,6 +59,7 @@ impl TitleOnlyStore {
     /// embedded engine in a folder of `dir`.
     pub fn beside(index: &DocumentIndex, dir: &Path, part: Option<Part>) -> Self {
         let settings = &index.manifest().settings;
+        let dimensions = index.embedder().dimensions();
         let mut spec = settings.store.clone();
         spec.collection.push_str(SUFFIX);
         if let Some(part) = part {
@@ -58,36 +69,43 @@ impl TitleOnlyStore {
         TitleOnlyStore {
             spec,
             dir: dir.join(format!("edge{SUFFIX}")),
-            dimensions: index.embedder().dimensions(),
+            dimensions,
             graph: GraphSettings::for_vectors(settings.centre),
-            store: None,
+            held: Held::Scan(ExactScan::new(dimensions)),
         }
     }
 
     /// Adds title-only records with their vectors (as the index stores them).
     pub fn add(&mut self, ids: &[&str], vectors: &[&[f32]]) -> Result<()> {
-        if ids.is_empty() {
-            return Ok(());
-        }
-        let store = match &mut self.store {
-            Some(store) => store,
-            None => self.store.insert(store::open(
+        if let Held::Scan(scan) = &mut self.held {
+            let adding: usize = vectors.iter().map(|v| size_of_val(*v)).sum();
+            if scan.vector_bytes() + adding <= self.graph.full_scan_kb * 1024 {
+                for (id, vector) in ids.iter().zip(vectors) {
+                    scan.add(id, vector);
+                }
+                return Ok(());
+            }
+            let store = store::open(
                 &self.spec,
                 &self.dir,
                 self.dimensions,
                 OpenMode::Create,
                 self.graph,
-            )?),
+            )?;
+            let held: Vec<StoredPoint<'_>> = scan
+                .points()
+                .map(|(id, vector)| StoredPoint::new(id, vector, None))
+                .collect();
+            store.upsert(&held)?;
+            self.held = Held::Store(store);
+        }
+        let Held::Store(store) = &self.held else {
+            unreachable!("the records moved into a store above")
         };
         let points: Vec<StoredPoint<'_>> = ids
             .iter()
             .zip(vectors)
-            .map(|(id, vector)| StoredPoint {
-                key: point_key(id),
-                id,
-                vector,
-                sketch: None,
-            })
+            .map(|(id, vector)| StoredPoint::new(id, vector, None))
             .collect();
         store.upsert(&points)
     }
@@ -114,12 +132,12 @@ impl TitleOnlyStore {
         Ok(())
     }
 
-    /// Builds the search graph, where the store is large enough to want one.
+    /// Builds the search graph, where the records went into a store.
     pub fn finish(&self) -> Result<()> {
-        if let Some(store) = &self.store {
-            store.build_index()?;
+        match &self.held {
+            Held::Scan(_) => Ok(()),
+            Held::Store(store) => store.build_index().map(drop),
         }
-        Ok(())
     }
 
     /// The title-only records nearest each query (none when there are none).
@@ -128,15 +146,15 @@ impl TitleOnlyStore {
         queries: &[&[f32]],
         options: SearchOptions,
     ) -> Result<Vec<Vec<Neighbour>>> {
-        match &self.store {
-            Some(store) => store.search(queries, options),
-            None => Ok(vec![Vec::new(); queries.len()]),
+        match &self.held {
+            Held::Scan(scan) => Ok(scan.search(queries, options.k)),
+            Held::Store(store) => store.search(queries, options),
         }
     }
 
-    /// Deletes the store: its folder, or its server collection.
-    pub fn discard(mut self) -> Result<()> {
-        if let Some(store) = self.store.take() {
+    /// Deletes the store, if the records went into one: its folder, or its server collection.
+    pub fn discard(self) -> Result<()> {
+        if let Held::Store(store) = self.held {
             store.discard()?;
             drop(store);
             if self.dir.exists() {
@@ -144,5 +162,72 @@ impl TitleOnlyStore {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(all(test, feature = "edge"))]
+mod tests {
+    use super::*;
+
+    /// `count` distinct unit vectors of 16 dimensions.
+    fn vectors(count: usize) -> Vec<Vec<f32>> {
+        (0..count)
+            .map(|i| {
+                let v: Vec<f32> = (0..16).map(|j| ((i * 7 + j * 13) as f32).sin()).collect();
+                let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+                v.into_iter().map(|x| x / norm).collect()
+            })
+            .collect()
+    }
+
+    fn title_only_store(dir: &Path, full_scan_kb: usize) -> TitleOnlyStore {
+        TitleOnlyStore {
+            spec: StoreSpec::default(),
+            dir: dir.join("edge-title-only"),
+            dimensions: 16,
+            graph: GraphSettings {
+                full_scan_kb,
+                ..GraphSettings::default()
+            },
+            held: Held::Scan(ExactScan::new(16)),
+        }
+    }
+
+    /// Records past the scan size move into a store with a graph, and are found there as in
+    /// memory; the store's folder goes with [`TitleOnlyStore::discard`].
+    #[test]
+    fn records_past_the_scan_size_move_into_a_store_and_are_found_alike() {
+        let dir = tempfile::tempdir().unwrap();
+        let vectors = vectors(600);
+        let ids: Vec<String> = (0..vectors.len()).map(|i| format!("title-{i}")).collect();
+        // 600 vectors of 64 bytes: 37.5 KB, over a scan size of 8 KB.
+        let mut stored = title_only_store(dir.path(), 8);
+        let mut scanned = title_only_store(dir.path(), 20_000);
+        for (ids, vectors) in ids.chunks(100).zip(vectors.chunks(100)) {
+            let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+            let vectors: Vec<&[f32]> = vectors.iter().map(Vec::as_slice).collect();
+            stored.add(&ids, &vectors).unwrap();
+            scanned.add(&ids, &vectors).unwrap();
+        }
+        assert!(matches!(stored.held, Held::Store(_)));
+        assert!(matches!(scanned.held, Held::Scan(_)));
+        stored.finish().unwrap();
+        let queries: Vec<&[f32]> = vectors.iter().step_by(7).map(Vec::as_slice).collect();
+        let options = SearchOptions {
+            k: 3,
+            with_payload: false,
+            exact: false,
+        };
+        let from_store = stored.search(&queries, options).unwrap();
+        let from_scan = scanned.search(&queries, options).unwrap();
+        for ((query, a), b) in (0..).step_by(7).zip(&from_store).zip(&from_scan) {
+            let own = crate::store::point_key(&ids[query]);
+            assert_eq!(a[0].key, own, "record {query} finds itself in the store");
+            assert_eq!(b[0].key, own, "record {query} finds itself in memory");
+        }
+        assert!(dir.path().join("edge-title-only").exists());
+        stored.discard().unwrap();
+        scanned.discard().unwrap();
+        assert!(!dir.path().join("edge-title-only").exists());
     }
 }

@@ -14,6 +14,7 @@
 
 #[cfg(feature = "edge")]
 mod edge;
+mod scan;
 #[cfg(feature = "qdrant")]
 mod server;
 
@@ -25,6 +26,7 @@ pub use edge::{EdgeStore, engine_call_running};
 pub fn engine_call_running() -> bool {
     false
 }
+pub use scan::ExactScan;
 #[cfg(feature = "qdrant")]
 pub use server::ServerStore;
 
@@ -50,6 +52,18 @@ pub struct StoredPoint<'a> {
     /// MinHash signature, shingle count and facts: what lets a search confirm its hits. A
     /// throwaway index whose searcher keeps every sketch itself stores none.
     pub sketch: Option<SketchRef<'a>>,
+}
+
+impl<'a> StoredPoint<'a> {
+    /// The point of document `id`, keyed by [`point_key`] of the id.
+    pub fn new(id: &'a str, vector: &'a [f32], sketch: Option<SketchRef<'a>>) -> Self {
+        StoredPoint {
+            key: point_key(id),
+            id,
+            vector,
+            sketch,
+        }
+    }
 }
 
 /// A search hit: the point's key and cosine, with its payload when asked for.

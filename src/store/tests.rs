@@ -33,15 +33,13 @@ fn check_engine(store: &dyn VectorStore) {
         .map(|title| Facts::of(Some(title), "body 2"))
         .collect();
     let points: Vec<StoredPoint<'_>> = (0..4)
-        .map(|i| StoredPoint {
-            key: point_key(ids[i]),
-            id: ids[i],
-            vector: &vectors[i],
-            sketch: Some(SketchRef {
+        .map(|i| {
+            let sketch = SketchRef {
                 signature: &signatures[i],
                 shingles: 3,
                 facts: &facts[i],
-            }),
+            };
+            StoredPoint::new(ids[i], &vectors[i], Some(sketch))
         })
         .collect();
     store.upsert(&points).unwrap();
@@ -119,7 +117,11 @@ fn edge_store_searches_fetches_deletes_and_persists() {
 }
 
 /// `count` ids (`doc0`, `doc1`, ...) and random unit vectors of `dimensions`, from `seed`.
-fn random_points(count: usize, dimensions: usize, seed: u64) -> (Vec<String>, Vec<Vec<f32>>) {
+pub(super) fn random_points(
+    count: usize,
+    dimensions: usize,
+    seed: u64,
+) -> (Vec<String>, Vec<Vec<f32>>) {
     use rand::{RngExt, SeedableRng};
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let vectors = (0..count)
@@ -140,15 +142,13 @@ fn check_search_through_the_graph(store: &dyn VectorStore) {
     let points: Vec<StoredPoint<'_>> = ids
         .iter()
         .zip(&vectors)
-        .map(|(id, v)| StoredPoint {
-            key: point_key(id),
-            id,
-            vector: v,
-            sketch: Some(SketchRef {
+        .map(|(id, v)| {
+            let sketch = SketchRef {
                 signature: &signature,
                 shingles: 2,
                 facts: &facts,
-            }),
+            };
+            StoredPoint::new(id, v, Some(sketch))
         })
         .collect();
     store.upsert(&points).unwrap();
@@ -217,12 +217,7 @@ fn check_rescored_graph(store: &dyn VectorStore, what: &str) {
     let points: Vec<StoredPoint<'_>> = ids
         .iter()
         .zip(&vectors)
-        .map(|(id, vector)| StoredPoint {
-            key: point_key(id),
-            id,
-            vector,
-            sketch: None,
-        })
+        .map(|(id, vector)| StoredPoint::new(id, vector, None))
         .collect();
     store.upsert(&points).unwrap();
     assert!(store.build_index().unwrap(), "{what}: a graph is built");

@@ -53,7 +53,7 @@ impl Dense {
 
     /// `output = input · weight`, without the bias.
     fn apply(&self, input: &[f32], output: &mut [f32]) {
-        kernels::matmul(output, input, &self.weight, self.outputs());
+        crate::matrix::matmul(output, input, &self.weight, self.outputs());
     }
 }
 

@@ -1,6 +1,5 @@
 //! The kernels of [`super::cpu::CpuBert`], on plain row-major slices, each on the calling
 //! thread (the encoder spreads groups of sequences over threads, not single operations):
-//! - [`matmul`]: `gemm`'s matmul; the bias of a dense layer is added by the kernel after it;
 //! - [`attention`]: bias, scores, softmax and the weighted sum of values, one sequence and head
 //!   at a time, over the sequence's own tokens only (no padding, no mask);
 //! - [`bias_activation`]: the intermediate layer's bias and activation, in place;
@@ -10,7 +9,7 @@
 //! call them (libm's scalar `erff` was a tenth of the encoder's time), and every row kernel runs
 //! through [`vectorised`], eight lanes wide where the CPU has AVX2.
 
-use gemm::{Parallelism, gemm};
+use crate::matrix::{Strided, product};
 
 /// The feed-forward activation, as named in a BERT config (`hidden_act`).
 #[derive(Clone, Copy, Debug)]
@@ -56,88 +55,6 @@ impl Norm {
     }
 }
 
-/// `output = input · weight` for row-major `input` `(rows, inputs)`, `weight`
-/// `(inputs, outputs)` and `output` `(rows, outputs)`. The output is written, never read: a
-/// row's result is then the same whatever other rows the call has.
-pub(super) fn matmul(output: &mut [f32], input: &[f32], weight: &[f32], outputs: usize) {
-    let inputs = weight.len() / outputs;
-    let rows = input.len() / inputs;
-    assert!(
-        input.len() == rows * inputs && output.len() == rows * outputs,
-        "matmul: {rows} rows of {inputs} into {outputs} outputs do not fit the slices"
-    );
-    // SAFETY: the three matrices fill their slices exactly, as just checked, and `output` is
-    // borrowed mutably, so nothing else reads or writes it.
-    unsafe {
-        product(
-            (rows, outputs, inputs),
-            (output.as_mut_ptr(), outputs),
-            Strided::rows(input.as_ptr(), inputs),
-            Strided::rows(weight.as_ptr(), outputs),
-        );
-    }
-}
-
-/// A matrix in memory: its first element and the steps, in elements, to the next row and
-/// the next column.
-#[derive(Clone, Copy)]
-struct Strided {
-    first: *const f32,
-    row: usize,
-    column: usize,
-}
-
-impl Strided {
-    /// Rows `row` elements apart, columns side by side.
-    fn rows(first: *const f32, row: usize) -> Self {
-        Strided {
-            first,
-            row,
-            column: 1,
-        }
-    }
-}
-
-/// `output = left · right` for `(rows, columns, inner)` shapes `left` `(rows, inner)`, `right`
-/// `(inner, columns)` and `output` `(rows, columns)` with rows `output.1` apart, on the calling
-/// thread. The output is written, never read: a row's result is then the same whatever other
-/// rows the call has.
-///
-/// # Safety
-/// Every element the shapes and strides reach must lie inside live memory, and the output's
-/// must be written by nothing else for the call.
-unsafe fn product(
-    (rows, columns, inner): (usize, usize, usize),
-    output: (*mut f32, usize),
-    left: Strided,
-    right: Strided,
-) {
-    // SAFETY: passed on to the caller.
-    unsafe {
-        gemm(
-            rows,
-            columns,
-            inner,
-            output.0,
-            1,
-            output.1 as isize,
-            false,
-            left.first,
-            left.column as isize,
-            left.row as isize,
-            right.first,
-            right.column as isize,
-            right.row as isize,
-            0.0,
-            1.0,
-            false,
-            false,
-            false,
-            Parallelism::None,
-        );
-    }
-}
-
 /// Self-attention over `(tokens, 3 * hidden)` rows of query, key and value projections (queries
 /// already scaled by `1 / sqrt(head width)`), for sequences of `lengths` tokens laid end to
 /// end. Adds the projections' `bias` in place, then writes the `(tokens, hidden)` context,
@@ -175,16 +92,11 @@ pub(super) fn attention(
             // `length` rows of stride `hidden` from the head's first column in `this_output`.
             unsafe {
                 // scores = Q Kᵀ: the key matrix read transposed through its strides.
-                let key_transposed = Strided {
-                    first: key,
-                    row: 1,
-                    column: width,
-                };
                 product(
                     (length, length, head),
                     (scores.as_mut_ptr(), length),
                     Strided::rows(query, width),
-                    key_transposed,
+                    Strided::transposed(key, width),
                 );
             }
             vectorised(

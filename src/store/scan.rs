@@ -1,0 +1,203 @@
+//! [`ExactScan`]: an exact cosine search of a set small enough to scan, in memory, by matrix
+//! products.
+//!
+//! The engines search one query at a time (qdrant-edge has no batch search), so a scan of `n`
+//! points for `q` queries reads every point `q` times, at about 44 ns a point on 256
+//! dimensions. Here the queries of a batch share each pass: their cosines with every point are
+//! one matrix product (`gemm`), and each query's top `k` is picked from its row. The run's
+//! title queries search the title-only records this way ([`crate::pipeline`]).
+
+use rayon::prelude::*;
+
+use super::{Neighbour, point_key};
+
+/// Queries whose cosines one thread computes at a time: a block's scores (`64 x n`) stay
+/// within a core's cache for the sets this scans.
+const QUERY_BLOCK: usize = 64;
+
+/// Unit vectors with their document ids, searched exactly by cosine.
+pub struct ExactScan {
+    width: usize,
+    ids: Vec<String>,
+    keys: Vec<u64>,
+    /// The vectors, row-major, `width` apart.
+    vectors: Vec<f32>,
+}
+
+impl ExactScan {
+    /// An empty set of `width`-dimensional vectors.
+    pub fn new(width: usize) -> Self {
+        ExactScan {
+            width,
+            ids: Vec::new(),
+            keys: Vec::new(),
+            vectors: Vec::new(),
+        }
+    }
+
+    /// Adds document `id` with its unit `vector`.
+    pub fn add(&mut self, id: &str, vector: &[f32]) {
+        assert_eq!(vector.len(), self.width, "a vector of the scan's width");
+        self.ids.push(id.to_owned());
+        self.keys.push(point_key(id));
+        self.vectors.extend_from_slice(vector);
+    }
+
+    /// How many points it holds.
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// The bytes its vectors take, as a store's full-scan size counts them.
+    pub fn vector_bytes(&self) -> usize {
+        self.vectors.len() * size_of::<f32>()
+    }
+
+    /// Every point: its id and vector, in the order added.
+    pub fn points(&self) -> impl Iterator<Item = (&str, &[f32])> {
+        self.ids
+            .iter()
+            .map(String::as_str)
+            .zip(self.vectors.chunks_exact(self.width))
+    }
+
+    /// The `k` points of highest cosine to each query, best first; of equal cosines the lower
+    /// key first, so that the answer does not depend on the order the points came in.
+    pub fn search(&self, queries: &[&[f32]], k: usize) -> Vec<Vec<Neighbour>> {
+        if self.is_empty() || k == 0 {
+            return vec![Vec::new(); queries.len()];
+        }
+        let n = self.len();
+        queries
+            .par_chunks(QUERY_BLOCK)
+            .flat_map_iter(|block| {
+                // A short block is padded to a whole one: gemm takes another path for fewer
+                // rows, which rounds differently, and a query's cosines must not depend on
+                // how many queries came with it.
+                let mut rows = vec![0.0f32; QUERY_BLOCK * self.width];
+                for (query, row) in block.iter().zip(rows.chunks_exact_mut(self.width)) {
+                    row.copy_from_slice(query);
+                }
+                let mut scores = vec![0.0f32; QUERY_BLOCK * n];
+                crate::matrix::dot_products(&mut scores, &rows, &self.vectors, self.width);
+                scores
+                    .chunks_exact(n)
+                    .take(block.len())
+                    .map(|row| self.best(row, k))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// The `k` best points of one query's `scores`, best first.
+    fn best(&self, scores: &[f32], k: usize) -> Vec<Neighbour> {
+        // Ranked by cosine, then by key: `a` before `b` when it is better.
+        let before = |a: &(f32, u64), b: &(f32, u64)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+        let mut best: Vec<(f32, u64)> = Vec::with_capacity(k + 1);
+        for (&score, &key) in scores.iter().zip(&self.keys) {
+            let candidate = (score, key);
+            // Most points lose to the k-th best at once; only the others are placed.
+            if best.len() == k && before(&best[k - 1], &candidate).is_lt() {
+                continue;
+            }
+            let at = best.partition_point(|held| before(held, &candidate).is_lt());
+            best.insert(at, candidate);
+            best.truncate(k);
+        }
+        best.into_iter()
+            .map(|(cosine, key)| Neighbour {
+                key,
+                cosine,
+                payload: None,
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::store::tests::random_points;
+
+    fn scan_of(ids: &[String], vectors: &[Vec<f32>]) -> ExactScan {
+        let mut scan = ExactScan::new(vectors[0].len());
+        for (id, v) in ids.iter().zip(vectors) {
+            scan.add(id, v);
+        }
+        scan
+    }
+
+    #[test]
+    fn finds_the_top_k_a_brute_force_loop_finds() {
+        let (ids, points) = random_points(500, 48, 1);
+        let (_, queries) = random_points(150, 48, 2);
+        let scan = scan_of(&ids, &points);
+        let query_refs: Vec<&[f32]> = queries.iter().map(Vec::as_slice).collect();
+        let found = scan.search(&query_refs, 7);
+        assert_eq!(found.len(), queries.len());
+        for (query, hits) in queries.iter().zip(&found) {
+            let mut exact: Vec<(f32, u64)> = points
+                .iter()
+                .zip(&ids)
+                .map(|(p, id)| {
+                    let dot = p.iter().zip(query).map(|(a, b)| a * b).sum::<f32>();
+                    (dot, point_key(id))
+                })
+                .collect();
+            exact.sort_by(|a, b| b.0.total_cmp(&a.0));
+            let keys: Vec<u64> = hits.iter().map(|h| h.key).collect();
+            let expected: Vec<u64> = exact.iter().take(7).map(|e| e.1).collect();
+            assert_eq!(keys, expected);
+            for (hit, (dot, _)) in hits.iter().zip(&exact) {
+                assert!(
+                    (hit.cosine - dot).abs() < 1e-5,
+                    "{} against {dot}",
+                    hit.cosine
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_query_gets_the_same_answer_in_any_batch_and_any_point_order() {
+        let (ids, points) = random_points(300, 32, 3);
+        let (_, queries) = random_points(130, 32, 4);
+        let query_refs: Vec<&[f32]> = queries.iter().map(Vec::as_slice).collect();
+        let scan = scan_of(&ids, &points);
+        let together = scan.search(&query_refs, 5);
+        // The points in reverse order, each with its own id.
+        let mut reversed = ExactScan::new(32);
+        for (id, v) in ids.iter().zip(&points).rev() {
+            reversed.add(id, v);
+        }
+        for (i, query) in query_refs.iter().enumerate() {
+            assert_eq!(scan.search(&[query], 5)[0], together[i], "query {i} alone");
+            assert_eq!(
+                reversed.search(&[query], 5)[0],
+                together[i],
+                "query {i}, points reversed"
+            );
+        }
+    }
+
+    #[test]
+    fn equal_cosines_rank_by_key_and_an_empty_scan_finds_nothing() {
+        let mut scan = ExactScan::new(2);
+        for id in ["c", "a", "b"] {
+            scan.add(id, &[1.0, 0.0]);
+        }
+        let hits = scan.search(&[&[1.0, 0.0]], 2);
+        let mut keys = [point_key("a"), point_key("b"), point_key("c")];
+        keys.sort();
+        assert_eq!(hits[0].iter().map(|h| h.key).collect::<Vec<_>>(), keys[..2]);
+        assert!(ExactScan::new(2).search(&[&[1.0, 0.0]], 3)[0].is_empty());
+        assert_eq!(scan.points().count(), 3);
+        assert_eq!(scan.vector_bytes(), 3 * 2 * 4);
+    }
+}
