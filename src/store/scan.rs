@@ -9,7 +9,7 @@
 
 use rayon::prelude::*;
 
-use super::{Neighbour, point_key};
+use super::{Neighbour, point_key, unit_cosine};
 
 /// Queries whose cosines one thread computes at a time: a block's scores (`64 x n`) stay
 /// within a core's cache for the sets this scans.
@@ -110,9 +110,9 @@ impl ExactScan {
             best.truncate(k);
         }
         best.into_iter()
-            .map(|(cosine, key)| Neighbour {
+            .map(|(score, key)| Neighbour {
                 key,
-                cosine,
+                cosine: unit_cosine(score),
                 payload: None,
             })
             .collect()
@@ -182,6 +182,23 @@ mod tests {
                 reversed.search(&[query], 5)[0],
                 together[i],
                 "query {i}, points reversed"
+            );
+        }
+    }
+
+    #[test]
+    fn a_point_finds_itself_at_a_cosine_of_at_most_one() {
+        let (ids, points) = random_points(2000, 256, 6);
+        let scan = scan_of(&ids, &points);
+        let queries: Vec<&[f32]> = points.iter().map(Vec::as_slice).collect();
+        for (id, hits) in ids.iter().zip(scan.search(&queries, 1)) {
+            assert_eq!(hits[0].key, point_key(id));
+            // Rounding puts some dot products of a unit vector with itself above 1, which
+            // the readers of a run refuse.
+            assert!(
+                (0.9999..=1.0).contains(&hits[0].cosine),
+                "{}",
+                hits[0].cosine
             );
         }
     }
