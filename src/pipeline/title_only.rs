@@ -173,9 +173,9 @@ mod tests {
     fn vectors(count: usize) -> Vec<Vec<f32>> {
         (0..count)
             .map(|i| {
-                let v: Vec<f32> = (0..16).map(|j| ((i * 7 + j * 13) as f32).sin()).collect();
-                let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-                v.into_iter().map(|x| x / norm).collect()
+                let mut v: Vec<f32> = (0..16).map(|j| ((i * 7 + j * 13) as f32).sin()).collect();
+                crate::embed::normalize(&mut v);
+                v
             })
             .collect()
     }

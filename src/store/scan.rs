@@ -145,10 +145,7 @@ mod tests {
             let mut exact: Vec<(f32, u64)> = points
                 .iter()
                 .zip(&ids)
-                .map(|(p, id)| {
-                    let dot = p.iter().zip(query).map(|(a, b)| a * b).sum::<f32>();
-                    (dot, point_key(id))
-                })
+                .map(|(p, id)| (crate::embed::cosine(p, query), point_key(id)))
                 .collect();
             exact.sort_by(|a, b| b.0.total_cmp(&a.0));
             let keys: Vec<u64> = hits.iter().map(|h| h.key).collect();
