@@ -4,6 +4,7 @@
 //! The crate is organised by concept:
 //! - [`text`]: words, stoplists and shingles;
 //! - [`sketch`]: MinHash signatures, LSH banding, SimHash fingerprints;
+//! - [`confirm`]: the evidence on a candidate pair and the rule that confirms it;
 //! - [`embed`]: document embeddings (static token vectors, MiniLM through candle, GloVe);
 //! - [`store`]: cosine vector stores (Qdrant embedded or a Qdrant server);
 //! - [`similarity`]: exact measures (Jaccard, overlap, cosine) and the exact Jaccard join;
@@ -26,6 +27,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod cli;
+pub mod confirm;
 pub mod diff;
 pub mod embed;
 pub mod error;

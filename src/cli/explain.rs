@@ -6,14 +6,15 @@ use clap::Args;
 use serde::Serialize;
 
 use super::settings::MethodFlags;
+use crate::confirm::{Evidence, Verdict};
 use crate::diff::{Tokens, diff};
 use crate::embed;
 use crate::error::{Error, Result};
 use crate::index::{DocumentIndex, IndexSettings};
 use crate::io::{Record, read_corpus};
 use crate::pipeline::{Method, MethodName};
-use crate::sketch::{Evidence, Sketch, Verdict, set_jaccard, shared_count};
-use crate::text::{UNIGRAMS, for_each_word, is_number_word};
+use crate::similarity::{set_jaccard, shared_count};
+use crate::text::{for_each_word, is_number_word};
 
 /// Show every piece of evidence the confirm stage weighs for two records (Jaccard exact and
 /// estimated, containment both ways, title similarity, differing numbers, cosine), the rule
@@ -133,9 +134,7 @@ fn settings(args: &ExplainArgs) -> Result<(IndexSettings, bool)> {
         Method::TwoStage(config) => (config.settings, true),
         Method::MinHash(config) => (
             IndexSettings {
-                shingling: config.shingling,
-                minhash: config.minhash,
-                rule: config.rule,
+                confirm: config.confirm,
                 min_cosine: -1.0,
                 ..IndexSettings::default()
             },
@@ -183,11 +182,10 @@ fn from_records(
     records: [Record; 2],
     models: &Path,
 ) -> Result<Explanation> {
-    let shingler = settings.shingling.shingler(UNIGRAMS)?;
-    let hasher = settings.minhash.hasher();
-    let (sketches, sets): (Vec<Sketch>, Vec<Vec<u64>>) = records
+    let confirmer = settings.confirmer()?;
+    let (sketches, sets): (Vec<_>, Vec<Vec<u64>>) = records
         .iter()
-        .map(|record| Sketch::of(record, &shingler, &hasher))
+        .map(|record| confirmer.sign_with_shingles(record))
         .unzip();
     let cosine = if embeds {
         let embedder = embed::load(&settings.embedder, models)?;
@@ -196,12 +194,10 @@ fn from_records(
     } else {
         None
     };
-    let banding = settings.minhash.banding(&settings.rule);
-    let (evidence, verdict) = settings.confirm(
+    let (evidence, verdict) = confirmer.confirm(
         sketches[0].as_ref(),
         sketches[1].as_ref(),
         cosine.unwrap_or(1.0),
-        banding,
     );
     let shared = shared_count(&sets[0], &sets[1]) as f64;
     let share = |set: &Vec<u64>| {
@@ -316,8 +312,18 @@ fn render(e: &Explanation) -> String {
     }
     let _ = writeln!(
         out,
-        "  containment, estimated    {:.3} (the smaller in the larger)",
-        ev.containment
+        "  containment, {}     {:.3} (the smaller in the larger; {})",
+        if ev.containment_sampled {
+            "sampled "
+        } else {
+            "estimated"
+        },
+        ev.containment,
+        if ev.containment_sampled {
+            "from the bottom-k word samples"
+        } else {
+            "from the signatures"
+        }
     );
     match ev.title_jaccard {
         Some(t) => {
@@ -343,10 +349,15 @@ fn render(e: &Explanation) -> String {
     };
     let _ = writeln!(
         out,
-        "  numbers differ            {} (only in A: {}; only in B: {})",
+        "  numbers differ            {} (only in A: {}; only in B: {}); in the titles: {}",
         if ev.numbers_differ { "yes" } else { "no" },
         own(&e.a),
-        own(&e.b)
+        own(&e.b),
+        match ev.title_numbers_differ {
+            Some(true) => "yes",
+            Some(false) => "no",
+            None => "-",
+        }
     );
     if let Some(c) = e.cosine {
         let _ = writeln!(out, "  cosine                    {c:.3}");
@@ -366,6 +377,19 @@ fn render(e: &Explanation) -> String {
         },
         e.verdict.rule.name(),
         e.rule_means
+    );
+    let _ = writeln!(
+        out,
+        "  decided on estimates: jaccard {:.3} from the signatures{}, containment {:.3} {}",
+        ev.jaccard,
+        e.jaccard_exact
+            .map_or(String::new(), |j| format!(" (exact {j:.3})")),
+        ev.containment,
+        if ev.containment_sampled {
+            "from the word samples"
+        } else {
+            "from the signatures"
+        }
     );
     if let Some(d) = &e.diff {
         let _ = writeln!(out, "\ndiff ([-only in A-] {{+only in B+}})\n{d}");

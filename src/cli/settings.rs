@@ -14,12 +14,13 @@ use regex::Regex;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::confirm::{Confirm, NumberGuard};
 use crate::embed::EmbedderKind;
 use crate::error::{Error, Result};
 use crate::group::Linkage;
 use crate::pipeline::{Method, MethodName};
 use crate::settings::SettingError;
-use crate::sketch::{Confirm, Hashing};
+use crate::sketch::Hashing;
 use crate::store::StoreKind;
 
 /// Every method setting as a flag; each method takes the ones that apply to it.
@@ -55,8 +56,8 @@ pub struct MethodFlags {
     /// word, cut into bins; cheaper, and as accurate on bib-dedupe) [default: permutations].
     #[arg(long, value_enum, help_heading = "MinHash")]
     hashing: Option<Hashing>,
-    /// MinHash: LSH bands, with --rows [default: chosen for the threshold and rule, 14 x 9 at
-    /// 0.8 with the evidence rule].
+    /// MinHash: LSH bands, with --rows [default: chosen for the threshold and rule, 20 x 6
+    /// with the evidence rule].
     #[arg(long, requires = "rows", help_heading = "MinHash")]
     bands: Option<usize>,
     /// MinHash: slots per LSH band, with --bands.
@@ -71,9 +72,18 @@ pub struct MethodFlags {
     #[arg(long, help_heading = "MinHash")]
     min_shingles: Option<u32>,
     /// MinHash, evidence rule: title Jaccard (notes removed) that makes a title-only copy of a
-    /// record a duplicate [default: 0.9].
+    /// record a duplicate [default: 0.8].
     #[arg(long, help_heading = "MinHash")]
     title_threshold: Option<f64>,
+    /// MinHash, evidence rule: share of the smaller text's words found in the larger that makes
+    /// two records with an abstract duplicates (a truncated abstract, a glued prefix, added
+    /// boilerplate); 0 turns the rule off [default: 0.7].
+    #[arg(long, help_heading = "MinHash")]
+    containment: Option<f64>,
+    /// MinHash, evidence rule: which numbers must agree: title (the titles' where both have
+    /// one, else the whole texts'), text (every number), off [default: title].
+    #[arg(long, value_enum, help_heading = "MinHash")]
+    number_guard: Option<NumberGuard>,
     /// SimHash: largest Hamming distance of a duplicate [default: 3].
     #[arg(long, help_heading = "SimHash")]
     max_distance: Option<u32>,
@@ -257,6 +267,9 @@ mod tests {
         else {
             panic!("two-stage")
         };
-        assert_eq!((config.top_k, config.settings.rule.threshold), (5, 0.8));
+        assert_eq!(
+            (config.top_k, config.settings.confirm.rule.threshold),
+            (5, 0.8)
+        );
     }
 }

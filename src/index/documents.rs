@@ -11,21 +11,17 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
+use crate::confirm::{ConfirmSettings, Confirmer, Evidence, Rule, Sketch, SketchRef, Verdict};
 use crate::embed::{self, Centre, Embedder, EmbedderSpec, ModelIdentity};
 use crate::error::{Error, Location, Result};
 use crate::io::Record;
 use crate::io::write_json_pretty;
 use crate::settings::{SettingError, from_map};
-use crate::sketch::{
-    ConfirmRule, Evidence, LshParams, MinHashParams, Rule, Sketch, SketchRef, Verdict,
-};
 use crate::store::{
     self, Fetched, GraphSettings, Neighbour, OpenMode, SearchOptions, StoreSpec, StoredPoint,
     VectorStore, point_key,
 };
-use crate::text::{ShinglingSpec, UNIGRAMS};
 
-use super::Confirmer;
 use super::journal::{self, Entry, Journal};
 
 /// The manifest's file name inside an index folder.
@@ -51,15 +47,9 @@ pub struct IndexSettings {
     /// Which engine holds the vectors.
     #[serde(flatten)]
     pub store: StoreSpec,
-    /// The shingles signatures are made of.
+    /// Shingles, signatures and the rule that confirms a candidate.
     #[serde(flatten)]
-    pub shingling: ShinglingSpec,
-    /// Signature length, seed and banding.
-    #[serde(flatten)]
-    pub minhash: MinHashParams,
-    /// What confirms a candidate.
-    #[serde(flatten)]
-    pub rule: ConfirmRule,
+    pub confirm: ConfirmSettings,
     /// Neighbours below this cosine are not candidates [default: 0.5].
     #[serde(default = "default_min_cosine")]
     pub min_cosine: f32,
@@ -79,9 +69,7 @@ impl Default for IndexSettings {
         IndexSettings {
             embedder: EmbedderSpec::default(),
             store: StoreSpec::default(),
-            shingling: ShinglingSpec::default(),
-            minhash: MinHashParams::default(),
-            rule: ConfirmRule::default(),
+            confirm: ConfirmSettings::default(),
             min_cosine: default_min_cosine(),
             centre: false,
         }
@@ -93,9 +81,7 @@ impl IndexSettings {
     pub fn validate(&self) -> Result<()> {
         self.embedder.validate()?;
         self.store.validate()?;
-        self.shingling.validate()?;
-        self.minhash.validate()?;
-        self.rule.validate()?;
+        self.confirm.validate()?;
         if !(-1.0..=1.0).contains(&self.min_cosine) {
             return Err(Error::Usage(format!(
                 "`min_cosine` must lie in [-1, 1], not {}",
@@ -105,25 +91,9 @@ impl IndexSettings {
         Ok(())
     }
 
-    /// The verdict on a candidate (two documents' sketches and the cosine of their
-    /// embeddings) under `banding` (these settings' own, resolved once by the caller), with the
-    /// evidence it rests on. A neighbour below `min_cosine` is no candidate at all.
-    pub fn confirm(
-        &self,
-        a: SketchRef<'_>,
-        b: SketchRef<'_>,
-        cosine: f32,
-        banding: LshParams,
-    ) -> (Evidence, Verdict) {
-        let (evidence, verdict) = self.rule.decide(a, b, banding);
-        if cosine < self.min_cosine {
-            let distant = Verdict {
-                duplicate: false,
-                rule: Rule::Distant,
-            };
-            return (evidence, distant);
-        }
-        (evidence, verdict)
+    /// What signs records and confirms candidates under these settings.
+    pub fn confirmer(&self) -> Result<Confirmer> {
+        Confirmer::new(&self.confirm, self.min_cosine)
     }
 
     /// The same settings with nothing left to a default, a file or the current folder: what
@@ -133,8 +103,7 @@ impl IndexSettings {
         Ok(IndexSettings {
             embedder: self.embedder.resolved()?,
             store: self.store.resolved(),
-            shingling: self.shingling.resolved(UNIGRAMS)?,
-            minhash: self.minhash.resolved(&self.rule),
+            confirm: self.confirm.resolved()?,
             ..self.clone()
         })
     }
@@ -393,7 +362,7 @@ impl DocumentIndex {
         let settings = &manifest.settings;
         Ok(DocumentIndex {
             dir: dir.to_owned(),
-            confirmer: Confirmer::new(settings)?,
+            confirmer: settings.confirmer()?,
             embedder,
             store,
             journal: Mutex::new(None),
@@ -690,7 +659,7 @@ impl DocumentIndex {
     /// A stored signature must have the length this index signs with: one written by another
     /// setting (or changed by hand) would be compared slot by slot with the wrong slots.
     fn check_signature(&self, payload: &crate::store::Payload) -> Result<()> {
-        let expected = self.manifest.settings.minhash.num_perm;
+        let expected = self.manifest.settings.confirm.minhash.num_perm;
         if payload.signature.len() == expected {
             return Ok(());
         }

@@ -6,12 +6,10 @@
 //!   as payload), persisted in a folder with a manifest of its settings, and with a journal
 //!   that makes single writes durable without a store flush each.
 
-mod confirmer;
 mod documents;
 mod journal;
 mod resemblance;
 
-pub use confirmer::Confirmer;
 pub use documents::{
     DocumentIndex, IndexSettings, MANIFEST, Manifest, Match, NewDocument, too_few_to_centre,
 };

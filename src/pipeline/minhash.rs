@@ -6,26 +6,18 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::{Found, Pair, StageTimes};
+use crate::confirm::{ConfirmSettings, Confirmer, SketchFacts};
 use crate::error::Result;
 use crate::group::Linkage;
 use crate::io::{Corpus, Input, ReadOptions, read_corpus};
-use crate::sketch::{
-    ConfirmRule, MinHashParams, MinHasher, Signatures, Sketch, SketchFacts, candidate_pairs,
-};
-use crate::text::{Shingler, ShinglingSpec, UNIGRAMS};
+use crate::sketch::{Signatures, candidate_pairs};
 
 /// Settings of the MinHash method.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct MinHashConfig {
-    /// Shingles.
+    /// Shingles, signatures and the rule that confirms a candidate.
     #[serde(flatten)]
-    pub shingling: ShinglingSpec,
-    /// Signature length, seed, banding.
-    #[serde(flatten)]
-    pub minhash: MinHashParams,
-    /// Threshold and how candidates are confirmed.
-    #[serde(flatten)]
-    pub rule: ConfirmRule,
+    pub confirm: ConfirmSettings,
     /// How pairs become groups [default: single].
     #[serde(default)]
     pub linkage: Linkage,
@@ -34,19 +26,17 @@ pub struct MinHashConfig {
 impl MinHashConfig {
     /// Checks every part.
     pub fn validate(&self) -> Result<()> {
-        self.shingling.validate()?;
-        self.minhash.validate()?;
-        self.rule.validate()
+        self.confirm.validate()
     }
 }
 
 pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) -> Result<Found> {
-    let shingler = config.shingling.shingler(UNIGRAMS)?;
-    let hasher = config.minhash.hasher();
+    // No embeddings here, so no cosine floor.
+    let confirmer = Confirmer::new(&config.confirm, -1.0)?;
     let mut times = StageTimes::default();
 
     let clock = Instant::now();
-    let (corpus, signatures, sketches) = sketch(inputs, read, &shingler, &hasher)?;
+    let (corpus, signatures, sketches) = sketch(inputs, read, &confirmer)?;
     times.sketch = clock.elapsed().as_secs_f64();
     tracing::info!(
         documents = corpus.ids.len(),
@@ -55,7 +45,7 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) 
     );
 
     let clock = Instant::now();
-    let banding = config.minhash.banding(&config.rule);
+    let banding = confirmer.banding();
     let candidates = candidate_pairs(&signatures, banding);
     times.candidates = clock.elapsed().as_secs_f64();
     tracing::info!(
@@ -70,11 +60,8 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) 
         .par_iter()
         .map(|&(a, b)| {
             let (x, y) = (a as usize, b as usize);
-            let (evidence, verdict) = config.rule.decide(
-                sketches.get(&signatures, x),
-                sketches.get(&signatures, y),
-                banding,
-            );
+            let (evidence, verdict) =
+                confirmer.decide(sketches.get(&signatures, x), sketches.get(&signatures, y));
             let pair = Pair {
                 a,
                 b,
@@ -100,20 +87,18 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) 
     })
 }
 
-/// Reads every input and signs every document with `hasher`, keeping the facts the evidence
-/// rule needs.
+/// Reads every input and signs every document, keeping the facts the evidence rule needs.
 fn sketch(
     inputs: &[Input],
     options: &ReadOptions,
-    shingler: &Shingler,
-    hasher: &MinHasher,
+    confirmer: &Confirmer,
 ) -> Result<(Corpus, Signatures, SketchFacts)> {
-    let mut signatures = Signatures::new(hasher.num_perm());
+    let mut signatures = Signatures::new(confirmer.num_perm());
     let mut sketches = SketchFacts::default();
     let corpus = read_corpus(
         inputs,
         options,
-        |record| Sketch::of(record, shingler, hasher).0,
+        |record| confirmer.sign(record),
         |sketch| {
             signatures.push(&sketch.signature, sketch.shingles == 0);
             sketches.push(sketch.shingles, sketch.facts);

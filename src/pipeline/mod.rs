@@ -3,8 +3,8 @@
 //! A [`Method`] turns a corpus into confirmed [`Pair`]s with a score; everything after that
 //! (groups under a [`Linkage`], representatives, the output files) is shared by all methods:
 //! - `minhash`: MinHash signatures, LSH banding tuned to the threshold, candidates confirmed by
-//!   the Jaccard estimate ([`Confirm::Estimate`](crate::sketch::Confirm::Estimate)) or the band collision alone
-//!   ([`Confirm::Band`](crate::sketch::Confirm::Band), datasketch's `MinHashLSH.query`);
+//!   the Jaccard estimate ([`Confirm::Estimate`](crate::confirm::Confirm::Estimate)) or the band collision alone
+//!   ([`Confirm::Band`](crate::confirm::Confirm::Band), datasketch's `MinHashLSH.query`);
 //! - `jaccard`: exact Jaccard of the shingle sets, candidates from a prefix-filtered inverted
 //!   index (never all pairs);
 //! - `resemblance`: the same exact join over word 5-grams, keeping pairs whose resemblance
@@ -173,11 +173,11 @@ impl Method {
     /// (SimHash: `1 − max_distance/64`; MinHash with band confirmation: its threshold).
     pub fn threshold(&self) -> f64 {
         match self {
-            Method::MinHash(c) => c.rule.threshold,
+            Method::MinHash(c) => c.confirm.rule.threshold,
             Method::Jaccard(c) => c.threshold,
             Method::Resemblance(c) => c.threshold,
             Method::SimHash(c) => 1.0 - f64::from(c.max_distance) / 64.0,
-            Method::TwoStage(c) => c.settings.rule.threshold,
+            Method::TwoStage(c) => c.settings.confirm.rule.threshold,
         }
     }
 

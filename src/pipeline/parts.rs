@@ -21,11 +21,11 @@ use serde::{Deserialize, Serialize};
 
 use super::two_stage::{confirm_candidates, distinct_pairs};
 use super::{Dedup, Found, InputSpec, Method, OutputSpec, PipelineSpec, TwoStageConfig};
+use crate::confirm::SketchFacts;
 use crate::error::{Error, Location, Result};
-use crate::index::Confirmer;
 use crate::io::{Input, ReadOptions, read_corpus};
 use crate::results::{CANDIDATES, RunFolder, StageTimes};
-use crate::sketch::{Signatures, SketchFacts};
+use crate::sketch::Signatures;
 
 /// Part `number` of `count` (`I/N`, from 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -171,8 +171,8 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
     let mut times = StageTimes::default();
 
     let clock = Instant::now();
-    let confirmer = Confirmer::new(&config.settings)?;
-    let mut signatures = Signatures::new(config.settings.minhash.num_perm);
+    let confirmer = config.settings.confirmer()?;
+    let mut signatures = Signatures::new(config.settings.confirm.minhash.num_perm);
     let mut sketches = SketchFacts::default();
     let corpus = read_corpus(
         &inputs,

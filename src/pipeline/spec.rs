@@ -263,7 +263,13 @@ mod tests {
         let Method::MinHash(config) = &spec.method else {
             panic!("a minhash pipeline gives the minhash method")
         };
-        assert_eq!((config.minhash.num_perm, config.rule.threshold), (128, 0.8));
+        assert_eq!(
+            (
+                config.confirm.minhash.num_perm,
+                config.confirm.rule.threshold
+            ),
+            (128, 0.8)
+        );
         assert_eq!(spec.input.read_options().fields, FieldSpec::default());
 
         let path = write(dir.path(), "name = \"minhash\"\nthreshhold = 0.8");

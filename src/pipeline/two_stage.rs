@@ -16,13 +16,15 @@ use super::parts::Part;
 use super::queries::{Query, QueryFile};
 use super::title_only::TitleOnlyStore;
 use super::{Found, Pair};
+use crate::confirm::Confirmer;
+use crate::confirm::{Sketch, SketchFacts, SketchRef};
 use crate::error::{Error, Result};
 use crate::group::Linkage;
-use crate::index::{Confirmer, DocumentIndex, IndexSettings};
+use crate::index::{DocumentIndex, IndexSettings};
 use crate::io::{Corpus, Input, ReadOptions, ScratchDir, SkipReport, read_corpus};
 use crate::progress;
 use crate::results::StageTimes;
-use crate::sketch::{Signatures, Sketch, SketchFacts, SketchRef};
+use crate::sketch::Signatures;
 use crate::store::{SearchOptions, point_key};
 
 /// Neighbours per document the two-stage method considers by default.
@@ -435,7 +437,7 @@ impl<'a> Loader<'a> {
             title_only,
             upsert,
             slice,
-            signatures: Signatures::new(index.manifest().settings.minhash.num_perm),
+            signatures: Signatures::new(index.manifest().settings.confirm.minhash.num_perm),
             sketches: SketchFacts::default(),
             doc_of_key: HashMap::new(),
             docs: Vec::new(),

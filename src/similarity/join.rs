@@ -52,7 +52,7 @@ impl SetJoin {
         if a.is_empty() || b.is_empty() {
             return 0.0;
         }
-        let shared = crate::sketch::shared_count(a, b);
+        let shared = super::shared_count(a, b);
         shared as f64 / (a.len() + b.len() - shared) as f64
     }
 

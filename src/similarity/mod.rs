@@ -104,6 +104,34 @@ pub fn cosine(a: &str, b: &str) -> f64 {
     cosine_counts(&word_counts(a), &word_counts(b))
 }
 
+/// Exact Jaccard of two sorted sets (0 when both are empty).
+pub fn set_jaccard<T: Ord>(a: &[T], b: &[T]) -> f64 {
+    let shared = shared_count(a, b);
+    let union = a.len() + b.len() - shared;
+    if union == 0 {
+        0.0
+    } else {
+        shared as f64 / union as f64
+    }
+}
+
+/// The number of elements two sorted sets share.
+pub fn shared_count<T: Ord>(a: &[T], b: &[T]) -> usize {
+    let (mut i, mut j, mut shared) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                shared += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    shared
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;

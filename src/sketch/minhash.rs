@@ -373,7 +373,7 @@ mod tests {
         let mut same_side = [0usize; 2];
         for (a, b) in &labelled {
             let (a, b) = (&sets[a], &sets[b]);
-            let exact = crate::sketch::set_jaccard(a, b);
+            let exact = crate::similarity::set_jaccard(a, b);
             for (i, hasher) in schemes.iter().enumerate() {
                 let estimate = jaccard_estimate(&hasher.sign(a), &hasher.sign(b));
                 error[i] += (estimate - exact).abs() / labelled.len() as f64;

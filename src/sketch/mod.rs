@@ -2,23 +2,19 @@
 //!
 //! [`MinHasher`] turns shingle sets into MinHash signatures whose slot agreement estimates
 //! Jaccard similarity; [`lsh`] bands those signatures so that only likely-similar pairs are ever
-//! compared, which keeps deduplication near-linear in the corpus size; [`classifier`] holds
-//! their settings and the rule that confirms a candidate from the [`evidence`] of two
-//! sketches. [`SimHash`] is the other classic: one
+//! compared, which keeps deduplication near-linear in the corpus size; [`MinHashParams`] holds
+//! their settings. What confirms a candidate pair is [`crate::confirm`]'s. [`SimHash`] is the
+//! other classic: one
 //! 64-bit fingerprint whose Hamming distance tracks dissimilarity, searched by [`SimHashIndex`].
 
-pub mod classifier;
-pub mod evidence;
 pub mod lsh;
 mod minhash;
+mod params;
 mod simhash;
 mod simhash_index;
 
-pub use classifier::{Confirm, ConfirmRule, MAX_NUM_PERM, MinHashParams, check_threshold};
-pub use evidence::{
-    Evidence, Facts, Rule, Sketch, SketchFacts, SketchRef, Verdict, set_jaccard, shared_count,
-};
 pub use lsh::{LshParams, candidate_pairs, share_band};
 pub use minhash::{EMPTY_SLOT, Hashing, MinHasher, Signatures, jaccard_estimate};
+pub use params::{MAX_NUM_PERM, MinHashParams, check_threshold};
 pub use simhash::{SimHash, hamming};
 pub use simhash_index::{SimHashIndex, simhashes};

@@ -37,8 +37,8 @@ use base64::Engine as _;
 use base64::prelude::BASE64_STANDARD;
 use serde::{Deserialize, Serialize};
 
+use crate::confirm::{Facts, SketchRef};
 use crate::error::{Error, Result};
-use crate::sketch::{Facts, SketchRef};
 
 /// A document as stored: its key, id, vector and what the confirm stage needs of it.
 #[derive(Clone, Copy, Debug)]

@@ -495,6 +495,54 @@ fn a_models_folder_from_the_environment_does_not_bother_other_methods() {
 }
 
 #[test]
+fn explain_rescues_a_truncated_version_and_says_which_figures_are_estimates() {
+    let full = "we studied early mobilisation after stroke in a randomised trial of two hundred \
+        patients across four hospitals and found that walking within two days shortened the \
+        stay and improved independence at three months without more falls or adverse events";
+    let cut: String = full
+        .split_whitespace()
+        .take(14)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let out = ok(&[
+        "explain", "--text", full, "--text", &cut, "--method", "minhash", "--json",
+    ]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["verdict"]["rule"], "containment", "{json}");
+    assert_eq!(json["verdict"]["duplicate"], true);
+    assert_eq!(json["evidence"]["containment_sampled"], true, "{json}");
+    assert_eq!(json["evidence"]["containment"].as_f64(), Some(1.0));
+    assert!(json["jaccard_exact"].as_f64().unwrap() < 0.8, "{json}");
+    let text = String::from_utf8_lossy(
+        &ok(&[
+            "explain", "--text", full, "--text", &cut, "--method", "minhash",
+        ])
+        .stdout,
+    )
+    .into_owned();
+    assert!(text.contains("containment, sampled"), "{text}");
+    assert!(
+        text.contains("decided on estimates: jaccard") && text.contains("from the word samples"),
+        "{text}"
+    );
+    // The rule can be turned off, and the verdict follows.
+    let off = ok(&[
+        "explain",
+        "--text",
+        full,
+        "--text",
+        &cut,
+        "--method",
+        "minhash",
+        "--json",
+        "--containment",
+        "0",
+    ]);
+    let json: serde_json::Value = serde_json::from_slice(&off.stdout).unwrap();
+    assert_eq!(json["verdict"]["rule"], "below", "{json}");
+}
+
+#[test]
 fn explain_names_the_rule_for_a_rescued_and_a_refused_pair() {
     let data = shared_data();
     let rescued = ok(&[

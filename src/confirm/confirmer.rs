@@ -1,0 +1,75 @@
+//! Signing records and judging candidate pairs under one set of [`ConfirmSettings`].
+
+use crate::error::Result;
+use crate::io::Record;
+use crate::sketch::{LshParams, MinHasher};
+use crate::text::Shingler;
+
+use super::{ConfirmSettings, Evidence, Rule, Sketch, SketchRef, Verdict};
+
+/// Signs records and confirms candidates exactly as a run or an index with these settings
+/// does. The `minhash` method and the two-stage index hold one; `neardup merge` builds one to
+/// confirm the candidates that parts searched on other machines, and `neardup explain` one to
+/// show a single verdict.
+pub struct Confirmer {
+    settings: ConfirmSettings,
+    shingler: Shingler,
+    hasher: MinHasher,
+    banding: LshParams,
+    min_cosine: f32,
+}
+
+impl Confirmer {
+    /// The confirmer of `settings`; a two-stage candidate whose embeddings' cosine is below
+    /// `min_cosine` is refused (-1 refuses none).
+    pub fn new(settings: &ConfirmSettings, min_cosine: f32) -> Result<Self> {
+        Ok(Confirmer {
+            shingler: settings.shingler()?,
+            hasher: settings.minhash.hasher(),
+            banding: settings.banding(),
+            settings: settings.clone(),
+            min_cosine,
+        })
+    }
+
+    /// What the confirm stage needs of a record: its MinHash signature, distinct shingle
+    /// count and facts.
+    pub fn sign(&self, record: &Record) -> Sketch {
+        self.sign_with_shingles(record).0
+    }
+
+    /// [`Confirmer::sign`], also returning the record's shingle set (sorted hashes).
+    pub fn sign_with_shingles(&self, record: &Record) -> (Sketch, Vec<u64>) {
+        Sketch::of(record, &self.shingler, &self.hasher)
+    }
+
+    /// The signature length.
+    pub fn num_perm(&self) -> usize {
+        self.hasher.num_perm()
+    }
+
+    /// The LSH banding of these settings (the one given, or the one chosen for the rule).
+    pub fn banding(&self) -> LshParams {
+        self.banding
+    }
+
+    /// The verdict of the rule on two sketches, with the evidence it rests on.
+    pub fn decide(&self, a: SketchRef<'_>, b: SketchRef<'_>) -> (Evidence, Verdict) {
+        self.settings.rule.decide(a, b, self.banding)
+    }
+
+    /// The verdict on a two-stage candidate (two documents' sketches and the cosine of their
+    /// embeddings), with the evidence it rests on. A neighbour below `min_cosine` is no
+    /// candidate at all.
+    pub fn confirm(&self, a: SketchRef<'_>, b: SketchRef<'_>, cosine: f32) -> (Evidence, Verdict) {
+        let (evidence, verdict) = self.decide(a, b);
+        if cosine < self.min_cosine {
+            let distant = Verdict {
+                duplicate: false,
+                rule: Rule::Distant,
+            };
+            return (evidence, distant);
+        }
+        (evidence, verdict)
+    }
+}
