@@ -6,14 +6,15 @@
 #   eval/confirm-rules/held-out.sh [--method two-stage|minhash] [extra dedup flags...]
 #
 # Environment: NEARDUP (default target/release/neardup), DATA (default
-# ../shared/data/bibdedupe-core.jsonl), CHOSEN (default eval/confirm-rules/chosen.json).
+# ../shared/data/bibdedupe-core.jsonl), CHOSEN (default eval/confirm-rules/chosen.json; `-`
+# runs every set with neardup's defaults, chosen on the domains of eval/domains/).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 NEARDUP=${NEARDUP:-target/release/neardup}
 DATA=${DATA:-../shared/data/bibdedupe-core.jsonl}
 CHOSEN=${CHOSEN:-eval/confirm-rules/chosen.json}
 [[ -x $NEARDUP ]] || { echo "error: $NEARDUP is missing: cargo build --release" >&2; exit 1; }
-[[ -f $CHOSEN ]] || { echo "error: $CHOSEN is missing: run load.py, feat.py and loso.py first" >&2; exit 1; }
+[[ $CHOSEN == - || -f $CHOSEN ]] || { echo "error: $CHOSEN is missing: run load.py, feat.py and loso.py first" >&2; exit 1; }
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -21,7 +22,7 @@ trap 'rm -rf "$work"' EXIT
 python3 - "$DATA" "$CHOSEN" "$work" <<'PY'
 import json, sys
 data, chosen, work = sys.argv[1:]
-chosen = json.load(open(chosen))
+chosen = None if chosen == '-' else json.load(open(chosen))
 files = {}
 with open(data) as f:
     for n, line in enumerate(f, 1):
@@ -30,6 +31,9 @@ with open(data) as f:
         files.setdefault(name, []).append(line)
 for name, lines in files.items():
     open(f'{work}/{name}.jsonl', 'w').writelines(lines)
+    if chosen is None:
+        open(f'{work}/{name}.flags', 'w').write('\n')
+        continue
     c = chosen.get(name)
     if c is None:
         sys.exit(f'error: {name} is not in the chosen settings')
