@@ -522,7 +522,7 @@ fn explain_rescues_a_truncated_version_and_says_which_figures_are_estimates() {
     .into_owned();
     assert!(text.contains("containment, sampled"), "{text}");
     assert!(
-        text.contains("decided on estimates: jaccard") && text.contains("from the word samples"),
+        text.contains("decided on the containment 1.000 from the word samples"),
         "{text}"
     );
     // The rule can be turned off, and the verdict follows.
