@@ -22,6 +22,8 @@ import subprocess
 import sys
 import urllib.request
 
+from unionfind import roots
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 # pyJedAI's copies of three classic entity-resolution benchmarks (Apache-2.0 repository; the
@@ -78,30 +80,20 @@ def write_domain(out, name, records, pairs):
     index = {i: n for n, i in enumerate(ids)}
     if len(index) != len(ids):
         sys.exit(f'error: {name}: duplicate record ids')
-    parent = list(range(len(ids)))
-
-    def find(i):
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-    dropped = 0
-    for a, b in pairs:
-        if a not in index or b not in index:
-            dropped += 1
-            continue
-        parent[find(index[a])] = find(index[b])
+    known = [(index[a], index[b]) for a, b in pairs if a in index and b in index]
+    dropped = len(pairs) - len(known)
     if dropped:
         print(f'{name}: {dropped} labelled pairs name records the source lacks (left out)', file=sys.stderr)
+    root = roots(len(ids), known)
     clusters = {}
     for n in range(len(ids)):
-        clusters.setdefault(find(n), []).append(n)
+        clusters.setdefault(root[n], []).append(n)
     path = os.path.join(out, f'{name}.jsonl')
     tmp = path + '.tmp'
     labelled = 0
     with open(tmp, 'w') as f:
         for n, (rid, title, abstract) in enumerate(records):
-            mates = [m for m in clusters[find(n)] if m != n]
+            mates = [m for m in clusters[root[n]] if m != n]
             labelled += len(mates)
             text = clean(title) + ' ' + clean(abstract)
             exact = any(clean(records[m][1]) + ' ' + clean(records[m][2]) == text for m in mates)

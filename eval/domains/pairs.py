@@ -19,6 +19,8 @@ import re
 
 import regex
 
+from unionfind import roots
+
 # Rust regex's \w, which neardup's tokeniser uses.
 WORD = regex.compile(r'[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]+')
 NOTE = re.compile(r'\[[^\]]*\]?|\([^)]*\)?|<[^>]*>?')
@@ -110,16 +112,7 @@ def load(path, searched=None):
 
 def counts(docs, accepted):
     """CORE 2020 class counts of the groups the accepted pairs make: tp fp tn fn correct n."""
-    parent = list(range(len(docs)))
-
-    def find(i):
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-    for i, j in accepted:
-        parent[find(i)] = find(j)
-    root = [find(i) for i in range(len(docs))]
+    root = roots(len(docs), accepted)
     size = collections.Counter(root)
     index = {d.id: i for i, d in enumerate(docs)}
     c = [0] * 6
