@@ -58,30 +58,41 @@ fn bottom_sample(shingles: &[u64]) -> Vec<u32> {
     sample
 }
 
-/// Serialises a list of 32-bit words as base64 of their little-endian bytes: a tenth of the
-/// JSON of a list of integers, and read back by a copy.
-mod base64_words {
+/// 32-bit words as base64 of their little-endian bytes: a tenth of the JSON of a list of
+/// integers, and read back by a copy. Samples are serialised so, and the store writes
+/// signatures so in point payloads.
+pub(crate) mod base64_words {
     use base64::Engine as _;
     use base64::prelude::BASE64_STANDARD;
     use serde::{Deserialize, Deserializer, Serializer, de::Error as _};
 
-    pub fn serialize<S: Serializer>(words: &[u32], serializer: S) -> Result<S::Ok, S::Error> {
+    /// The base64 text of `words`.
+    pub(crate) fn encode(words: &[u32]) -> String {
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-        serializer.serialize_str(&BASE64_STANDARD.encode(bytes))
+        BASE64_STANDARD.encode(bytes)
+    }
+
+    /// The words of [`encode`]'s text; `None` if it is not base64 of whole words.
+    pub(crate) fn decode(text: &str) -> Option<Vec<u32>> {
+        let bytes = BASE64_STANDARD.decode(text).ok()?;
+        let words = bytes.chunks_exact(4);
+        if !words.remainder().is_empty() {
+            return None;
+        }
+        Some(
+            words
+                .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+                .collect(),
+        )
+    }
+
+    pub fn serialize<S: Serializer>(words: &[u32], serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&encode(words))
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<u32>, D::Error> {
         let text = String::deserialize(deserializer)?;
-        let bytes = BASE64_STANDARD.decode(text).map_err(D::Error::custom)?;
-        let words = bytes.chunks_exact(4);
-        if !words.remainder().is_empty() {
-            return Err(D::Error::custom(
-                "a sample's length is not a multiple of 4 bytes",
-            ));
-        }
-        Ok(words
-            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
-            .collect())
+        decode(&text).ok_or_else(|| D::Error::custom("a sample is not base64 of 32-bit words"))
     }
 }
 

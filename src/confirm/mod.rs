@@ -60,6 +60,7 @@
 
 mod confirmer;
 mod evidence;
+pub(crate) use evidence::base64_words;
 mod rule;
 
 use serde::{Deserialize, Serialize};

@@ -33,11 +33,9 @@ pub use server::ServerStore;
 use std::num::NonZeroU32;
 use std::path::Path;
 
-use base64::Engine as _;
-use base64::prelude::BASE64_STANDARD;
 use serde::{Deserialize, Serialize};
 
-use crate::confirm::{Facts, SketchRef};
+use crate::confirm::{Facts, SketchRef, base64_words};
 use crate::error::{Error, Result};
 
 /// A document as stored: its key, id, vector and what the confirm stage needs of it.
@@ -526,25 +524,13 @@ fn payload_json(point: &StoredPoint<'_>) -> serde_json::Map<String, serde_json::
 /// payloads, and a JSON list of 128 integers cost a quarter of a `serve` write's CPU to parse
 /// back; one string is copied.
 fn encode_signature(signature: &[u32]) -> String {
-    let bytes: Vec<u8> = signature.iter().flat_map(|w| w.to_le_bytes()).collect();
-    BASE64_STANDARD.encode(bytes)
+    base64_words::encode(signature)
 }
 
 /// Reads [`encode_signature`]'s string, or the list of integers that indexes of format 4 hold.
 fn decode_signature(value: &serde_json::Value) -> Option<Vec<u32>> {
     match value {
-        serde_json::Value::String(text) => {
-            let bytes = BASE64_STANDARD.decode(text).ok()?;
-            let words = bytes.chunks_exact(4);
-            if !words.remainder().is_empty() {
-                return None;
-            }
-            Some(
-                words
-                    .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
-                    .collect(),
-            )
-        }
+        serde_json::Value::String(text) => base64_words::decode(text),
         serde_json::Value::Array(items) => items
             .iter()
             .map(|x| x.as_u64().and_then(|x| u32::try_from(x).ok()))
