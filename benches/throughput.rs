@@ -13,6 +13,7 @@ use std::time::Instant;
 
 use neardup::io::{FieldSpec, Input, ReadOptions};
 use neardup::pipeline::{self, Method, MethodName};
+use neardup::results::RunWriter;
 use neardup::sketch::MinHasher;
 use neardup::synth::Generator;
 use neardup::text::{Shingler, words};
@@ -51,7 +52,7 @@ fn main() {
         let minhash = Method::defaults(MethodName::Minhash);
         let dedup = pipeline::dedup(&inputs, &read, &minhash, dir.path()).expect("dedup");
         let summary = pipeline::write_results(
-            &dir.path().join(format!("out-{docs}")),
+            RunWriter::lock(&dir.path().join(format!("out-{docs}"))).unwrap(),
             &inputs,
             &read,
             &dedup,

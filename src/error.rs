@@ -123,10 +123,16 @@ pub enum Error {
         source: Option<Box<dyn std::error::Error + Send + Sync>>,
     },
     /// Another neardup process holds the folder (an index, an output folder).
-    #[error("{} is in use by another neardup process; wait for it or {hint}", path.display())]
+    #[error(
+        "{} is in use by another neardup process{}; wait for it or {hint}",
+        path.display(),
+        holder.as_ref().map(|h| format!(" ({h})")).unwrap_or_default()
+    )]
     Busy {
         /// The folder that is locked.
         path: PathBuf,
+        /// The process holding it, as it wrote itself into the lock file.
+        holder: Option<String>,
         /// What else the user can do.
         hint: &'static str,
     },

@@ -6,7 +6,8 @@
 //! is wrong but not where, and its `deny_unknown_fields` does not see through nested parts.
 //! [`from_map`] therefore finds unknown keys itself (a key the value does not serialise back
 //! is one nothing read), and finds the key an error is about by taking keys out one at a time:
-//! the key whose removal cures or changes the error is the one at fault. Settings types
+//! the key whose removal cures or changes the error is the one at fault (a required key,
+//! whose removal is an error of its own, is named by `serde_path_to_error`). Settings types
 //! serialise every key they read, `None` as `null`, for this and for `summary.json`.
 
 use serde::Serialize;
@@ -49,13 +50,20 @@ pub fn from_map<T: DeserializeOwned + Serialize>(
         Ok(value) => return Ok(value),
         Err(e) => e,
     };
-    let key = map.keys().find(|key| {
-        let mut without = map.clone();
-        without.remove(*key);
-        match attempt(&without) {
-            Ok(_) => true,
-            Err(e) => e != error && e != format!("missing field `{key}`"),
-        }
+    // A key serde itself can name (one outside the flattened parts), else the removal search.
+    let named = serde_path_to_error::deserialize::<_, T>(Value::Object(map.clone()))
+        .err()
+        .map(|e| e.path().to_string())
+        .filter(|path| map.contains_key(path));
+    let key = named.as_ref().or_else(|| {
+        map.keys().find(|key| {
+            let mut without = map.clone();
+            without.remove(*key);
+            match attempt(&without) {
+                Ok(_) => true,
+                Err(e) => e != error && e != format!("missing field `{key}`"),
+            }
+        })
     });
     Err(SettingError {
         key: key.cloned(),
@@ -131,8 +139,9 @@ mod tests {
         assert_eq!(err.key.as_deref(), Some("sede"), "{err}");
         let err = read(serde_json::json!({"name": 7})).unwrap_err();
         assert_eq!(
-            err.key, None,
-            "a required key cannot be told from a missing one: {err}"
+            err.key.as_deref(),
+            Some("name"),
+            "a required key of the wrong type is named too: {err}"
         );
         let err = read(serde_json::json!({"seed": 1})).unwrap_err();
         assert_eq!(err.key, None, "a missing key is nobody's fault: {err}");

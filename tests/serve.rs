@@ -275,14 +275,14 @@ fn a_restarted_server_redoes_its_journal_and_a_clean_stop_empties_it() {
 }
 
 #[test]
-fn an_index_of_format_4_is_served_and_says_6_from_its_first_write() {
+fn an_index_of_format_4_is_served_and_says_7_from_its_first_write() {
     let dir = tempfile::tempdir().unwrap();
     let index = empty_index(dir.path(), &[]);
     let manifest = index.join("neardup-index.json");
     let read = || -> serde_json::Value {
         serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap()
     };
-    assert_eq!(read()["format"], 6);
+    assert_eq!(read()["format"], 7);
     let mut old = read();
     old["format"] = 4.into();
     std::fs::write(&manifest, old.to_string()).unwrap();
@@ -296,13 +296,80 @@ fn an_index_of_format_4_is_served_and_says_6_from_its_first_write() {
         call(ureq::post(&url("/documents")), Some(body)).unwrap().0,
         201
     );
-    assert_eq!(read()["format"], 6, "an older neardup must now refuse it");
+    assert_eq!(read()["format"], 7, "an older neardup must now refuse it");
     let body = r#"{"text": "w1 w2 w3 w4 w5 w6"}"#;
     let (status, found) = call(ureq::post(&url("/similar")), Some(body)).unwrap();
     assert_eq!(status, 200);
     assert_eq!(found["duplicates"][0]["id"], "a", "{found}");
     server.stop();
-    assert_eq!(read()["format"], 6);
+    assert_eq!(read()["format"], 7);
+}
+
+#[test]
+fn an_index_whose_documents_were_all_deleted_is_empty_not_damaged() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = empty_index(dir.path(), &[]);
+    let server = Server::start(&index, &[]);
+    let url = |path: &str| format!("{}{path}", server.url);
+    for id in ["a", "b", "c"] {
+        let body = serde_json::json!({"id": id, "text": "w1 w2 w3 w4 w5 w6"}).to_string();
+        assert_eq!(
+            call(ureq::post(&url("/documents")), Some(&body)).unwrap().0,
+            201
+        );
+    }
+    for id in ["a", "b", "c"] {
+        assert_eq!(
+            call(ureq::delete(&url(&format!("/documents/{id}"))), None)
+                .unwrap()
+                .0,
+            204
+        );
+    }
+    server.stop();
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(index.join("neardup-index.json")).unwrap())
+            .unwrap();
+    assert_eq!(manifest["documents"], 0, "a clean stop records the count");
+    let server = Server::start(&index, &[]);
+    let (status, stats) = call(ureq::get(&format!("{}/stats", server.url)), None).unwrap();
+    assert_eq!(
+        (status, &stats["documents"]),
+        (200, &serde_json::json!(0)),
+        "{stats}"
+    );
+    server.stop();
+}
+
+#[test]
+fn an_idle_connection_is_closed_and_a_slow_body_gets_408() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let index = empty_index(dir.path(), &[]);
+    let server = Server::start(&index, &[]);
+    let address = server.url.trim_start_matches("http://").to_owned();
+    let mut idle = std::net::TcpStream::connect(&address).unwrap();
+    let mut slow = std::net::TcpStream::connect(&address).unwrap();
+    slow.write_all(
+        b"POST /similar HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+          Content-Length: 100\r\n\r\n{\"te",
+    )
+    .unwrap();
+    let clock = Instant::now();
+    idle.set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let mut answer = Vec::new();
+    idle.read_to_end(&mut answer).unwrap();
+    assert!(answer.is_empty(), "closed without an answer");
+    let waited = clock.elapsed();
+    assert!(waited < Duration::from_secs(30), "closed after {waited:?}");
+    slow.set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let mut answer = String::new();
+    slow.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("did not arrive within"), "{answer}");
+    server.stop();
 }
 
 #[test]

@@ -19,10 +19,10 @@ use crate::pipeline::{MethodName, OutputSpec, PipelineSpec};
     neardup dedup pages/ --method simhash --max-distance 3 --out out/")]
 pub struct DedupArgs {
     /// Input files or folders (JSONL, CSV, TSV, a folder or .zip of text files).
-    #[arg(required = true)]
+    #[arg(required = true, value_parser = super::RecordedPath)]
     inputs: Vec<PathBuf>,
     /// Output folder (created if missing).
-    #[arg(long)]
+    #[arg(long, value_parser = super::RecordedPath)]
     out: PathBuf,
     /// Deduplication method.
     #[arg(long, value_enum, default_value_t = MethodName::TwoStage)]

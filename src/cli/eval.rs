@@ -106,13 +106,13 @@ pub struct SweepArgs {
     #[arg(long)]
     pred: PathBuf,
     /// Lowest threshold.
-    #[arg(long, default_value_t = 0.3)]
+    #[arg(long, default_value_t = 0.3, value_parser = super::finite::<f64>)]
     from: f64,
     /// Highest threshold.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, value_parser = super::finite::<f64>)]
     to: f64,
     /// Step between thresholds.
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = 0.05, value_parser = super::finite::<f64>)]
     step: f64,
     /// Which stored score to threshold [default: the only one, or jaccard_estimate].
     #[arg(long)]

@@ -29,7 +29,7 @@ pub struct GroupsArgs {
     #[arg(long, value_enum, default_value_t = Measure::Cosine)]
     similarity: Measure,
     /// Similarity at or above which two documents belong together.
-    #[arg(long, default_value_t = 0.7)]
+    #[arg(long, default_value_t = 0.7, value_parser = super::finite::<f64>)]
     threshold: f64,
     /// How pairs become groups.
     #[arg(long, value_enum, default_value_t = Linkage::Single)]

@@ -20,7 +20,7 @@ use crate::pipeline::{self, Method, MethodName};
 )]
 pub struct IndexArgs {
     /// Input files or folders.
-    #[arg(required = true)]
+    #[arg(required = true, value_parser = super::RecordedPath)]
     inputs: Vec<PathBuf>,
     #[command(flatten)]
     input: super::InputArgs,

@@ -6,6 +6,7 @@ use clap::Args;
 
 use crate::error::Result;
 use crate::pipeline;
+use crate::results::RunWriter;
 
 /// Merge the parts of a split run (`neardup dedup --part I/N`) into pairs, groups and unique
 /// records, as one run would have written them.
@@ -16,24 +17,20 @@ use crate::pipeline;
     neardup merge part1/ part2/ part3/ part4/ --out out/")]
 pub struct MergeArgs {
     /// The output folders of every part.
-    #[arg(required = true)]
+    #[arg(required = true, value_parser = super::RecordedPath)]
     parts: Vec<PathBuf>,
     /// Output folder (created if missing).
-    #[arg(long)]
+    #[arg(long, value_parser = super::RecordedPath)]
     out: PathBuf,
 }
 
 pub fn run(args: MergeArgs) -> Result<()> {
     super::run::check_output_dir(&args.out)?;
+    let lock = RunWriter::lock(&args.out)?;
     let merged = pipeline::merge(&args.parts, &args.out)?;
     let settings = serde_json::to_value(&merged.spec).expect("settings serialise");
-    let summary = pipeline::write_results(
-        &args.out,
-        &merged.inputs,
-        &merged.read,
-        &merged.dedup,
-        settings,
-    )?;
+    let summary =
+        pipeline::write_results(lock, &merged.inputs, &merged.read, &merged.dedup, settings)?;
     super::run::report(&summary, &args.out);
     super::report_skipped(&merged.dedup.corpus.skipped);
     Ok(())

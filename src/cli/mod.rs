@@ -186,6 +186,52 @@ impl InputArgs {
     }
 }
 
+/// Parses a path that neardup records in its settings (`summary.json`, an index's manifest):
+/// JSON holds UTF-8 only, so a path that is not is refused here, naming its flag, instead of
+/// failing once the work is done.
+#[derive(Clone, Copy, Debug)]
+pub struct RecordedPath;
+
+impl clap::builder::TypedValueParser for RecordedPath {
+    type Value = PathBuf;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> std::result::Result<PathBuf, clap::Error> {
+        match value.to_str() {
+            Some(path) => Ok(PathBuf::from(path)),
+            None => {
+                let name = arg.map_or_else(|| "a path".to_owned(), |a| a.to_string());
+                Err(clap::Error::raw(
+                    clap::error::ErrorKind::InvalidValue,
+                    format!(
+                        "{name}: the path {} is not valid UTF-8, and neardup records its paths \
+                         in JSON settings, which hold UTF-8 only; rename it (or link to it from \
+                         a UTF-8 name)\n",
+                        Path::new(value).display()
+                    ),
+                )
+                .with_cmd(cmd))
+            }
+        }
+    }
+}
+
+/// Parses a number that must be finite: `NaN` and `inf` parse as floats, and would otherwise
+/// reach the settings as JSON's `null`, which reads as "not given".
+pub fn finite<T: std::str::FromStr + Into<f64> + Copy>(
+    value: &str,
+) -> std::result::Result<T, String> {
+    match value.parse::<T>() {
+        Ok(number) if number.into().is_finite() => Ok(number),
+        Ok(_) => Err(format!("{value} is not a finite number")),
+        Err(_) => Err(format!("{value} is not a number")),
+    }
+}
+
 /// The text of a file, or of standard input for `-`.
 fn read_text_arg(path: &Path) -> Result<String> {
     let mut bytes = Vec::new();

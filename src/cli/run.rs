@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::eval::{Truth, evaluate, load_predictions, render_table};
 use crate::io::write_json_pretty;
 use crate::pipeline::{self, Method, PipelineSpec};
-use crate::results::{EVAL, RunFolder, RunSummary};
+use crate::results::{EVAL, RunFolder, RunSummary, RunWriter};
 
 /// Run a declarative pipeline file (see pipelines/).
 #[derive(Debug, Args)]
@@ -41,6 +41,7 @@ pub(super) fn check_output_dir(dir: &Path) -> Result<()> {
 /// Runs `spec`: deduplicate, write results, print a summary, score if asked.
 pub fn execute(spec: &PipelineSpec, models: &Path) -> Result<()> {
     check_output_dir(&spec.output.dir)?;
+    let lock = RunWriter::lock(&spec.output.dir)?;
     let inputs = spec.input.inputs()?;
     let read = spec.input.read_options();
     if spec.eval.is_some() && matches!(&spec.method, Method::TwoStage(c) if c.part.is_some()) {
@@ -52,7 +53,7 @@ pub fn execute(spec: &PipelineSpec, models: &Path) -> Result<()> {
     }
     let dedup = pipeline::dedup(&inputs, &read, &spec.method, models)?;
     let settings = serde_json::to_value(spec).expect("settings serialise");
-    let summary = pipeline::write_results(&spec.output.dir, &inputs, &read, &dedup, settings)?;
+    let summary = pipeline::write_results(lock, &inputs, &read, &dedup, settings)?;
     if let Some(part) = dedup.part {
         println!(
             "part {part}: {} candidates, {} confirmed pairs among {} documents -> {}; \

@@ -33,14 +33,14 @@ pub struct MethodFlags {
     #[arg(long, conflicts_with = "ngram", help_heading = "Shingles")]
     char_ngram: Option<usize>,
     /// Stoplist file: one word a line (# comments allowed).
-    #[arg(long, help_heading = "Shingles")]
+    #[arg(long, help_heading = "Shingles", value_parser = super::RecordedPath)]
     stoplist: Option<PathBuf>,
     /// Stop words given inline, comma-separated.
     #[arg(long, value_delimiter = ',', help_heading = "Shingles")]
     stopwords: Vec<String>,
     /// Similarity threshold [default: 0.7; 0.8 for minhash and two-stage, whose evidence rule
     /// also matches titles; 0.2 for resemblance, which must exceed it].
-    #[arg(long, help_heading = "Matching")]
+    #[arg(long, help_heading = "Matching", value_parser = super::finite::<f64>)]
     threshold: Option<f64>,
     /// How pairs become groups: single (connected), complete (all pairs similar), star (all
     /// similar to the representative) [default: single].
@@ -73,12 +73,12 @@ pub struct MethodFlags {
     min_shingles: Option<u32>,
     /// MinHash, evidence rule: title Jaccard (notes removed) that makes a title-only copy of a
     /// record a duplicate [default: 0.8].
-    #[arg(long, help_heading = "MinHash")]
+    #[arg(long, help_heading = "MinHash", value_parser = super::finite::<f64>)]
     title_threshold: Option<f64>,
     /// MinHash, evidence rule: share of the smaller text's words found in the larger that makes
     /// two records with an abstract duplicates (a truncated abstract, a glued prefix, added
     /// boilerplate); 0 turns the rule off [default: 0.7].
-    #[arg(long, help_heading = "MinHash")]
+    #[arg(long, help_heading = "MinHash", value_parser = super::finite::<f64>)]
     containment: Option<f64>,
     /// MinHash, evidence rule: which numbers must agree: title (the titles' where both have
     /// one, else the whole texts'), text (every number), off [default: title].
@@ -96,10 +96,10 @@ pub struct MethodFlags {
     /// Two-stage: use the model files in this folder instead of fetching (minilm:
     /// config.json, tokenizer.json, model.safetensors; static: a folder made by `neardup
     /// models fetch static`).
-    #[arg(long, help_heading = "Two-stage")]
+    #[arg(long, help_heading = "Two-stage", value_parser = super::RecordedPath)]
     model_dir: Option<PathBuf>,
     /// Two-stage: GloVe text file, for --embedder glove.
-    #[arg(long, help_heading = "Two-stage")]
+    #[arg(long, help_heading = "Two-stage", value_parser = super::RecordedPath)]
     glove: Option<PathBuf>,
     /// Two-stage: MiniLM's longest input in tokens [default: 128].
     #[arg(long, help_heading = "Two-stage")]
@@ -113,7 +113,7 @@ pub struct MethodFlags {
     #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Two-stage")]
     exact_search: Option<bool>,
     /// Two-stage: neighbours below this cosine are not candidates [default: 0.5].
-    #[arg(long, allow_negative_numbers = true, help_heading = "Two-stage")]
+    #[arg(long, allow_negative_numbers = true, help_heading = "Two-stage", value_parser = super::finite::<f32>)]
     min_cosine: Option<f32>,
     /// Two-stage: centre every vector on the mean of the first 8,192 documents' vectors before
     /// it is stored or searched: unrelated documents then point apart, which the HNSW graph
@@ -138,7 +138,7 @@ pub struct MethodFlags {
     replicas: Option<u32>,
     /// Two-stage: keep the vector index in this folder, for `neardup query` later; with
     /// --part, the shared index `neardup index` built.
-    #[arg(long, help_heading = "Two-stage")]
+    #[arg(long, help_heading = "Two-stage", value_parser = super::RecordedPath)]
     index: Option<PathBuf>,
     /// Two-stage: search and confirm only part I of N of the documents (e.g. 2/4) in the
     /// shared --index, and write its candidates for `neardup merge`.

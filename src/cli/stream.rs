@@ -37,7 +37,7 @@ pub struct StreamArgs {
     #[arg(long, default_value_t = 5)]
     ngram: usize,
     /// Resemblance above which a document counts as seen.
-    #[arg(long, default_value_t = 0.2)]
+    #[arg(long, default_value_t = 0.2, value_parser = super::finite::<f64>)]
     threshold: f64,
     /// Stoplist file: one word a line.
     #[arg(long)]
@@ -79,7 +79,7 @@ pub fn run(args: StreamArgs) -> Result<()> {
         .transpose()?;
     let (mut read_count, mut kept, mut dropped) = (0usize, 0usize, 0usize);
     let mut skipped = crate::io::SkipReport::default();
-    for_each_chunk(&inputs, &read.fields, "streaming", |chunk| {
+    for_each_chunk(&inputs, &read, "streaming", |chunk| {
         for raw in chunk {
             let record = match read.parse(&raw) {
                 Ok(r) => r,

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::synth::{DEFAULT_ABSTRACT_WORDS, Generator};
 
 /// Generate a deterministic labelled corpus (CORE 2020 layout and duplicate distribution).
@@ -32,7 +32,25 @@ pub struct GenArgs {
     out: PathBuf,
 }
 
+/// The most documents `gen` writes: its plan keeps 12 bytes a document in memory (1.2 GB
+/// here), and the corpus itself runs to some 100 GB at the default length.
+const MAX_DOCS: usize = 100_000_000;
+/// The longest mean abstract `gen` writes, in words (a long full text).
+const MAX_ABSTRACT_WORDS: usize = 100_000;
+
 pub fn run(args: GenArgs) -> Result<()> {
+    if args.docs == 0 || args.docs > MAX_DOCS {
+        return Err(Error::Usage(format!(
+            "--docs {} is outside 1 to {MAX_DOCS}: gen plans every document in memory first",
+            args.docs
+        )));
+    }
+    if args.abstract_words == 0 || args.abstract_words > MAX_ABSTRACT_WORDS {
+        return Err(Error::Usage(format!(
+            "--abstract-words {} is outside 1 to {MAX_ABSTRACT_WORDS}",
+            args.abstract_words
+        )));
+    }
     let generator = Generator::new(args.docs, args.seed).with_abstract_words(args.abstract_words);
     generator.write(&args.out)?;
     println!("{} documents -> {}", generator.len(), args.out.display());

@@ -108,6 +108,21 @@ impl ConfirmSettings {
         })
     }
 
+    /// A digest of the settings that shape a stored sketch: the shingling and the hashing (not
+    /// the banding or the rule, which only weigh sketches). An index keeps it beside its
+    /// sketches, so that a manifest edited by hand cannot make it compare a new text's
+    /// signature with stored ones made otherwise.
+    pub fn sketch_digest(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let shaping = serde_json::json!({
+            "shingling": self.shingling,
+            "num_perm": self.minhash.num_perm,
+            "seed": self.minhash.seed,
+            "hashing": self.minhash.hashing,
+        });
+        format!("{:x}", Sha256::digest(shaping.to_string().as_bytes()))
+    }
+
     /// What splits texts into shingles under these settings (word 1-grams unless told).
     pub fn shingler(&self) -> Result<Shingler> {
         self.shingling.shingler(UNIGRAMS)

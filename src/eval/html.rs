@@ -14,7 +14,7 @@ use super::sweep::{SweepPoint, score_names, sweep, thresholds};
 use super::truth::{Predicted, Truth};
 use crate::diff::{Tokens, diff, escape_html};
 use crate::error::{Error, Result};
-use crate::io::{AtomicFile, FieldSpec, Input, InputFormat};
+use crate::io::{AtomicFile, DEFAULT_MAX_DOC_BYTES, FieldSpec, Input, InputFormat, record_limit};
 use crate::results::PairRecord;
 
 /// How many false and missed pairs the report lists.
@@ -441,7 +441,8 @@ fn load_texts(
     if wanted.is_empty() {
         return Ok(texts);
     }
-    for raw in Input::new(path, Some(InputFormat::Jsonl))?.open(fields)? {
+    let limit = record_limit(DEFAULT_MAX_DOC_BYTES);
+    for raw in Input::new(path, Some(InputFormat::Jsonl))?.open(fields, limit)? {
         // Records that do not parse with these fields have no text to show; the metrics
         // were computed from the labels alone.
         if let Ok(record) = raw?.parse(fields)

@@ -7,7 +7,9 @@ use serde_json::Value;
 
 use super::predictions::Predictions;
 use crate::error::{Error, InputError, Location, Result};
-use crate::io::{FieldSpec, Input, InputFormat, for_each_line};
+use crate::io::{
+    DEFAULT_MAX_DOC_BYTES, FieldSpec, Input, InputFormat, for_each_line, record_limit,
+};
 use crate::results::RunFolder;
 
 /// One labelled document.
@@ -39,7 +41,7 @@ impl Truth {
         };
         let mut docs = Vec::new();
         let mut seen = HashSet::new();
-        for raw in input.open(&fields)? {
+        for raw in input.open(&fields, record_limit(DEFAULT_MAX_DOC_BYTES))? {
             let raw = raw?;
             let record = raw.parse(&fields)?;
             let bad = |field: &str, problem: &str| {

@@ -29,13 +29,19 @@ pub const MANIFEST: &str = "neardup-index.json";
 /// Where the embedded engine keeps its data inside an index folder.
 const EDGE_DIR: &str = "edge";
 /// Version 2 records the settings through the same types a pipeline file uses; version 5
-/// stores signatures as base64 strings; version 6 may record a corpus centre.
-const FORMAT: u64 = 6;
+/// stores signatures as base64 strings; version 6 may record a corpus centre; version 7 records
+/// the digest of the settings that shaped its sketches.
+const FORMAT: u64 = 7;
 /// The oldest format this version opens: format 4 differs only in its points' signatures,
-/// which are read either way, and formats 4 and 5 have no centre. Its manifest says 6 from the
-/// first write on, so that an older neardup refuses the index instead of failing on a new
-/// point.
+/// which are read either way, formats 4 and 5 have no centre, and formats before 7 no sketch
+/// digest. Its manifest says 7 from the first write on, so that an older neardup refuses the
+/// index instead of failing on a new point.
 const OLDEST_FORMAT: u64 = 4;
+
+/// Points [`DocumentIndex::open`] fetches back to check the store.
+const STORE_CHECK_POINTS: usize = 8;
+/// How far from 1 a stored vector's length may be: the engines keep unit vectors in `f32`.
+const UNIT_TOLERANCE: f32 = 1e-3;
 
 /// How an index embeds, stores and confirms: the two-stage settings that outlive a run, as a
 /// pipeline file, the flags and the manifest give them.
@@ -119,8 +125,12 @@ pub struct Manifest {
     pub model: ModelIdentity,
     /// Length of every vector.
     pub dimensions: usize,
-    /// Documents indexed when the index was built.
+    /// Documents in the store when it was last flushed (built, or closed after writes).
     pub documents: usize,
+    /// [`ConfirmSettings::sketch_digest`] of the settings the stored sketches were made with;
+    /// absent before format 7.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sketch_digest: Option<String>,
     /// The mean every vector was centred on, with `centre` set and enough documents.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub centred_on: Option<Vec<f32>>,
@@ -173,6 +183,22 @@ impl Manifest {
             .settings
             .validate()
             .map_err(|e| bad(None, e.to_string()))?;
+        let digest = manifest.settings.confirm.sketch_digest();
+        match &manifest.sketch_digest {
+            Some(recorded) if *recorded != digest => {
+                return Err(bad(
+                    None,
+                    "the settings that shape signatures (`ngram`, `char_ngram`, `stopwords`, \
+                     `num_perm`, `seed`, `hashing`) are not those its documents were signed \
+                     with: they were changed after the build"
+                        .into(),
+                ));
+            }
+            None if manifest.format >= 7 => {
+                return Err(bad(Some("sketch_digest"), "missing".into()));
+            }
+            _ => {}
+        }
         if let Some(centre) = &manifest.centred_on {
             let problem = if centre.len() != manifest.dimensions {
                 Some(format!(
@@ -269,6 +295,7 @@ impl DocumentIndex {
             model: embedder.identity().clone(),
             dimensions: embedder.dimensions(),
             documents: 0,
+            sketch_digest: Some(settings.confirm.sketch_digest()),
             centred_on: None,
             settings,
         };
@@ -311,25 +338,79 @@ impl DocumentIndex {
             OpenMode::Existing,
             GraphSettings::for_vectors(manifest.settings.centre),
         )?;
-        if manifest.documents > 0 && store.is_empty()? {
-            return Err(Error::Damaged {
-                path: dir.to_owned(),
-                problem: format!(
-                    "its vector store holds no documents, the manifest says {}",
-                    manifest.documents
-                ),
-            });
-        }
         let index = Self::assemble(dir, manifest, embedder, store)?;
-        index.redo_journal()?;
+        let redone = index.redo_journal()?;
+        index.check_store(redone)?;
         Ok(index)
     }
 
-    /// Redoes the writes a journal left by a process that did not end cleanly, flushes them
-    /// into the store and empties the journal.
-    fn redo_journal(&self) -> Result<()> {
-        if !self.dir.join(journal::JOURNAL).exists() {
+    /// Checks what opening can check of the store, so that a damaged one is refused instead
+    /// of answering as if it held nothing: its point count against the manifest's (unless a
+    /// journal was just redone, which changes it: the manifest then learns the new count), and
+    /// a few points found by a search, each of which must fetch back with a unit vector and
+    /// a sketch this index can weigh.
+    fn check_store(&self, redone: bool) -> Result<()> {
+        let damaged = |problem: String| Error::Damaged {
+            path: self.dir.clone(),
+            problem,
+        };
+        let stored = self.store.len()?;
+        if redone {
+            self.write_manifest(stored)?;
+        } else if stored != self.manifest.documents {
+            return Err(damaged(format!(
+                "its vector store holds {stored} documents, the manifest says {}",
+                self.manifest.documents
+            )));
+        }
+        if stored == 0 {
             return Ok(());
+        }
+        let unreadable = |e: Error| damaged(format!("its vector store cannot be read: {e}"));
+        let mut probe = vec![0.0; self.manifest.dimensions];
+        probe[0] = 1.0;
+        let search = SearchOptions {
+            k: stored.min(STORE_CHECK_POINTS),
+            with_payload: true,
+            exact: false,
+        };
+        let hits = self
+            .store
+            .search(&[&probe], search)
+            .map_err(unreadable)?
+            .remove(0);
+        if hits.is_empty() {
+            return Err(damaged(format!(
+                "a search of its {stored} documents finds none"
+            )));
+        }
+        let keys: Vec<u64> = hits.iter().map(|hit| hit.key).collect();
+        let fetched = self.store.fetch(&keys).map_err(unreadable)?;
+        for (hit, point) in hits.iter().zip(fetched) {
+            let point = point.ok_or_else(|| {
+                damaged(format!(
+                    "point {:x} is found by a search and cannot be fetched",
+                    hit.key
+                ))
+            })?;
+            let norm = point.vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+            if !((1.0 - UNIT_TOLERANCE)..=(1.0 + UNIT_TOLERANCE)).contains(&norm) {
+                return Err(damaged(format!(
+                    "document {:?} has a vector of length {norm}, and stored vectors have \
+                     length 1",
+                    point.payload.id
+                )));
+            }
+            self.check_signature(&point.payload)?;
+        }
+        Ok(())
+    }
+
+    /// Redoes the writes a journal left by a process that did not end cleanly, flushes them
+    /// into the store and empties the journal. Returns whether there were any.
+    fn redo_journal(&self) -> Result<bool> {
+        if !self.dir.join(journal::JOURNAL).exists() {
+            return Ok(false);
         }
         let (mut journal, pending) = Journal::open(&self.dir)?;
         for entry in &pending {
@@ -350,7 +431,7 @@ impl DocumentIndex {
             );
         }
         *self.journal_guard() = Some(journal);
-        Ok(())
+        Ok(!pending.is_empty())
     }
 
     fn assemble(
@@ -461,14 +542,26 @@ impl DocumentIndex {
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         if !*current {
-            let manifest = Manifest {
-                format: FORMAT,
-                ..self.manifest.clone()
-            };
-            write_json_pretty(&self.dir.join(MANIFEST), &manifest)?;
+            self.write_manifest(self.manifest.documents)?;
             *current = true;
         }
         Ok(())
+    }
+
+    /// The manifest as this version writes it, with `documents` in the store.
+    fn current_manifest(&self, documents: usize) -> Manifest {
+        Manifest {
+            format: FORMAT,
+            documents,
+            sketch_digest: Some(self.manifest.settings.confirm.sketch_digest()),
+            centred_on: self.centre.get().map(|c| c.as_slice().to_vec()),
+            ..self.manifest.clone()
+        }
+    }
+
+    /// Writes [`DocumentIndex::current_manifest`] (atomically).
+    fn write_manifest(&self, documents: usize) -> Result<()> {
+        write_json_pretty(&self.dir.join(MANIFEST), &self.current_manifest(documents))
     }
 
     /// Builds the search graph (if the engine wants one), makes everything durable and writes
@@ -476,9 +569,7 @@ impl DocumentIndex {
     pub fn finish(&mut self) -> Result<bool> {
         let built = self.store.build_index()?;
         self.store.flush()?;
-        self.manifest.documents = self.store.len()?;
-        self.manifest.format = FORMAT;
-        self.manifest.centred_on = self.centre.get().map(|c| c.as_slice().to_vec());
+        self.manifest = self.current_manifest(self.store.len()?);
         write_json_pretty(&self.dir.join(MANIFEST), &self.manifest)?;
         Ok(built)
     }
@@ -604,8 +695,12 @@ impl DocumentIndex {
         }
     }
 
+    /// Flushes the store, records its document count in the manifest (documents added or
+    /// deleted one at a time change it) and empties the journal. A crash before the journal
+    /// is emptied leaves it to be redone, which records the count again.
     fn checkpoint(&self, journal: &mut Journal) -> Result<()> {
         self.store.flush()?;
+        self.write_manifest(self.store.len()?)?;
         journal.clear()
     }
 

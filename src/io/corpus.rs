@@ -12,6 +12,9 @@ use crate::progress;
 /// Records per parallel chunk: large enough to keep both cores busy, small enough that the raw
 /// text in flight stays a few megabytes.
 const CHUNK: usize = 4096;
+/// A chunk also ends once its records hold this many bytes, so that long records do not make
+/// a chunk of gigabytes.
+const CHUNK_BYTES: u64 = 32 << 20;
 
 /// How many skipped-record locations a report keeps.
 const SKIPS_SHOWN: usize = 5;
@@ -66,6 +69,14 @@ pub struct ReadOptions {
 }
 
 impl ReadOptions {
+    /// The most bytes of one record (a line, a row, a file) read into memory:
+    /// [`ReadOptions::max_doc_bytes`] and 64 KiB for the record's other fields. Reading stops
+    /// there, so a longer record costs no more memory than that (twice it while the buffer
+    /// grows).
+    pub fn max_record_bytes(&self) -> u64 {
+        record_limit(self.max_doc_bytes)
+    }
+
     /// Reads a record's id and text, refusing a text over [`ReadOptions::max_doc_bytes`].
     pub fn parse(&self, raw: &RawRecord) -> Result<Record, InputError> {
         let record = raw.parse(&self.fields)?;
@@ -87,12 +98,18 @@ impl ReadOptions {
     }
 }
 
-/// Calls `each` with every raw record of `inputs`, in order, in chunks of up to [`CHUNK`],
+/// [`ReadOptions::max_record_bytes`] for texts of up to `max_doc_bytes`.
+pub fn record_limit(max_doc_bytes: usize) -> u64 {
+    (max_doc_bytes as u64).saturating_add(64 << 10)
+}
+
+/// Calls `each` with every raw record of `inputs`, in order, in chunks of up to [`CHUNK`]
+/// records or [`CHUNK_BYTES`],
 /// advancing a byte progress bar labelled `label`. A thread reads the next chunk while `each`
 /// works on one, so that reading is not a serial step between parallel ones.
 pub fn for_each_chunk(
     inputs: &[Input],
-    fields: &FieldSpec,
+    read: &ReadOptions,
     label: &str,
     mut each: impl FnMut(Vec<RawRecord>) -> Result<()>,
 ) -> Result<()> {
@@ -102,12 +119,12 @@ pub fn for_each_chunk(
         let (send, chunks) = std::sync::mpsc::sync_channel(1);
         scope.spawn(move || {
             for input in inputs {
-                let mut records = match input.open(fields) {
+                let mut records = match input.open(&read.fields, read.max_record_bytes()) {
                     Ok(records) => records,
                     Err(e) => return drop(send.send(Err(e))),
                 };
                 loop {
-                    match records.by_ref().take(CHUNK).collect::<Result<Vec<_>>>() {
+                    match next_chunk(&mut records) {
                         Ok(chunk) if chunk.is_empty() => break,
                         chunk => {
                             let failed = chunk.is_err();
@@ -130,6 +147,23 @@ pub fn for_each_chunk(
     })
 }
 
+/// The next records of `records`, up to [`CHUNK`] of them or [`CHUNK_BYTES`]; empty at the end.
+fn next_chunk(records: &mut super::RawRecords) -> Result<Vec<RawRecord>> {
+    let mut chunk = Vec::new();
+    let mut bytes = 0;
+    while chunk.len() < CHUNK && bytes < CHUNK_BYTES {
+        match records.next() {
+            Some(record) => {
+                let record = record?;
+                bytes += record.memory();
+                chunk.push(record);
+            }
+            None => break,
+        }
+    }
+    Ok(chunk)
+}
+
 /// Reads every input, turns each document's text into a sketch with `sketch` (in parallel),
 /// and hands the sketches to `keep` in document order.
 ///
@@ -148,7 +182,7 @@ pub fn read_corpus<T: Send>(
     let mut fingerprints = Vec::new();
     let mut skipped = SkipReport::default();
     let mut ordinal = 0u64;
-    for_each_chunk(inputs, &options.fields, "sketching", |chunk| {
+    for_each_chunk(inputs, options, "sketching", |chunk| {
         let sketched: Vec<_> = chunk
             .par_iter()
             .map(|raw| {

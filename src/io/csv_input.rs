@@ -16,11 +16,20 @@ pub(super) struct Columns {
     text: Vec<usize>,
 }
 
-pub(super) fn open(path: &Path, delimiter: u8, fields: &FieldSpec) -> Result<RawRecords> {
+pub(super) fn open(
+    path: &Path,
+    delimiter: u8,
+    fields: &FieldSpec,
+    max_record_bytes: u64,
+) -> Result<RawRecords> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     let mut reader = csv::ReaderBuilder::new()
         .delimiter(delimiter)
-        .from_reader(std::io::BufReader::with_capacity(1 << 20, file));
+        .from_reader(RowCap {
+            inner: std::io::BufReader::with_capacity(1 << 20, file),
+            read: 0,
+            limit: max_record_bytes,
+        });
     let header_error = |problem: String| {
         Error::input(
             Location::line(path, 1),
@@ -35,6 +44,23 @@ pub(super) fn open(path: &Path, delimiter: u8, fields: &FieldSpec) -> Result<Raw
         .iter()
         .map(str::to_owned)
         .collect();
+    // With two columns of one name, which one a field means would be a guess.
+    if let Some((second, name)) = headers
+        .iter()
+        .enumerate()
+        .find(|(i, name)| headers[..*i].contains(name))
+    {
+        return Err(Error::input(
+            Location::line(path, 1),
+            Some(name),
+            format!(
+                "the header names column {name:?} twice (columns {} and {})",
+                headers.iter().position(|h| h == name).unwrap_or_default() + 1,
+                second + 1
+            ),
+            "give every column its own name in the first row",
+        ));
+    }
     let position = |name: &str| {
         headers.iter().position(|h| h == name).ok_or_else(|| {
             Error::input(
@@ -63,9 +89,36 @@ pub(super) fn open(path: &Path, delimiter: u8, fields: &FieldSpec) -> Result<Raw
 
 struct Rows {
     path: PathBuf,
-    reader: csv::Reader<std::io::BufReader<File>>,
+    reader: csv::Reader<RowCap>,
     columns: Arc<Columns>,
     last_byte: u64,
+}
+
+/// The file under the CSV reader, failing a read once one row has taken more than `limit`
+/// bytes (give or take the reader's own small buffer): the `csv` crate keeps a whole row in
+/// memory, however long.
+struct RowCap {
+    inner: std::io::BufReader<File>,
+    /// Bytes read since the current row began.
+    read: u64,
+    limit: u64,
+}
+
+impl RowCap {
+    fn over(&self) -> bool {
+        self.read > self.limit
+    }
+}
+
+impl std::io::Read for RowCap {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.over() {
+            return Err(std::io::Error::other("row over the limit"));
+        }
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
+        Ok(n)
+    }
 }
 
 impl Iterator for Rows {
@@ -77,6 +130,18 @@ impl Iterator for Rows {
         let body = match self.reader.read_byte_record(&mut row) {
             Ok(false) => return None,
             Ok(true) => Body::Csv(self.columns.clone(), row.clone()),
+            Err(_) if self.reader.get_ref().over() => {
+                let limit = self.reader.get_ref().limit;
+                // The reader's position is still where the row began.
+                let line = self.reader.position().line();
+                let e = super::too_long(Location::line(&self.path, line), limit);
+                return Some(Err(Error::Input(Box::new(InputError {
+                    hint: "raise --max-doc-bytes (`max_doc_bytes` in a pipeline's [input]); a \
+                           CSV row cannot be skipped part-read"
+                        .into(),
+                    ..e
+                }))));
+            }
             Err(e) => match e.kind() {
                 csv::ErrorKind::Io(_) => {
                     let e = std::io::Error::other(e.to_string());
@@ -94,6 +159,7 @@ impl Iterator for Rows {
             },
         };
         let line = row.position().map_or(line, |p| p.line());
+        self.reader.get_mut().read = 0;
         let byte = self.reader.position().byte();
         let input_bytes = byte - self.last_byte;
         self.last_byte = byte;
@@ -181,7 +247,11 @@ mod tests {
         )
         .unwrap();
         let input = Input::new(&path, None).unwrap();
-        let records: Vec<_> = input.open(&fields()).unwrap().map(|r| r.unwrap()).collect();
+        let records: Vec<_> = input
+            .open(&fields(), u64::MAX)
+            .unwrap()
+            .map(|r| r.unwrap())
+            .collect();
         assert_eq!(records.len(), 3);
         let first = records[0].parse(&fields()).unwrap();
         assert_eq!(first.text, "A, title text");
@@ -199,7 +269,7 @@ mod tests {
         std::fs::write(&path, "id,title\n1,a\n").unwrap();
         let err = Input::new(&path, None)
             .unwrap()
-            .open(&fields())
+            .open(&fields(), u64::MAX)
             .err()
             .unwrap()
             .to_string();
@@ -211,7 +281,7 @@ mod tests {
         std::fs::write(&path, "id,title,abstract\n1,a,b\n2,only-two\n3,c,d\n").unwrap();
         let records: Vec<_> = Input::new(&path, None)
             .unwrap()
-            .open(&fields())
+            .open(&fields(), u64::MAX)
             .unwrap()
             .map(|r| r.unwrap())
             .collect();
@@ -220,5 +290,24 @@ mod tests {
         assert_eq!(err.location.line, Some(3));
         assert!(err.problem.contains("malformed CSV row"), "{}", err.problem);
         assert!(records[2].parse(&fields()).is_ok());
+    }
+
+    #[test]
+    fn a_column_named_twice_is_refused_with_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("in.csv");
+        std::fs::write(&path, "id,id,title,abstract\n1,2,a,b\n").unwrap();
+        let err = Input::new(&path, None)
+            .unwrap()
+            .open(&fields(), u64::MAX)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains(
+                "in.csv:1: field `id`: the header names column \"id\" twice (columns 1 and 2)"
+            ),
+            "{err}"
+        );
     }
 }

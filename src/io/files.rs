@@ -5,10 +5,10 @@ use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::{Body, RawRecord, RawRecords, Record};
+use super::{Body, RawRecord, RawRecords, Record, too_long};
 use crate::error::{Error, InputError, Location, Result};
 
-pub(super) fn open_folder(root: &Path) -> Result<RawRecords> {
+pub(super) fn open_folder(root: &Path, max_record_bytes: u64) -> Result<RawRecords> {
     let mut paths = Vec::new();
     for entry in walkdir::WalkDir::new(root).sort_by_file_name() {
         let entry = entry.map_err(|e| {
@@ -21,14 +21,52 @@ pub(super) fn open_folder(root: &Path) -> Result<RawRecords> {
     }
     let root = root.to_owned();
     Ok(Box::new(paths.into_iter().map(move |path| {
-        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        let file = File::open(&path).map_err(|e| Error::io(&path, e))?;
+        let size = file.metadata().map_err(|e| Error::io(&path, e))?.len();
         let id = relative_id(&root, &path);
+        let location = Location::entry(&root, &id);
+        let (bytes, input_bytes) =
+            read_capped(file, max_record_bytes, size).map_err(|e| Error::io(&path, e))?;
+        let body = match bytes {
+            Some(bytes) => Body::File { id, bytes },
+            None => Body::Invalid(too_long(location.clone(), max_record_bytes)),
+        };
         Ok(RawRecord {
-            location: Location::entry(&root, &id),
-            input_bytes: bytes.len() as u64,
-            body: Body::File { id, bytes },
+            location,
+            input_bytes,
+            body,
         })
     })))
+}
+
+/// Reads `reader` to its end, or to `limit` bytes: `None` for a longer one, whose rest is not
+/// read. `expected` is the size it says it has: over the limit, nothing is read at all (a zip
+/// entry may understate its size, which the limit still catches). Returns the bytes and how
+/// many were read.
+fn read_capped(
+    mut reader: impl Read,
+    limit: u64,
+    expected: u64,
+) -> std::io::Result<(Option<Vec<u8>>, u64)> {
+    if expected > limit {
+        return Ok((None, 0));
+    }
+    let mut bytes = Vec::with_capacity(expected as usize);
+    let mut piece = vec![0; 64 << 10];
+    loop {
+        let n = match reader.read(&mut piece) {
+            Ok(0) => {
+                let read = bytes.len() as u64;
+                return Ok((Some(bytes), read));
+            }
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if !super::push_capped(&mut bytes, &piece[..n], limit) {
+            return Ok((None, bytes.len() as u64));
+        }
+    }
 }
 
 fn relative_id(root: &Path, path: &Path) -> String {
@@ -40,7 +78,7 @@ fn relative_id(root: &Path, path: &Path) -> String {
         .join("/")
 }
 
-pub(super) fn open_zip(path: &Path) -> Result<RawRecords> {
+pub(super) fn open_zip(path: &Path, max_record_bytes: u64) -> Result<RawRecords> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     let archive = zip::ZipArchive::new(std::io::BufReader::new(file)).map_err(|e| {
         Error::input(
@@ -54,6 +92,7 @@ pub(super) fn open_zip(path: &Path) -> Result<RawRecords> {
         path: path.to_owned(),
         archive,
         next: 0,
+        limit: max_record_bytes,
     }))
 }
 
@@ -61,6 +100,8 @@ struct ZipEntries {
     path: PathBuf,
     archive: zip::ZipArchive<std::io::BufReader<File>>,
     next: usize,
+    /// The most bytes of one entry decompressed into memory.
+    limit: u64,
 }
 
 impl Iterator for ZipEntries {
@@ -89,14 +130,16 @@ impl Iterator for ZipEntries {
             };
             let location = Location::entry(&self.path, &id);
             let input_bytes = entry.compressed_size();
-            let mut bytes = Vec::with_capacity(entry.size() as usize);
-            if let Err(e) = entry.read_to_end(&mut bytes) {
-                return Some(Ok(invalid(location, format!("cannot decompress: {e}"))));
-            }
+            let size = entry.size();
+            let body = match read_capped(&mut entry, self.limit, size) {
+                Ok((Some(bytes), _)) => Body::File { id, bytes },
+                Ok((None, _)) => Body::Invalid(too_long(location.clone(), self.limit)),
+                Err(e) => return Some(Ok(invalid(location, format!("cannot decompress: {e}")))),
+            };
             return Some(Ok(RawRecord {
                 location,
                 input_bytes,
-                body: Body::File { id, bytes },
+                body,
             }));
         }
         None
@@ -134,7 +177,7 @@ mod tests {
 
     fn read_all(input: &Input) -> Vec<(String, String)> {
         input
-            .open(&FieldSpec::default())
+            .open(&FieldSpec::default(), u64::MAX)
             .unwrap()
             .map(|r| {
                 let r = r.unwrap().parse(&FieldSpec::default()).unwrap();
@@ -174,7 +217,7 @@ mod tests {
 
         let input = Input::new(&path, None).unwrap();
         let raws: Vec<_> = input
-            .open(&FieldSpec::default())
+            .open(&FieldSpec::default(), u64::MAX)
             .unwrap()
             .map(|r| r.unwrap())
             .collect();

@@ -1,13 +1,14 @@
 //! JSON Lines: one JSON object a line.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
-use super::{Body, FieldSpec, RawRecord, RawRecords, Record};
+use super::lines::read_line_capped;
+use super::{Body, FieldSpec, RawRecord, RawRecords, Record, too_long};
 use crate::error::{Error, InputError, Location, Result};
 
 /// The UTF-8 byte-order mark.
@@ -15,12 +16,13 @@ const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 const SKIP_HINT: &str = "fix the record, or pass --skip-invalid to skip bad records";
 
-pub(super) fn open(path: &Path) -> Result<RawRecords> {
+pub(super) fn open(path: &Path, max_record_bytes: u64) -> Result<RawRecords> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     Ok(Box::new(Lines {
         path: path.to_owned(),
         reader: BufReader::with_capacity(1 << 20, file),
         line: 0,
+        limit: max_record_bytes,
     }))
 }
 
@@ -28,6 +30,8 @@ struct Lines {
     path: PathBuf,
     reader: BufReader<File>,
     line: u64,
+    /// The longest line kept in memory.
+    limit: u64,
 }
 
 impl Iterator for Lines {
@@ -36,14 +40,22 @@ impl Iterator for Lines {
     fn next(&mut self) -> Option<Self::Item> {
         loop {
             let mut buf = Vec::new();
-            let read = match self.reader.read_until(b'\n', &mut buf) {
-                Ok(n) => n as u64,
+            let (read, over) = match read_line_capped(&mut self.reader, &mut buf, self.limit) {
+                Ok(read) => read,
                 Err(e) => return Some(Err(Error::io(&self.path, e))),
             };
             if read == 0 {
                 return None;
             }
             self.line += 1;
+            let location = Location::line(&self.path, self.line);
+            if over {
+                return Some(Ok(RawRecord {
+                    body: Body::Invalid(too_long(location.clone(), self.limit)),
+                    location,
+                    input_bytes: read,
+                }));
+            }
             if buf.last() == Some(&b'\n') {
                 buf.pop();
             }
@@ -56,7 +68,7 @@ impl Iterator for Lines {
                 continue;
             }
             return Some(Ok(RawRecord {
-                location: Location::line(&self.path, self.line),
+                location,
                 input_bytes: read,
                 body: Body::Json(buf),
             }));
@@ -283,7 +295,7 @@ mod tests {
             b"\xEF\xBB\xBF{\"core_id\":\"1\",\"processed_title\":\"t\",\"processed_abstract\":\"\"}\n",
         )
         .unwrap();
-        let raw = open(&path).unwrap().next().unwrap().unwrap();
+        let raw = open(&path, u64::MAX).unwrap().next().unwrap().unwrap();
         let record = raw.parse(&FieldSpec::default()).unwrap();
         assert_eq!((record.id.as_str(), record.text.trim()), ("1", "t"));
     }
@@ -295,7 +307,7 @@ mod tests {
         std::fs::write(&path, "{\"a\":1}\n\n  \n{\"a\":2}\r\n{\"a\":3}").unwrap();
         let input = Input::new(&path, Some(InputFormat::Jsonl)).unwrap();
         let lines: Vec<u64> = input
-            .open(&FieldSpec::default())
+            .open(&FieldSpec::default(), u64::MAX)
             .unwrap()
             .map(|r| r.unwrap().location.line.unwrap())
             .collect();

@@ -6,6 +6,42 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 
+/// Reads one line (with its newline) into `buf`, keeping at most `limit` bytes of it: the rest
+/// of a longer line is read past and dropped, so that memory stays within `limit` whatever the
+/// line. Returns the bytes read (0 at the end of the input) and whether the line was longer
+/// (`buf` is then empty).
+pub fn read_line_capped(
+    reader: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    limit: u64,
+) -> std::io::Result<(u64, bool)> {
+    let mut read = 0u64;
+    let mut over = false;
+    loop {
+        let available = match reader.fill_buf() {
+            Ok(available) => available,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok((read, over));
+        }
+        let (take, ends) = match memchr::memchr(b'\n', available) {
+            Some(newline) => (newline + 1, true),
+            None => (available.len(), false),
+        };
+        if !over && !super::push_capped(buf, &available[..take], limit) {
+            over = true;
+            *buf = Vec::new();
+        }
+        reader.consume(take);
+        read += take as u64;
+        if ends {
+            return Ok((read, over));
+        }
+    }
+}
+
 /// Calls `each` with every line of `reader` and its number, from 1, until the end or the first
 /// error. A line keeps its newline, so that the last one shows whether it was cut short; I/O
 /// errors name `path`.
@@ -31,6 +67,28 @@ pub fn for_each_line(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_capped_line_is_read_past_without_keeping_it() {
+        let mut reader = std::io::BufReader::with_capacity(4, &b"abc\nlong line\nxy"[..]);
+        let mut lines = Vec::new();
+        loop {
+            let mut buf = Vec::new();
+            let (read, over) = read_line_capped(&mut reader, &mut buf, 5).unwrap();
+            if read == 0 {
+                break;
+            }
+            lines.push((read, over, buf));
+        }
+        assert_eq!(
+            lines,
+            [
+                (4, false, b"abc\n".to_vec()),
+                (10, true, Vec::new()),
+                (2, false, b"xy".to_vec())
+            ]
+        );
+    }
 
     #[test]
     fn lines_are_numbered_from_one_keep_their_newline_and_stop_at_an_error() {

@@ -20,6 +20,7 @@ mod csv_input;
 mod files;
 mod jsonl;
 mod lines;
+mod lock;
 mod output;
 #[cfg(feature = "parquet")]
 mod parquet;
@@ -27,8 +28,10 @@ mod scratch;
 
 pub use corpus::{
     Corpus, DEFAULT_MAX_DOC_BYTES, ReadOptions, SkipReport, for_each_chunk, read_corpus,
+    record_limit,
 };
 pub use lines::for_each_line;
+pub use lock::FolderLock;
 pub use output::{AtomicFile, write_json_lines, write_json_pretty};
 pub use scratch::ScratchDir;
 
@@ -189,6 +192,17 @@ impl RawRecord {
         }
     }
 
+    /// About how many bytes the record holds in memory.
+    fn memory(&self) -> u64 {
+        match &self.body {
+            Body::Json(line) => line.len() as u64,
+            Body::Csv(_, row) => row.as_slice().len() as u64,
+            Body::File { bytes, .. } => bytes.len() as u64,
+            Body::Parsed(_, json) => 2 * json.len() as u64,
+            Body::Invalid(_) => 0,
+        }
+    }
+
     /// A 64-bit hash of the record as read: the same fingerprint at a second read means the
     /// same record (but for a 2^-64 chance), found without parsing it again.
     pub fn fingerprint(&self) -> u64 {
@@ -227,6 +241,37 @@ impl RawRecord {
     }
 }
 
+/// The bad record for one that runs past `limit` bytes, where reading stopped.
+fn too_long(location: Location, limit: u64) -> InputError {
+    InputError {
+        location,
+        field: None,
+        problem: format!(
+            "the record runs past {limit} bytes (--max-doc-bytes and room for its other \
+             fields); it was not read further"
+        ),
+        hint: "raise --max-doc-bytes (`max_doc_bytes` in a pipeline's [input]), or pass \
+               --skip-invalid to skip such records"
+            .into(),
+    }
+}
+
+/// Appends `bytes` to `record` unless that takes it past `limit`; returns whether it did. The
+/// buffer grows by doubling, but never past `limit`: a record near the limit costs the limit,
+/// not twice it.
+fn push_capped(record: &mut Vec<u8>, bytes: &[u8], limit: u64) -> bool {
+    let needed = record.len() as u64 + bytes.len() as u64;
+    if needed > limit {
+        return false;
+    }
+    if needed > record.capacity() as u64 {
+        let grown = needed.max(2 * record.capacity() as u64).min(limit);
+        record.reserve_exact(grown as usize - record.len());
+    }
+    record.extend_from_slice(bytes);
+    true
+}
+
 /// A stream of raw records; an `Err` item is a fatal I/O failure.
 pub type RawRecords = Box<dyn Iterator<Item = Result<RawRecord>> + Send>;
 
@@ -258,14 +303,17 @@ impl Input {
         Ok(Input { path, format })
     }
 
-    /// Opens the input for framing.
-    pub fn open(&self, fields: &FieldSpec) -> Result<RawRecords> {
+    /// Opens the input for framing. A record (line, row, file) longer than `max_record_bytes`
+    /// is read no further: it becomes a bad record (a fatal error in CSV, whose reader cannot
+    /// skip the rest of a row).
+    pub fn open(&self, fields: &FieldSpec, max_record_bytes: u64) -> Result<RawRecords> {
+        let limit = max_record_bytes;
         match self.format {
-            InputFormat::Jsonl => jsonl::open(&self.path),
-            InputFormat::Csv => csv_input::open(&self.path, b',', fields),
-            InputFormat::Tsv => csv_input::open(&self.path, b'\t', fields),
-            InputFormat::Folder => files::open_folder(&self.path),
-            InputFormat::Zip => files::open_zip(&self.path),
+            InputFormat::Jsonl => jsonl::open(&self.path, limit),
+            InputFormat::Csv => csv_input::open(&self.path, b',', fields, limit),
+            InputFormat::Tsv => csv_input::open(&self.path, b'\t', fields, limit),
+            InputFormat::Folder => files::open_folder(&self.path, limit),
+            InputFormat::Zip => files::open_zip(&self.path, limit),
             #[cfg(feature = "parquet")]
             InputFormat::Parquet => parquet::open(&self.path, fields),
             #[cfg(not(feature = "parquet"))]
@@ -288,5 +336,91 @@ impl Input {
                 .sum(),
             _ => std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+
+    /// The records of `path` read with a limit of 100 bytes, as (line or entry, bad?).
+    fn framed(path: &Path, fields: &FieldSpec) -> Vec<Result<(String, bool)>> {
+        Input::new(path, None)
+            .unwrap()
+            .open(fields, 100)
+            .unwrap()
+            .map(|raw| {
+                raw.map(|raw| {
+                    let bad = matches!(&raw.body, Body::Invalid(e) if e.problem.contains("runs past 100 bytes"));
+                    (raw.location.to_string(), bad)
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_record_over_the_limit_is_not_read_into_memory_and_the_next_one_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let long = "x".repeat(10_000);
+        let fields = FieldSpec {
+            id: "id".into(),
+            text: vec!["text".into()],
+        };
+
+        let jsonl = dir.path().join("in.jsonl");
+        std::fs::write(
+            &jsonl,
+            format!("{{\"id\":\"1\",\"text\":\"{long}\"}}\n{{\"id\":\"2\",\"text\":\"ok\"}}\n"),
+        )
+        .unwrap();
+        let records: Vec<_> = framed(&jsonl, &fields)
+            .into_iter()
+            .map(|r| r.unwrap())
+            .collect();
+        assert_eq!(records.len(), 2);
+        assert!(
+            records[0].1 && records[0].0.ends_with("in.jsonl:1"),
+            "{records:?}"
+        );
+        assert!(!records[1].1, "{records:?}");
+
+        let folder = dir.path().join("texts");
+        std::fs::create_dir(&folder).unwrap();
+        std::fs::write(folder.join("a.txt"), &long).unwrap();
+        std::fs::write(folder.join("b.txt"), "short").unwrap();
+        let records: Vec<_> = framed(&folder, &fields)
+            .into_iter()
+            .map(|r| r.unwrap().1)
+            .collect();
+        assert_eq!(records, [true, false]);
+
+        let zip_path = dir.path().join("in.zip");
+        let mut zip = zip::ZipWriter::new(std::fs::File::create(&zip_path).unwrap());
+        let options = zip::write::SimpleFileOptions::default();
+        zip.start_file("a.txt", options).unwrap();
+        zip.write_all(long.as_bytes()).unwrap();
+        zip.start_file("b.txt", options).unwrap();
+        zip.write_all(b"short").unwrap();
+        zip.finish().unwrap();
+        let records: Vec<_> = framed(&zip_path, &fields)
+            .into_iter()
+            .map(|r| r.unwrap().1)
+            .collect();
+        assert_eq!(records, [true, false]);
+
+        // A CSV reader cannot skip the rest of a row: the row is a fatal error, named. (The
+        // reader buffers 8 KB ahead, so the limit holds to within that.)
+        let csv = dir.path().join("in.csv");
+        let longer = "x".repeat(100_000);
+        std::fs::write(&csv, format!("id,text\n1,short\n2,{longer}\n3,ok\n")).unwrap();
+        let records = framed(&csv, &fields);
+        assert!(records[0].is_ok());
+        let err = records[1].as_ref().unwrap_err().to_string();
+        assert!(
+            err.contains("in.csv:3") && err.contains("runs past 100 bytes"),
+            "{err}"
+        );
     }
 }

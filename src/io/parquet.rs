@@ -231,7 +231,7 @@ mod tests {
         let fields = FieldSpec::default();
         let raws: Vec<RawRecord> = Input::new(&path, None)
             .unwrap()
-            .open(&fields)
+            .open(&fields, u64::MAX)
             .unwrap()
             .map(|r| r.unwrap())
             .collect();
@@ -253,7 +253,7 @@ mod tests {
         };
         let err = Input::new(&path, None)
             .unwrap()
-            .open(&wrong)
+            .open(&wrong, u64::MAX)
             .err()
             .unwrap()
             .to_string();
@@ -291,7 +291,7 @@ mod tests {
             };
             Input::new(&path, None)
                 .unwrap()
-                .open(&fields)
+                .open(&fields, u64::MAX)
                 .err()
                 .map(|e| e.to_string())
         };

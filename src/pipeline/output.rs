@@ -1,28 +1,28 @@
 //! Writing a run's results: the records of [`crate::results`], from a [`Dedup`].
 
 use std::io::Write;
-use std::path::Path;
 use std::time::Instant;
 
 use rayon::prelude::*;
 
 use super::Dedup;
 use crate::error::{Error, Result};
-use crate::io::{Input, ReadOptions, for_each_chunk};
+use crate::io::{FolderLock, Input, ReadOptions, for_each_chunk};
 use crate::results::{
     CANDIDATES, GROUPS, GroupRecord, PAIRS, PairRecord, RunFile, RunSummary, RunWriter, UNIQUE,
 };
 
-/// Writes the run's files into `dir` (created if missing) and returns the summary.
+/// Writes the run's files into the folder `lock` holds ([`RunWriter::lock`]) and returns the
+/// summary.
 pub fn write_results(
-    dir: &Path,
+    lock: FolderLock,
     inputs: &[Input],
     read: &ReadOptions,
     dedup: &Dedup,
     settings: serde_json::Value,
 ) -> Result<RunSummary> {
     let clock = Instant::now();
-    let mut run = RunWriter::begin(dir)?;
+    let mut run = RunWriter::begin(lock)?;
     let ids = &dedup.corpus.ids;
 
     run.write_lines(PAIRS, pair_records(ids, &dedup.pairs, dedup.score_name))?;
@@ -136,7 +136,7 @@ fn write_unique(
         .peekable();
     let mut written = 0;
     let mut ordinal = 0u64;
-    for_each_chunk(inputs, &read.fields, "writing", |chunk| {
+    for_each_chunk(inputs, read, "writing", |chunk| {
         let mut kept = Vec::new();
         for raw in chunk {
             let this = ordinal;
@@ -217,7 +217,8 @@ mod tests {
         let edited = line("3", "haematology of the elderly");
         std::fs::write(&path, format!("{a}\n{b}\n{edited}\n")).unwrap();
         let out = dir.path().join("run");
-        let err = write_results(&out, &inputs, &read, &found, serde_json::json!({})).unwrap_err();
+        let lock = RunWriter::lock(&out).unwrap();
+        let err = write_results(lock, &inputs, &read, &found, serde_json::json!({})).unwrap_err();
         assert!(
             matches!(&err, Error::InputChanged { location } if location.contains(":3")),
             "{err}"

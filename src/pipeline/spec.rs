@@ -160,6 +160,18 @@ impl PipelineSpec {
             Some(line) => Location::line(path, line),
             None => Location::file(path),
         };
+        // JSON has no NaN or infinity: they would become `null`, read as "not given".
+        if let Some((key, number)) = file.method.iter().find_map(|(key, value)| match value {
+            toml::Value::Float(number) if !number.is_finite() => Some((key, number)),
+            _ => None,
+        }) {
+            return Err(Error::input(
+                at(Some(key)),
+                Some(key),
+                format!("{number} is not a finite number"),
+                "give a number, such as 0.8",
+            ));
+        }
         let mut settings = serde_json::to_value(&file.method)
             .ok()
             .and_then(|v| v.as_object().cloned())

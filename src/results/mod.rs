@@ -31,7 +31,7 @@ use serde::de::DeserializeOwned;
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::error::{Error, Location, Result};
-use crate::io::{AtomicFile, for_each_line};
+use crate::io::{AtomicFile, FolderLock, for_each_line};
 
 /// Confirmed pairs.
 pub const PAIRS: &str = "pairs.jsonl";
@@ -57,27 +57,15 @@ pub struct RunWriter {
     run: String,
     files: BTreeMap<String, FileDigest>,
     /// Held until the summary is written.
-    _lock: File,
+    _lock: FolderLock,
 }
 
 impl RunWriter {
-    /// Takes the folder (created if missing) for a new run: locks it, removes temporary files
-    /// of killed runs and the previous run's summary, so that until this run's summary is
-    /// written the folder reads as incomplete.
-    pub fn begin(dir: &Path) -> Result<Self> {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let lock_path = dir.join(LOCK);
-        let lock = File::create(&lock_path).map_err(|e| Error::io(&lock_path, e))?;
-        match lock.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => {
-                return Err(Error::Busy {
-                    path: dir.to_owned(),
-                    hint: "give another --out",
-                });
-            }
-            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&lock_path, e)),
-        }
+    /// Starts writing a run into the folder `lock` holds ([`RunWriter::lock`]): removes
+    /// temporary files of killed runs and the previous run's summary, so that until this run's
+    /// summary is written the folder reads as incomplete.
+    pub fn begin(lock: FolderLock) -> Result<Self> {
+        let dir = lock.dir();
         remove_stale_temporaries(dir)?;
         remove_if_present(&dir.join(SUMMARY))?;
         Ok(RunWriter {
@@ -86,6 +74,13 @@ impl RunWriter {
             files: BTreeMap::new(),
             _lock: lock,
         })
+    }
+
+    /// Locks `dir` (created if missing) for a run, from its start: a second run into the
+    /// folder is refused before it does any work, naming the first.
+    pub fn lock(dir: &Path) -> Result<FolderLock> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        FolderLock::take(dir, LOCK, "give another --out")
     }
 
     /// Starts writing one of the run's files.

@@ -19,6 +19,11 @@
 //! logged by method, path, status and time, never with document text. With a token, every
 //! request but `GET /health` needs `Authorization: Bearer TOKEN` (reads may be opened with
 //! `--public-reads`).
+//!
+//! Connections are bounded too: a client has [`HEADER_TIMEOUT`] to send a request's headers
+//! (an idle keep-alive connection is closed after as long) and [`BODY_TIMEOUT`] for its body
+//! (408), and at most [`max_connections`] are open at once, below the process's file limit,
+//! so that idle ones cannot starve the index of files: the next ones get 503 and are closed.
 
 mod api;
 mod commit;
@@ -27,7 +32,7 @@ pub use api::{ApiDoc, ApiError};
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request, State};
@@ -68,6 +73,8 @@ pub(crate) struct AppState {
     pub(crate) token: Option<String>,
     pub(crate) top_k: usize,
     pub(crate) max_text_bytes: usize,
+    /// Largest request body in bytes.
+    max_body: usize,
     /// Permits for requests that embed and search: each holds a text's tokens and vectors,
     /// so their number, not the request rate, bounds the memory a burst can take.
     pub(crate) heavy: Arc<tokio::sync::Semaphore>,
@@ -88,6 +95,7 @@ fn app(index: DocumentIndex, options: &ServeOptions) -> (Router, Arc<AppState>) 
         token: options.token.clone(),
         top_k: options.top_k,
         max_text_bytes: options.max_text_bytes,
+        max_body: options.max_body,
         heavy: Arc::new(tokio::sync::Semaphore::new(options.max_concurrent.max(1))),
         started: Instant::now(),
     });
@@ -115,6 +123,7 @@ fn app(index: DocumentIndex, options: &ServeOptions) -> (Router, Arc<AppState>) 
         .merge(reads)
         .fallback(api::not_found)
         .method_not_allowed_fallback(api::method_not_allowed)
+        .layer(middleware::from_fn_with_state(state.clone(), body_in_time))
         .layer(middleware::from_fn(log_request))
         .layer(DefaultBodyLimit::max(options.max_body))
         .with_state(state.clone());
@@ -153,15 +162,147 @@ pub fn serve(
         // The address goes to stdout so that scripts (and tests) can start on port 0.
         println!("listening on http://{local}");
         tracing::info!(%local, "serving");
-        axum::serve(listener, app)
-            .with_graceful_shutdown(shutdown())
-            .await
-            .map_err(|e| Error::store_from("serving", e))
+        accept_until_shutdown(listener, app).await;
+        Ok::<(), Error>(())
     })?;
     // Every connection has ended, so no write is under way: the store takes in the journal,
     // and the next start has nothing to redo.
     let _write = state.writes.lock().unwrap_or_else(|e| e.into_inner());
     state.index.close()
+}
+
+/// How long a client has to send a request's headers; an idle keep-alive connection is closed
+/// after as long.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a client has to send a request's body once its headers are in.
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(30);
+/// Files kept for the index and the process itself under the file limit.
+const FILES_RESERVED: u64 = 128;
+
+/// The most connections open at once: below the soft limit on open files, less
+/// [`FILES_RESERVED`] for the index's own files, and never above 4,096.
+pub fn max_connections() -> usize {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct it is given and nothing else.
+    let files = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0 {
+        limit.rlim_cur as u64
+    } else {
+        1024
+    };
+    files.saturating_sub(FILES_RESERVED).clamp(16, 4096) as usize
+}
+
+/// Accepts connections and serves `app` on each until Ctrl-C or SIGTERM, then lets the
+/// requests under way finish (idle connections are closed at once).
+async fn accept_until_shutdown(listener: tokio::net::TcpListener, app: Router) {
+    let most = max_connections();
+    let open = Arc::new(tokio::sync::Semaphore::new(most));
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(HEADER_TIMEOUT);
+    let (stop, stopping) = tokio::sync::watch::channel(false);
+    let shutdown = shutdown();
+    tokio::pin!(shutdown);
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of files, most likely: wait for connections to close.
+                    tracing::warn!(error = %e, "cannot accept a connection");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            _ = &mut shutdown => break,
+        };
+        let Ok(permit) = open.clone().try_acquire_owned() else {
+            tokio::spawn(refuse(stream));
+            continue;
+        };
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        let connection = http.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+        let mut stopping = stopping.clone();
+        tokio::spawn(async move {
+            tokio::pin!(connection);
+            let ended = tokio::select! {
+                ended = connection.as_mut() => ended,
+                () = async {
+                    let _ = stopping.wait_for(|stop| *stop).await;
+                } => {
+                    // Closes an idle connection now, a busy one after its response.
+                    connection.as_mut().graceful_shutdown();
+                    connection.await
+                }
+            };
+            if let Err(e) = ended {
+                tracing::debug!(error = %e, "connection ended");
+            }
+            drop(permit);
+        });
+    }
+    drop(listener);
+    let _ = stop.send(true);
+    // Every connection holds a permit until it ends.
+    let _all = open.acquire_many(most as u32).await;
+}
+
+/// Answers a connection over [`max_connections`] with 503 and closes it.
+async fn refuse(mut stream: tokio::net::TcpStream) {
+    use tokio::io::AsyncWriteExt;
+    let body = r#"{"error":"the server has as many connections open as it takes; retry shortly"}"#;
+    let response = format!(
+        "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = tokio::time::timeout(
+        Duration::from_secs(1),
+        stream.write_all(response.as_bytes()),
+    )
+    .await;
+}
+
+/// Reads the request body within [`BODY_TIMEOUT`] (408 past it) and up to the body limit (413
+/// above it), before any handler runs: a client sending slowly holds no handler.
+async fn body_in_time(
+    State(state): State<Arc<AppState>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let (parts, body) = request.into_parts();
+    match tokio::time::timeout(BODY_TIMEOUT, axum::body::to_bytes(body, state.max_body)).await {
+        Err(_) => ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            format!(
+                "the request body did not arrive within {} s",
+                BODY_TIMEOUT.as_secs()
+            ),
+        )
+        .into_response(),
+        Ok(Err(e))
+            if std::error::Error::source(&e)
+                .is_some_and(|e| e.is::<http_body_util::LengthLimitError>()) =>
+        {
+            ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("the request body is over {} bytes", state.max_body),
+            )
+            .into_response()
+        }
+        Ok(Err(e)) => ApiError::new(
+            StatusCode::BAD_REQUEST,
+            format!("the request body could not be read: {e}"),
+        )
+        .into_response(),
+        Ok(Ok(bytes)) => {
+            next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+                .await
+        }
+    }
 }
 
 async fn shutdown() {

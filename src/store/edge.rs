@@ -19,13 +19,14 @@ use super::{
     VectorStore, parse_payload, payload_json, unit_cosine,
 };
 use crate::error::{Error, Result};
+use crate::io::FolderLock;
 
 /// Qdrant's embedded engine, persisted in a folder.
 pub struct EdgeStore {
     shard: EdgeShard,
     path: PathBuf,
     /// Held while the store is open: one process at a time.
-    _lock: std::fs::File,
+    _lock: FolderLock,
     /// Points upserted since a graph was last built (see [`GraphSettings::segment_points`]).
     unindexed: AtomicUsize,
     /// How searches walk the graph (how it is built is in the shard's config).
@@ -60,7 +61,7 @@ impl EdgeStore {
             ));
         }
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let lock = lock(dir)?;
+        let lock = FolderLock::take(dir, LOCK_FILE, "use another --index")?;
         let shard = guarded(dir, || {
             if existing {
                 EdgeShard::load(dir, None)
@@ -139,25 +140,6 @@ impl EdgeStore {
     /// Runs an engine call, turning a panic inside the engine into an error.
     fn guarded<T>(&self, call: impl FnOnce() -> Result<T>) -> Result<T> {
         guarded(&self.path, call)?
-    }
-}
-
-/// Takes the store's lock file, or says which process-level conflict stops it.
-fn lock(dir: &Path) -> Result<std::fs::File> {
-    let path = dir.join(LOCK_FILE);
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| Error::io(&path, e))?;
-    match file.try_lock() {
-        Ok(()) => Ok(file),
-        Err(std::fs::TryLockError::WouldBlock) => Err(Error::Busy {
-            path: dir.to_owned(),
-            hint: "use another --index",
-        }),
-        Err(std::fs::TryLockError::Error(e)) => Err(Error::io(&path, e)),
     }
 }
 

@@ -115,6 +115,11 @@ fn bad_manifest_values_are_named_with_the_file_and_field() {
             serde_json::json!(2),
             "field `shingle_size`: unknown field",
         ),
+        (
+            "documents",
+            serde_json::json!(-1),
+            "field `documents`: invalid value: integer `-1`",
+        ),
     ] {
         let stderr = query_damaged(&index, |idx| set_manifest(idx, key, value.clone()));
         assert!(
@@ -127,9 +132,23 @@ fn bad_manifest_values_are_named_with_the_file_and_field() {
         set_manifest(idx, "format", serde_json::json!(1))
     });
     assert!(
-        stderr.contains("index format 1, this neardup reads formats 4 to 6: rebuild the index"),
+        stderr.contains("index format 1, this neardup reads formats 4 to 7: rebuild the index"),
         "{stderr}"
     );
+    // Settings that shape signatures, changed: stored signatures would not compare.
+    for (key, value) in [
+        ("seed", serde_json::json!(2)),
+        ("ngram", serde_json::json!(2)),
+        ("hashing", serde_json::json!("one-permutation")),
+        ("stopwords", serde_json::json!(["of", "in", "human"])),
+    ] {
+        let stderr = query_damaged(&index, |idx| set_manifest(idx, key, value.clone()));
+        assert!(
+            stderr.contains("the settings that shape signatures")
+                && stderr.contains("rebuild the index"),
+            "{key}: {stderr}"
+        );
+    }
     // Other vectors than the index was built with: the model's digest differs.
     let stderr = query_damaged(&index, |idx| {
         set_manifest(
@@ -150,7 +169,59 @@ fn damaged_store_files_say_the_index_must_be_rebuilt() {
     let dir = built_index();
     let index = dir.path().join("idx");
     type Damage = Box<dyn Fn(&Path)>;
-    let damages: [(&str, Damage); 5] = [
+    let overwrite = |path: PathBuf, byte: Option<u8>| {
+        let len = std::fs::metadata(&path).unwrap().len() as usize;
+        let bytes: Vec<u8> = match byte {
+            Some(byte) => vec![byte; len],
+            None => (0..len as u32)
+                .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+                .collect(),
+        };
+        std::fs::write(path, bytes).unwrap();
+    };
+    let damages: [(&str, Damage); 10] = [
+        (
+            "zeroed vectors",
+            Box::new(move |idx| {
+                overwrite(
+                    segment(idx).join("vector_storage/vectors/chunk_0.mmap"),
+                    Some(0),
+                )
+            }),
+        ),
+        (
+            "random vectors",
+            Box::new(move |idx| {
+                overwrite(
+                    segment(idx).join("vector_storage/vectors/chunk_0.mmap"),
+                    None,
+                )
+            }),
+        ),
+        (
+            "every point flagged deleted",
+            Box::new(move |idx| {
+                overwrite(
+                    segment(idx).join("vector_storage/deleted/flags_a.dat"),
+                    Some(0xFF),
+                )
+            }),
+        ),
+        (
+            "id mappings cut short",
+            Box::new(|idx| {
+                std::fs::File::options()
+                    .write(true)
+                    .open(segment(idx).join("mutable_id_tracker.mappings"))
+                    .unwrap()
+                    .set_len(100)
+                    .unwrap();
+            }),
+        ),
+        (
+            "payloads removed",
+            Box::new(|idx| std::fs::remove_dir_all(segment(idx).join("payload_storage")).unwrap()),
+        ),
         (
             "truncated vectors",
             Box::new(|idx| {

@@ -8,5 +8,6 @@ mod damage;
 mod dedup;
 mod eval;
 mod help;
+mod limits;
 mod results;
 mod two_stage;
