@@ -164,7 +164,26 @@ fn guarded<T>(dir: &Path, call: impl FnOnce() -> T) -> Result<T> {
             .map(|s| s.to_string())
             .or_else(|| panic.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "the engine stopped".into());
-        damaged(dir, &message)
+        tracing::debug!(message, "the vector engine panicked");
+        // The engine's own `unwrap`s are no news to a user; what failed is.
+        let cause = [
+            "called `Result::unwrap()` on an `Err` value: ",
+            "called `Option::unwrap()` on a `None` value",
+        ]
+        .iter()
+        .fold(message.as_str(), |m, prefix| {
+            m.strip_prefix(prefix).unwrap_or(m)
+        })
+        .trim();
+        let cause = if cause.is_empty() {
+            "a value it needs is missing"
+        } else {
+            cause
+        };
+        damaged(
+            dir,
+            &format!("the vector engine failed reading it: {cause}"),
+        )
     })
 }
 
