@@ -12,7 +12,7 @@
 use std::time::Instant;
 
 use neardup::io::{FieldSpec, Input, ReadOptions};
-use neardup::pipeline::{self, Method, MethodName};
+use neardup::pipeline::{self, Method, MethodName, OutputSpec};
 use neardup::results::RunWriter;
 use neardup::sketch::MinHasher;
 use neardup::synth::Generator;
@@ -56,6 +56,7 @@ fn main() {
             &inputs,
             &read,
             &dedup,
+            &OutputSpec::new(dir.path().join(format!("out-{docs}"))),
             serde_json::Value::Null,
         )
         .expect("write");

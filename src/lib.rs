@@ -10,11 +10,14 @@
 //! - [`similarity`]: exact measures (Jaccard, overlap, cosine) and the exact Jaccard join;
 //! - [`index`]: searchable stores (n-gram resemblance, SimHash Hamming index);
 //! - [`diff`]: word diffs of two documents with overlap ratios;
-//! - [`group`]: confirmed pairs into duplicate groups with a representative each;
+//! - [`group`]: confirmed pairs into duplicate groups with a representative each, and which
+//!   member is kept;
 //! - [`io`]: reading corpora (JSONL, CSV, folders and zips of text files) and writing results
 //!   atomically;
 //! - `matrix`: dense matrix products (the encoder's layers, the exact scan's cosines);
 //! - [`pipeline`]: the deduplication methods end to end;
+//! - [`export`]: input records written back out (kept records, an annotated copy) in the
+//!   input's format;
 //! - [`results`]: a run's output folder as one unit: its records, written and read back checked;
 //! - [`serve`]: the index behind a JSON HTTP API;
 //! - [`settings`]: typed settings from files, flags and manifests, with errors naming the key;
@@ -32,6 +35,7 @@ pub mod diff;
 pub mod embed;
 pub mod error;
 pub mod eval;
+pub mod export;
 pub mod group;
 pub mod index;
 pub mod io;

@@ -128,6 +128,9 @@ pub struct SweepArgs {
     json: Option<PathBuf>,
 }
 
+/// The score a sweep thresholds when the run stores several: MinHash's estimate.
+const JACCARD_ESTIMATE: &str = "jaccard_estimate";
+
 pub fn sweep(args: SweepArgs) -> Result<()> {
     if !(args.step > 0.0 && args.from <= args.to) {
         return Err(Error::Usage("need --step > 0 and --from <= --to".into()));
@@ -144,6 +147,7 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
             )));
         }
         (None, [only]) => only.clone(),
+        (None, _) if names.iter().any(|n| n == JACCARD_ESTIMATE) => JACCARD_ESTIMATE.to_owned(),
         (None, _) => {
             return Err(Error::Usage(format!(
                 "the run has several scores ({}); choose one with --score",
@@ -151,6 +155,19 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
             )));
         }
     };
+    if names.len() > 1 {
+        println!(
+            "thresholding {score} alone (the run also stores {}); the run's own rule may weigh \
+             more than one score, so a row can differ from `neardup eval` of the run at that \
+             threshold\n",
+            names
+                .iter()
+                .filter(|n| **n != score)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     let points = sweep_scores(
         &truth,
         &pairs,

@@ -20,7 +20,7 @@ use crate::text::{for_each_word, is_number_word};
 /// estimated, containment both ways, title similarity, differing numbers, cosine), the rule
 /// that decided, and a word diff.
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  \
+#[command(mut_arg("part", |a| a.hide(true)), after_help = "Examples:\n  \
     neardup explain data/bibdedupe-sample.jsonl ID_A ID_B\n  \
     neardup explain --index idx/ ID_A ID_B\n  \
     neardup explain --text 'phase ii trial of x' --text 'phase iii trial of x' --method minhash")]

@@ -29,7 +29,7 @@ pub struct GroupsArgs {
     #[arg(long, value_enum, default_value_t = Measure::Cosine)]
     similarity: Measure,
     /// Similarity at or above which two documents belong together.
-    #[arg(long, default_value_t = 0.7, value_parser = super::finite::<f64>)]
+    #[arg(long, default_value_t = 0.7, allow_negative_numbers = true, value_parser = super::finite::<f64>)]
     threshold: f64,
     /// How pairs become groups.
     #[arg(long, value_enum, default_value_t = Linkage::Single)]
@@ -45,7 +45,7 @@ pub struct GroupsArgs {
 pub fn run(args: GroupsArgs) -> Result<()> {
     if !(args.threshold > 0.0 && args.threshold <= 1.0) {
         return Err(crate::error::Error::Usage(format!(
-            "--threshold {} is outside (0, 1]",
+            "--threshold must lie in (0, 1], not {}",
             args.threshold
         )));
     }
@@ -85,6 +85,7 @@ pub fn run(args: GroupsArgs) -> Result<()> {
                 group: n,
                 representative: ids[g.representative as usize].clone(),
                 representative_similarity: g.representative_similarity,
+                kept: String::new(),
                 size: g.members.len(),
                 members: g.members.iter().map(|&m| ids[m as usize].clone()).collect(),
                 matrix: args.matrix.then(|| matrix.clone()),

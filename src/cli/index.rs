@@ -13,6 +13,7 @@ use crate::pipeline::{self, Method, MethodName};
 /// Build a persistent vector + MinHash index of a corpus, for `neardup query`.
 #[derive(Debug, Args)]
 #[command(
+    mut_arg("part", |a| a.hide(true)),
     mut_arg("index", |a| a.required(true).help("Index folder (must not hold an index yet)")),
     after_help = "Examples:\n  \
     neardup index data/bibdedupe-sample.jsonl --index idx/\n  \

@@ -29,8 +29,14 @@ pub fn run(args: MergeArgs) -> Result<()> {
     let lock = RunWriter::lock(&args.out)?;
     let merged = pipeline::merge(&args.parts, &args.out)?;
     let settings = serde_json::to_value(&merged.spec).expect("settings serialise");
-    let summary =
-        pipeline::write_results(lock, &merged.inputs, &merged.read, &merged.dedup, settings)?;
+    let summary = pipeline::write_results(
+        lock,
+        &merged.inputs,
+        &merged.read,
+        &merged.dedup,
+        &merged.spec.output,
+        settings,
+    )?;
     super::run::report(&summary, &args.out);
     super::report_skipped(&merged.dedup.corpus.skipped);
     Ok(())

@@ -44,6 +44,8 @@ pub fn execute(spec: &PipelineSpec, models: &Path) -> Result<()> {
     let lock = RunWriter::lock(&spec.output.dir)?;
     let inputs = spec.input.inputs()?;
     let read = spec.input.read_options();
+    // A format the inputs cannot be written in is refused before the work.
+    spec.output.format(&inputs)?;
     if spec.eval.is_some() && matches!(&spec.method, Method::TwoStage(c) if c.part.is_some()) {
         return Err(Error::Usage(
             "a part of a split run is scored once the parts are merged: drop [eval], and run \
@@ -53,7 +55,7 @@ pub fn execute(spec: &PipelineSpec, models: &Path) -> Result<()> {
     }
     let dedup = pipeline::dedup(&inputs, &read, &spec.method, models)?;
     let settings = serde_json::to_value(spec).expect("settings serialise");
-    let summary = pipeline::write_results(lock, &inputs, &read, &dedup, settings)?;
+    let summary = pipeline::write_results(lock, &inputs, &read, &dedup, &spec.output, settings)?;
     if let Some(part) = dedup.part {
         println!(
             "part {part}: {} candidates, {} confirmed pairs among {} documents -> {}; \

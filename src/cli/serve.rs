@@ -13,6 +13,7 @@ use crate::serve::{ServeOptions, listen, serve};
 /// Serve an index over HTTP: add documents, look up duplicates (see GET /openapi.json).
 #[derive(Debug, Args)]
 #[command(
+    mut_arg("part", |a| a.hide(true)),
     mut_arg("index", |a| a.required(true).help(
         "Index folder: served if it holds an index, else a new empty index is made there with \
          the two-stage settings given")),

@@ -40,7 +40,7 @@ pub struct MethodFlags {
     stopwords: Vec<String>,
     /// Similarity threshold [default: 0.7; 0.8 for minhash and two-stage, whose evidence rule
     /// also matches titles; 0.2 for resemblance, which must exceed it].
-    #[arg(long, help_heading = "Matching", value_parser = super::finite::<f64>)]
+    #[arg(long, allow_negative_numbers = true, help_heading = "Matching", value_parser = super::finite::<f64>)]
     threshold: Option<f64>,
     /// How pairs become groups: single (connected), complete (all pairs similar), star (all
     /// similar to the representative) [default: single].

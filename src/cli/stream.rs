@@ -22,7 +22,8 @@ pub struct StreamArgs {
     /// Input files or folders.
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
-    /// Where the kept records go (JSONL).
+    /// Where the kept records go (JSONL); `-` writes them to standard output (and the
+    /// summary to standard error).
     #[arg(long)]
     out: PathBuf,
     /// Also write `{"id", "similar_to", "resemblance"}` for every dropped document here.
@@ -37,7 +38,7 @@ pub struct StreamArgs {
     #[arg(long, default_value_t = 5)]
     ngram: usize,
     /// Resemblance above which a document counts as seen.
-    #[arg(long, default_value_t = 0.2, value_parser = super::finite::<f64>)]
+    #[arg(long, default_value_t = 0.2, allow_negative_numbers = true, value_parser = super::finite::<f64>)]
     threshold: f64,
     /// Stoplist file: one word a line.
     #[arg(long)]
@@ -71,7 +72,16 @@ pub fn run(args: StreamArgs) -> Result<()> {
         }
         _ => ResemblanceStore::new(settings)?,
     };
-    let mut out = AtomicFile::create(&args.out)?;
+    let to_stdout = args.out.as_os_str() == "-";
+    let mut out_file = match to_stdout {
+        true => None,
+        false => Some(AtomicFile::create(&args.out)?),
+    };
+    let stdout = std::io::stdout();
+    let mut out: Box<dyn Write + '_> = match &mut out_file {
+        Some(file) => Box::new(file),
+        None => Box::new(std::io::BufWriter::new(stdout.lock())),
+    };
     let mut dropped_file = args
         .dropped
         .as_deref()
@@ -122,17 +132,28 @@ pub fn run(args: StreamArgs) -> Result<()> {
         }
         Ok(())
     })?;
-    out.commit()?;
+    out.flush().map_err(|e| Error::io(&args.out, e))?;
+    drop(out);
+    if let Some(file) = out_file {
+        file.commit()?;
+    }
     if let Some(file) = dropped_file {
         file.commit()?;
     }
     if let Some(dir) = &args.store {
         store.save(dir)?;
     }
-    println!(
+    let summary = format!(
         "{read_count} documents read, {kept} kept, {dropped} dropped as resembling a kept one -> {}",
-        args.out.display()
+        match to_stdout {
+            true => "standard output".into(),
+            false => args.out.display().to_string(),
+        }
     );
+    match to_stdout {
+        true => eprintln!("{summary}"),
+        false => println!("{summary}"),
+    }
     super::report_skipped(&skipped);
     Ok(())
 }

@@ -91,8 +91,8 @@ fn render(input: &ReportInput) -> Result<String> {
         "<div class=\"cards\">{}{}{}{}</div>",
         card("accuracy", o.accuracy),
         card("macro-F1", o.macro_f1),
-        card("mean precision", o.mean_precision),
-        card("mean recall", o.mean_recall)
+        card("precision (dup)", o.dup.precision),
+        card("recall (dup)", o.dup.recall)
     );
     out.push_str("<table><tr><th>class</th><th>precision</th><th>recall</th><th>F1</th><th>TP</th><th>FP</th><th>TN</th><th>FN</th></tr>\n");
     class_row(&mut out, "duplicate", &o.dup);

@@ -16,8 +16,6 @@ pub fn render_table(e: &Evaluation) -> String {
         "macro-F1           {:.4}  (mean of the two classes' F1)",
         o.macro_f1
     );
-    let _ = writeln!(out, "mean precision     {:.4}", o.mean_precision);
-    let _ = writeln!(out, "mean recall        {:.4}", o.mean_recall);
     let _ = writeln!(out);
     let _ = writeln!(
         out,
@@ -40,6 +38,11 @@ pub fn render_table(e: &Evaluation) -> String {
     for (cat, s) in &e.by_cat {
         cat_row(&mut out, cat, s);
     }
+    let _ = writeln!(
+        out,
+        "(-: not defined: a cat with one class has no macro-F1, P dup needs predicted duplicates, \
+         R dup labelled ones)"
+    );
     let _ = writeln!(out);
     let _ = writeln!(
         out,
@@ -60,9 +63,24 @@ pub fn render_table(e: &Evaluation) -> String {
 }
 
 fn cat_row(out: &mut String, cat: &str, s: &Scores) {
+    let d = &s.dup;
+    let defined = |ok: bool, value: f64| {
+        if ok {
+            format!("{value:.4}")
+        } else {
+            "-".to_owned()
+        }
+    };
+    let labelled_dup = d.tp + d.fn_ > 0;
+    let labelled_non_dup = d.tn + d.fp > 0;
     let _ = writeln!(
         out,
-        "{:<14} {:>9} {:>9.4} {:>9.4} {:>9.4} {:>9.4}",
-        cat, s.documents, s.accuracy, s.macro_f1, s.dup.precision, s.dup.recall
+        "{:<14} {:>9} {:>9.4} {:>9} {:>9} {:>9}",
+        cat,
+        s.documents,
+        s.accuracy,
+        defined(labelled_dup && labelled_non_dup, s.macro_f1),
+        defined(d.tp + d.fp > 0, d.precision),
+        defined(labelled_dup, d.recall)
     );
 }

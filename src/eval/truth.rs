@@ -41,9 +41,16 @@ impl Truth {
         };
         let mut docs = Vec::new();
         let mut seen = HashSet::new();
+        // Scores need every label: a bad record is fixed, never skipped.
+        let truth_hint = |mut e: InputError| {
+            e.hint = "ground truth needs the CORE layout (core_id, labelled_duplicates, cat) on \
+                      every line: fix the file"
+                .into();
+            Error::from(e)
+        };
         for raw in input.open(&fields, record_limit(DEFAULT_MAX_DOC_BYTES))? {
             let raw = raw?;
-            let record = raw.parse(&fields)?;
+            let record = raw.parse(&fields).map_err(truth_hint)?;
             let bad = |field: &str, problem: &str| {
                 Error::from(InputError {
                     location: raw.location.clone(),
@@ -54,7 +61,7 @@ impl Truth {
                 })
             };
             let object: serde_json::Map<String, Value> =
-                serde_json::from_slice(&raw.original_json(&fields)?)
+                serde_json::from_slice(&raw.original_json(&fields).map_err(truth_hint)?)
                     .map_err(|e| bad(id_field, &e.to_string()))?;
             let duplicates = match object.get("labelled_duplicates") {
                 Some(Value::Array(items)) => items

@@ -14,6 +14,10 @@
 //! Everything here is ordered by document id, never by input position, so the same corpus in
 //! any order gives the same groups, members and representatives.
 
+mod keep;
+
+pub use keep::{Candidate, KeepPolicy, KeepValue, choose_kept};
+
 use petgraph::unionfind::UnionFind;
 use rayon::prelude::*;
 

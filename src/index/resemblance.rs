@@ -83,7 +83,7 @@ impl ResemblanceStore {
         }
         if !(0.0..1.0).contains(&settings.threshold) {
             return Err(Error::Usage(format!(
-                "threshold {} must be in [0, 1): a document must exceed it",
+                "`threshold` must lie in [0, 1), not {}: a document must exceed it",
                 settings.threshold
             )));
         }

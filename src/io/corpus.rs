@@ -234,6 +234,14 @@ pub fn read_corpus<T: Send>(
         }
         Ok(())
     })?;
+    if ordinals.is_empty() && skipped.count > 0 {
+        return Err(Error::Usage(format!(
+            "every record ({}) was skipped as invalid, the first: {}; check --id-field and \
+             --text-field (or `fields` in a pipeline's [input]) against the data",
+            skipped.count,
+            skipped.first.first().map_or("", String::as_str)
+        )));
+    }
     let mut ids = vec![String::new(); ordinals.len()];
     for (id, (doc, _, _)) in index {
         ids[doc as usize] = id;

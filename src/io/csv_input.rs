@@ -172,6 +172,11 @@ impl Iterator for Rows {
 }
 
 impl Columns {
+    /// The column names, in file order.
+    pub(super) fn headers(&self) -> &[String] {
+        &self.headers
+    }
+
     fn cell<'a>(
         &self,
         row: &'a csv::ByteRecord,

@@ -224,6 +224,14 @@ impl RawRecord {
         hasher.digest()
     }
 
+    /// A CSV or TSV record's header and row, as read.
+    pub fn csv_row(&self) -> Option<(&[String], &csv::ByteRecord)> {
+        match &self.body {
+            Body::Csv(columns, row) => Some((columns.headers(), row)),
+            _ => None,
+        }
+    }
+
     /// The record as one JSON line, for `unique.jsonl`: a JSONL line exactly as read, other
     /// formats as an object of their fields.
     pub fn original_json(&self, fields: &FieldSpec) -> Result<Cow<'_, [u8]>, InputError> {
@@ -239,6 +247,16 @@ impl RawRecord {
             Body::Invalid(e) => Err(e.clone()),
         }
     }
+}
+
+/// Whether `path` is a pipe, socket or device rather than a file or folder: it can be read
+/// only once.
+fn is_stream(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(path).is_ok_and(|m| {
+        let t = m.file_type();
+        t.is_fifo() || t.is_char_device() || t.is_socket()
+    })
 }
 
 /// The bad record for one that runs past `limit` bytes, where reading stopped.
@@ -282,12 +300,28 @@ pub struct Input {
     pub path: PathBuf,
     /// How to read it.
     pub format: InputFormat,
+    /// Where standard input or a pipe was copied to, kept while the input lives.
+    _spool: Option<Arc<Spool>>,
+}
+
+/// A scratch folder holding a copy of a stream.
+struct Spool(ScratchDir);
+
+impl std::fmt::Debug for Spool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Spool({})", self.0.path().display())
+    }
 }
 
 impl Input {
-    /// An input whose format is `format`, or detected from the path.
+    /// An input whose format is `format`, or detected from the path. `-` is standard input;
+    /// it, and any other stream (a pipe, `/dev/stdin`), is copied to a scratch file first, since
+    /// a run reads its inputs twice (once to find duplicates, once to write what it keeps).
     pub fn new(path: impl Into<PathBuf>, format: Option<InputFormat>) -> Result<Self> {
         let path = path.into();
+        if path.as_os_str() == "-" || is_stream(&path) {
+            return Self::spooled(&path, format);
+        }
         if !path.exists() {
             return Err(Error::input(
                 Location::file(&path),
@@ -300,7 +334,43 @@ impl Input {
             Some(f) => f,
             None => InputFormat::detect(&path)?,
         };
-        Ok(Input { path, format })
+        Ok(Input {
+            path,
+            format,
+            _spool: None,
+        })
+    }
+
+    /// Copies standard input (`-`) or the stream at `path` into a scratch file; its format is
+    /// `format`, else the one its name tells, else JSONL.
+    fn spooled(path: &Path, format: Option<InputFormat>) -> Result<Self> {
+        let format = format
+            .or_else(|| InputFormat::detect(path).ok())
+            .unwrap_or(InputFormat::Jsonl);
+        if matches!(format, InputFormat::Folder | InputFormat::Zip) {
+            return Err(Error::Usage(format!(
+                "{}: a stream cannot be read as a {format:?}; save it to a file first",
+                path.display()
+            )));
+        }
+        let scratch = ScratchDir::new()?;
+        let name = match path.as_os_str() == "-" {
+            true => "stdin",
+            false => "stream",
+        };
+        let copy = scratch.path().join(name);
+        let mut file = std::fs::File::create(&copy).map_err(|e| Error::io(&copy, e))?;
+        let copied = match path.as_os_str() == "-" {
+            true => std::io::copy(&mut std::io::stdin().lock(), &mut file),
+            false => std::fs::File::open(path).and_then(|mut s| std::io::copy(&mut s, &mut file)),
+        };
+        copied.map_err(|e| Error::io(path, e))?;
+        tracing::info!(input = %path.display(), bytes = file.metadata().map_or(0, |m| m.len()), "stream copied to a scratch file");
+        Ok(Input {
+            path: copy,
+            format,
+            _spool: Some(Arc::new(Spool(scratch))),
+        })
     }
 
     /// Opens the input for framing. A record (line, row, file) longer than `max_record_bytes`

@@ -1,27 +1,33 @@
 //! Writing a run's results: the records of [`crate::results`], from a [`Dedup`].
 
-use std::io::Write;
 use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::Dedup;
+use std::collections::HashMap;
+
+use super::{Dedup, OutputSpec};
 use crate::error::{Error, Result};
-use crate::io::{FolderLock, Input, ReadOptions, for_each_chunk};
+use crate::export::{self, Fate, OutputFormat};
+use crate::group::{Candidate, KeepPolicy, KeepValue, choose_kept};
+use crate::io::{FolderLock, Input, RawRecord, ReadOptions, for_each_chunk};
 use crate::results::{
-    CANDIDATES, GROUPS, GroupRecord, PAIRS, PairRecord, RunFile, RunSummary, RunWriter, UNIQUE,
+    CANDIDATES, GROUPS, GroupRecord, PAIRS, PairRecord, RunFile, RunSummary, RunWriter,
 };
 
 /// Writes the run's files into the folder `lock` holds ([`RunWriter::lock`]) and returns the
-/// summary.
+/// summary; `output` says in which format the records go out and which member of a group is
+/// kept.
 pub fn write_results(
     lock: FolderLock,
     inputs: &[Input],
     read: &ReadOptions,
     dedup: &Dedup,
+    output: &OutputSpec,
     settings: serde_json::Value,
 ) -> Result<RunSummary> {
     let clock = Instant::now();
+    let format = output.format(inputs)?;
     let mut run = RunWriter::begin(lock)?;
     let ids = &dedup.corpus.ids;
 
@@ -33,20 +39,33 @@ pub fn write_results(
         // A part's groups and unique records are the merge's to write.
         return run.finish(summary(dedup, settings, 0, clock));
     }
-    let groups = dedup.groups.iter().enumerate().map(|(i, g)| GroupRecord {
-        group: i,
-        representative: ids[g.representative as usize].clone(),
-        representative_similarity: g.representative_similarity,
-        size: g.members.len(),
-        members: g.members.iter().map(|&m| ids[m as usize].clone()).collect(),
-        matrix: None,
-    });
+    let kept = kept_members(inputs, read, dedup, &output.keep)?;
+    let groups = dedup
+        .groups
+        .iter()
+        .zip(&kept)
+        .enumerate()
+        .map(|(i, (g, &kept))| GroupRecord {
+            group: i,
+            representative: ids[g.representative as usize].clone(),
+            representative_similarity: g.representative_similarity,
+            kept: ids[kept as usize].clone(),
+            size: g.members.len(),
+            members: g.members.iter().map(|&m| ids[m as usize].clone()).collect(),
+            matrix: None,
+        });
     run.write_lines(GROUPS, groups)?;
 
-    let mut unique_file = run.create(UNIQUE)?;
-    let unique = write_unique(&mut unique_file, inputs, read, dedup)?;
-    run.commit(unique_file)?;
-
+    let fates = Fates::new(dedup, &kept);
+    let unique = write_records(
+        &mut run,
+        inputs,
+        read,
+        dedup,
+        &fates,
+        format,
+        output.annotate,
+    )?;
     run.finish(summary(dedup, settings, unique, clock))
 }
 
@@ -114,71 +133,266 @@ fn shortest_f64(x: f32) -> f64 {
     x.to_string().parse().unwrap_or(f64::from(x))
 }
 
-/// Re-reads the inputs and copies out the records to keep; returns how many.
-fn write_unique(
-    file: &mut RunFile,
+/// What became of each document: its group and the member kept in each group.
+struct Fates<'a> {
+    ids: &'a [String],
+    /// Each document's group, [`Fates::NONE`] for none.
+    group_of: Vec<u32>,
+    kept: &'a [u32],
+}
+
+impl<'a> Fates<'a> {
+    const NONE: u32 = u32::MAX;
+
+    fn new(dedup: &'a Dedup, kept: &'a [u32]) -> Self {
+        let mut group_of = vec![Self::NONE; dedup.corpus.ids.len()];
+        for (g, group) in dedup.groups.iter().enumerate() {
+            for &m in &group.members {
+                group_of[m as usize] = g as u32;
+            }
+        }
+        Fates {
+            ids: &dedup.corpus.ids,
+            group_of,
+            kept,
+        }
+    }
+
+    fn of(&self, doc: u32) -> Fate<'a> {
+        match self.group_of[doc as usize] {
+            Self::NONE => Fate {
+                group: None,
+                kept: true,
+                duplicate_of: None,
+            },
+            g => {
+                let kept = self.kept[g as usize];
+                Fate {
+                    group: Some(g as usize),
+                    kept: kept == doc,
+                    duplicate_of: (kept != doc).then(|| self.ids[kept as usize].as_str()),
+                }
+            }
+        }
+    }
+}
+
+/// The member each group keeps under `policy`; reads the group members' records again when
+/// the policy needs their length or a field.
+fn kept_members(
     inputs: &[Input],
     read: &ReadOptions,
     dedup: &Dedup,
-) -> Result<usize> {
-    let path = file.target().to_owned();
+    policy: &KeepPolicy,
+) -> Result<Vec<u32>> {
     let corpus = &dedup.corpus;
-    let mut keep = vec![true; corpus.ids.len()];
-    for group in &dedup.groups {
-        for &m in &group.members {
-            keep[m as usize] = m == group.representative;
+    let mut values: HashMap<u32, KeepValue> = HashMap::new();
+    if policy.reads_records() && !dedup.groups.is_empty() {
+        let mut member = vec![false; corpus.ids.len()];
+        for &m in dedup.groups.iter().flat_map(|g| &g.members) {
+            member[m as usize] = true;
+        }
+        let mut docs = corpus.ordinals.iter().enumerate().peekable();
+        let mut ordinal = 0u64;
+        for_each_chunk(inputs, read, "choosing", |chunk| {
+            let mut wanted = Vec::new();
+            for raw in chunk {
+                if let Some(&(doc, &want)) = docs.peek()
+                    && want == ordinal
+                {
+                    docs.next();
+                    if member[doc] {
+                        wanted.push((raw, doc as u32));
+                    }
+                }
+                ordinal += 1;
+            }
+            let found: Vec<Result<(u32, KeepValue)>> = wanted
+                .par_iter()
+                .map(|(raw, doc)| Ok((*doc, keep_value(policy, read, raw)?)))
+                .collect();
+            for item in found {
+                let (doc, value) = item?;
+                values.insert(doc, value);
+            }
+            Ok(())
+        })?;
+        if let KeepPolicy::Field { name, .. } = policy
+            && values.values().all(|v| *v == KeepValue::Missing)
+        {
+            return Err(Error::Usage(format!(
+                "--keep {policy}: no record in a duplicate group has a field {name:?}; name one \
+                 of the input's fields (a JSON key, a column)"
+            )));
         }
     }
-    // Documents to keep, by their position among the raw records (ascending, as read).
-    let mut wanted = (0..corpus.ids.len())
-        .filter(|&d| keep[d])
-        .map(|d| (corpus.ordinals[d], d))
-        .peekable();
-    let mut written = 0;
-    let mut ordinal = 0u64;
-    for_each_chunk(inputs, read, "writing", |chunk| {
-        let mut kept = Vec::new();
-        for raw in chunk {
-            let this = ordinal;
-            ordinal += 1;
-            if let Some(&(want, doc)) = wanted.peek()
-                && want == this
-            {
-                wanted.next();
-                kept.push((raw, doc));
-            }
+    Ok(dedup
+        .groups
+        .iter()
+        .map(|g| {
+            let members: Vec<Candidate> = g
+                .members
+                .iter()
+                .map(|&doc| Candidate {
+                    doc,
+                    ordinal: corpus.ordinals[doc as usize],
+                    value: values.remove(&doc).unwrap_or(KeepValue::Missing),
+                })
+                .collect();
+            choose_kept(policy, &members, g.representative)
+        })
+        .collect())
+}
+
+/// What `policy` compares of one record: its text's length in characters, or a field.
+fn keep_value(policy: &KeepPolicy, read: &ReadOptions, raw: &RawRecord) -> Result<KeepValue> {
+    Ok(match policy {
+        KeepPolicy::Longest => KeepValue::Number(read.parse(raw)?.text.chars().count() as f64),
+        KeepPolicy::Field { name, .. } => {
+            let json = raw.original_json(&read.fields)?;
+            let object: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(&json)
+                .map_err(|e| {
+                    Error::input(
+                        raw.location.clone(),
+                        Some(name),
+                        format!("the record is not a JSON object: {e}"),
+                        "fix the record",
+                    )
+                })?;
+            KeepValue::of_json(object.get(name))
         }
-        let lines: Vec<Result<std::borrow::Cow<[u8]>>> = kept
-            .par_iter()
-            .map(|(raw, doc)| {
-                if raw.fingerprint() != corpus.fingerprints[*doc] {
-                    return Err(Error::InputChanged {
-                        location: raw.location.to_string(),
-                    });
+        KeepPolicy::Representative | KeepPolicy::First => KeepValue::Missing,
+    })
+}
+
+/// Re-reads the inputs and writes `unique.*` (the records kept) and, if `annotate`,
+/// `annotated.*` (every document's record with its fate) in `format`; returns how many records
+/// were kept.
+fn write_records(
+    run: &mut RunWriter,
+    inputs: &[Input],
+    read: &ReadOptions,
+    dedup: &Dedup,
+    fates: &Fates,
+    format: OutputFormat,
+    annotate: bool,
+) -> Result<usize> {
+    let corpus = &dedup.corpus;
+    let mut unique_file = run.create(format.unique_file())?;
+    let mut annotated_file = match annotate {
+        true => Some(run.create(format.annotated_file())?),
+        false => None,
+    };
+    let unique_path = unique_file.target().to_owned();
+    let annotated_path = annotated_file.as_ref().map(|f| f.target().to_owned());
+    let changed = || Error::InputChanged {
+        location: format!(
+            "{} (it became shorter)",
+            inputs
+                .iter()
+                .map(|i| i.path.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let written = match format {
+        OutputFormat::Parquet => parquet_records(
+            inputs,
+            dedup,
+            fates,
+            &mut unique_file,
+            annotated_file.as_mut(),
+            changed,
+        )?,
+        _ => {
+            let mut unique = export::sink(format, &mut unique_file, &unique_path, &read.fields)?;
+            let mut annotated = match (annotated_file.as_mut(), &annotated_path) {
+                (Some(file), Some(path)) => Some(export::sink(format, file, path, &read.fields)?),
+                _ => None,
+            };
+            let mut docs = corpus.ordinals.iter().enumerate().peekable();
+            let mut ordinal = 0u64;
+            let mut written = 0;
+            for_each_chunk(inputs, read, "writing", |chunk| {
+                for raw in &chunk {
+                    let this = ordinal;
+                    ordinal += 1;
+                    let Some(&(doc, &want)) = docs.peek() else {
+                        break;
+                    };
+                    if want != this {
+                        continue;
+                    }
+                    docs.next();
+                    if raw.fingerprint() != corpus.fingerprints[doc] {
+                        return Err(Error::InputChanged {
+                            location: raw.location.to_string(),
+                        });
+                    }
+                    let fate = fates.of(doc as u32);
+                    if fate.kept {
+                        unique.write(raw, None)?;
+                        written += 1;
+                    }
+                    if let Some(annotated) = &mut annotated {
+                        annotated.write(raw, Some(&fate))?;
+                    }
                 }
-                Ok(raw.original_json(&read.fields)?)
-            })
-            .collect();
-        for line in lines {
-            file.write_all(&line?).map_err(|e| Error::io(&path, e))?;
-            file.write_all(b"\n").map_err(|e| Error::io(&path, e))?;
-            written += 1;
+                Ok(())
+            })?;
+            if docs.peek().is_some() {
+                return Err(changed());
+            }
+            unique.finish()?;
+            if let Some(annotated) = annotated {
+                annotated.finish()?;
+            }
+            written
         }
-        Ok(())
-    })?;
-    if wanted.peek().is_some() {
-        return Err(Error::InputChanged {
-            location: format!(
-                "{} (it became shorter)",
-                inputs
-                    .iter()
-                    .map(|i| i.path.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        });
+    };
+    run.commit(unique_file)?;
+    if let Some(file) = annotated_file {
+        run.commit(file)?;
     }
     Ok(written)
+}
+
+/// [`write_records`] for Parquet, which is copied in slices of rows.
+#[cfg(feature = "parquet")]
+fn parquet_records(
+    inputs: &[Input],
+    dedup: &Dedup,
+    fates: &Fates,
+    unique: &mut RunFile,
+    annotated: Option<&mut RunFile>,
+    changed: impl Fn() -> Error,
+) -> Result<usize> {
+    let ordinals = &dedup.corpus.ordinals;
+    let fate = |ordinal: u64| {
+        ordinals
+            .binary_search(&ordinal)
+            .ok()
+            .map(|doc| fates.of(doc as u32))
+    };
+    let (rows, kept) = export::parquet::export(inputs, fate, unique, annotated)?;
+    if ordinals.last().is_some_and(|&last| last >= rows) {
+        return Err(changed());
+    }
+    Ok(kept)
+}
+
+#[cfg(not(feature = "parquet"))]
+fn parquet_records(
+    _: &[Input],
+    _: &Dedup,
+    _: &Fates,
+    _: &mut RunFile,
+    _: Option<&mut RunFile>,
+    _: impl Fn() -> Error,
+) -> Result<usize> {
+    Err(Error::Usage(
+        "this neardup was built without Parquet support; rebuild with `--features parquet`".into(),
+    ))
 }
 
 #[cfg(test)]
@@ -218,11 +432,13 @@ mod tests {
         std::fs::write(&path, format!("{a}\n{b}\n{edited}\n")).unwrap();
         let out = dir.path().join("run");
         let lock = RunWriter::lock(&out).unwrap();
-        let err = write_results(lock, &inputs, &read, &found, serde_json::json!({})).unwrap_err();
+        let output = OutputSpec::new(out.clone());
+        let err = write_results(lock, &inputs, &read, &found, &output, serde_json::json!({}))
+            .unwrap_err();
         assert!(
             matches!(&err, Error::InputChanged { location } if location.contains(":3")),
             "{err}"
         );
-        assert!(!out.join(UNIQUE).exists());
+        assert!(!out.join("unique.jsonl").exists());
     }
 }

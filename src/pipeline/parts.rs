@@ -97,6 +97,7 @@ struct PartFolder {
     dir: PathBuf,
     folder: RunFolder,
     input: InputSpec,
+    output: OutputSpec,
     config: TwoStageConfig,
     part: Part,
 }
@@ -114,6 +115,8 @@ impl PartFolder {
         let settings = &folder.summary.settings;
         let input: InputSpec = serde_json::from_value(settings["input"].clone())
             .map_err(|e| not_a_part(format!("its input: {e}")))?;
+        let output: OutputSpec = serde_json::from_value(settings["output"].clone())
+            .map_err(|e| not_a_part(format!("its output: {e}")))?;
         let method: Method = serde_json::from_value(settings["method"].clone())
             .map_err(|e| not_a_part(format!("its method: {e}")))?;
         let Method::TwoStage(config) = method else {
@@ -129,6 +132,7 @@ impl PartFolder {
             dir: dir.to_owned(),
             folder,
             input,
+            output,
             config,
             part,
         })
@@ -162,6 +166,11 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
     };
     check_complete(&parts)?;
     let input = first.input.clone();
+    // The parts' format and keep policy; the merge writes into its own folder.
+    let output = OutputSpec {
+        dir: out.to_owned(),
+        ..first.output.clone()
+    };
     let config = TwoStageConfig {
         part: None,
         ..first.config.clone()
@@ -258,9 +267,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
         spec: PipelineSpec {
             input,
             method,
-            output: OutputSpec {
-                dir: out.to_owned(),
-            },
+            output,
             eval: None,
         },
         inputs,

@@ -17,6 +17,7 @@
 //!
 //! [output]
 //! dir = "out/minhash"
+//! keep = "field:year:max"   # optional: which member of a group is kept
 //!
 //! [eval]
 //! truth = "data/bibdedupe-sample.jsonl"
@@ -29,6 +30,8 @@ use serde::{Deserialize, Serialize};
 use super::{Method, MethodName};
 use crate::error::{Error, Location, Result};
 use crate::eval::Predicted;
+use crate::export::OutputFormat;
+use crate::group::KeepPolicy;
 use crate::io::{DEFAULT_MAX_DOC_BYTES, FieldSpec, Input, InputFormat, ReadOptions};
 use crate::settings::{SettingError, toml_line_of_key};
 
@@ -124,6 +127,40 @@ fn default_text_fields() -> Vec<String> {
 pub struct OutputSpec {
     /// Output folder.
     pub dir: PathBuf,
+    /// Format of `unique.*` and `annotated.*` [default: the inputs' own].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<OutputFormat>,
+    /// Which member of each group is kept.
+    #[serde(default)]
+    pub keep: KeepPolicy,
+    /// Write `annotated.*`, every record with its group and fate.
+    #[serde(default = "yes")]
+    pub annotate: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl OutputSpec {
+    /// Results written into `dir` with the default format, keep policy and annotated copy.
+    pub fn new(dir: PathBuf) -> Self {
+        OutputSpec {
+            dir,
+            format: None,
+            keep: KeepPolicy::default(),
+            annotate: true,
+        }
+    }
+
+    /// The format records go out in, checked against the inputs.
+    pub fn format(&self, inputs: &[Input]) -> Result<OutputFormat> {
+        let format = self
+            .format
+            .unwrap_or_else(|| OutputFormat::of_inputs(inputs));
+        format.check(inputs)?;
+        Ok(format)
+    }
 }
 
 /// Scoring after the run.

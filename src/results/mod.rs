@@ -6,8 +6,10 @@
 //!   pairs than it confirms (MinHash): what `neardup sweep` and the report re-threshold;
 //! - `groups.jsonl`: one group of two or more a line ([`GroupRecord`]), members sorted by id,
 //!   groups by their smallest id;
-//! - `unique.jsonl`: the input records of representatives and of documents in no group, in input
-//!   order, byte for byte as read;
+//! - `unique.*`: the input records kept (one per group, chosen by the keep policy, and every
+//!   document in no group), in input order, in the input's format (see [`crate::export`]);
+//! - `annotated.*`: every document's record with its group, whether it is kept and which record
+//!   it duplicates;
 //! - `summary.json`, written last ([`RunSummary`]): the run's id, settings and counts, and the
 //!   length and digest of every other file.
 //!
@@ -31,6 +33,7 @@ use serde::de::DeserializeOwned;
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::error::{Error, Location, Result};
+use crate::export::OutputFormat;
 use crate::io::{AtomicFile, FolderLock, for_each_line};
 
 /// Confirmed pairs.
@@ -39,8 +42,6 @@ pub const PAIRS: &str = "pairs.jsonl";
 pub const CANDIDATES: &str = "candidates.jsonl";
 /// Duplicate groups.
 pub const GROUPS: &str = "groups.jsonl";
-/// The records kept.
-pub const UNIQUE: &str = "unique.jsonl";
 /// The run's summary, written last.
 pub const SUMMARY: &str = "summary.json";
 /// `neardup run`'s scores of the run, when its pipeline asks for them.
@@ -49,7 +50,15 @@ pub const EVAL: &str = "eval.json";
 const LOCK: &str = ".neardup.lock";
 
 /// Every file a run may leave; a new run replaces or removes each.
-const RUN_FILES: [&str; 6] = [PAIRS, CANDIDATES, GROUPS, UNIQUE, SUMMARY, EVAL];
+fn run_files() -> impl Iterator<Item = &'static str> {
+    [PAIRS, CANDIDATES, GROUPS, SUMMARY, EVAL]
+        .into_iter()
+        .chain(
+            OutputFormat::ALL
+                .into_iter()
+                .flat_map(|f| [f.unique_file(), f.annotated_file()]),
+        )
+}
 
 /// Writes a run's files into its output folder.
 pub struct RunWriter {
@@ -77,8 +86,26 @@ impl RunWriter {
     }
 
     /// Locks `dir` (created if missing) for a run, from its start: a second run into the
-    /// folder is refused before it does any work, naming the first.
+    /// folder is refused before it does any work, naming the first. A folder that holds files
+    /// and is no run's (no summary, no lock) is refused too: its files would be overwritten.
     pub fn lock(dir: &Path) -> Result<FolderLock> {
+        if let Ok(entries) = std::fs::read_dir(dir) {
+            let names: Vec<String> = entries
+                .filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            if !names.is_empty() && !names.iter().any(|n| n == SUMMARY || n == LOCK) {
+                let mut shown: Vec<&str> = names.iter().map(String::as_str).take(3).collect();
+                shown.sort_unstable();
+                return Err(Error::Usage(format!(
+                    "--out {} holds files neardup did not write ({}{}); give a new or empty \
+                     folder, or the folder of an earlier run",
+                    dir.display(),
+                    shown.join(", "),
+                    if names.len() > 3 { ", ..." } else { "" }
+                )));
+            }
+        }
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         FolderLock::take(dir, LOCK, "give another --out")
     }
@@ -120,7 +147,7 @@ impl RunWriter {
     /// Writes the summary, naming this run and its files, and removes files of earlier runs
     /// that this one did not write. The run is complete when this returns.
     pub fn finish(self, mut summary: RunSummary) -> Result<RunSummary> {
-        for name in RUN_FILES {
+        for name in run_files() {
             if name != SUMMARY && !self.files.contains_key(name) {
                 remove_if_present(&self.dir.join(name))?;
             }
@@ -320,8 +347,7 @@ fn remove_stale_temporaries(dir: &Path) -> Result<()> {
         let entry = entry.map_err(|e| Error::io(dir, e))?;
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        let ours = RUN_FILES
-            .iter()
+        let ours = run_files()
             .any(|file| name.starts_with(&format!(".{file}.")) && name.ends_with(".tmp"));
         if ours {
             tracing::info!(file = %name, "removing a temporary file of an interrupted run");

@@ -47,10 +47,14 @@ impl PairRecord {
 pub struct GroupRecord {
     /// The group's number, from 0.
     pub group: usize,
-    /// The member kept (highest mean similarity to the others).
+    /// The member most similar to the others (highest mean similarity).
     pub representative: String,
     /// The representative's mean similarity to the others.
     pub representative_similarity: f64,
+    /// The member kept in `unique.*`, chosen by the run's keep policy (the representative by
+    /// default).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub kept: String,
     /// Number of members.
     pub size: usize,
     /// Member ids, sorted.
@@ -85,6 +89,9 @@ impl GroupRecord {
                 "representative",
                 format!("{:?} is not a member", self.representative),
             ));
+        }
+        if !self.kept.is_empty() && !distinct.contains(&self.kept) {
+            return Some(("kept", format!("{:?} is not a member", self.kept)));
         }
         None
     }
@@ -214,6 +221,7 @@ mod tests {
             group: 0,
             representative: "a".into(),
             representative_similarity: 0.9,
+            kept: String::new(),
             size: 2,
             members: vec!["a".into(), "b".into()],
             matrix: None,

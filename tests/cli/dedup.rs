@@ -317,9 +317,81 @@ fn csv_and_text_folder_inputs_deduplicate() {
     let groups = std::fs::read_to_string(out.join("groups.jsonl")).unwrap();
     assert_eq!(groups.lines().count(), 1);
     assert!(groups.contains("\"members\":[\"a\",\"b\"]"), "{groups}");
-    let unique = std::fs::read_to_string(out.join("unique.jsonl")).unwrap();
+    // The records go back out as CSV, rows as read, and the annotated copy joins back by id.
+    let input = std::fs::read_to_string(&csv).unwrap();
+    let rows: Vec<&str> = input.lines().collect();
+    let unique = std::fs::read_to_string(out.join("unique.csv")).unwrap();
+    assert_eq!(
+        unique.lines().collect::<Vec<_>>(),
+        [rows[0], rows[1], rows[3]]
+    );
+    let annotated = std::fs::read_to_string(out.join("annotated.csv")).unwrap();
+    assert_eq!(
+        annotated.lines().collect::<Vec<_>>(),
+        [
+            format!(
+                "{},neardup_group,neardup_keep,neardup_duplicate_of",
+                rows[0]
+            ),
+            format!("{},0,true,", rows[1]),
+            format!("{},0,false,a", rows[2]),
+            format!("{},,true,", rows[3]),
+        ]
+    );
+    assert!(!out.join("unique.jsonl").exists());
+
+    // Another keep policy keeps another member, and says so in groups.jsonl and the summary.
+    let kept_b = dir.path().join("csv-keep");
+    ok(&[
+        "dedup",
+        "--method",
+        "minhash",
+        s(&csv),
+        "--id-field",
+        "id",
+        "--text-field",
+        "title",
+        "--text-field",
+        "body",
+        "--keep",
+        "field:id:max",
+        "--out-format",
+        "jsonl",
+        "--out",
+        s(&kept_b),
+        "-q",
+    ]);
+    let unique = std::fs::read_to_string(kept_b.join("unique.jsonl")).unwrap();
     assert_eq!(unique.lines().count(), 2);
-    assert!(unique.contains("\"id\":\"c\""), "{unique}");
+    assert!(
+        unique.contains("\"id\":\"b\"") && unique.contains("\"id\":\"c\""),
+        "{unique}"
+    );
+    let groups = std::fs::read_to_string(kept_b.join("groups.jsonl")).unwrap();
+    assert!(groups.contains("\"kept\":\"b\""), "{groups}");
+    let summary = std::fs::read_to_string(kept_b.join("summary.json")).unwrap();
+    assert!(summary.contains("\"keep\": \"field:id:max\""), "{summary}");
+    let err = rejected(&[
+        "dedup",
+        "--method",
+        "minhash",
+        s(&csv),
+        "--id-field",
+        "id",
+        "--text-field",
+        "title",
+        "--text-field",
+        "body",
+        "--keep",
+        "field:year:max",
+        "--out",
+        s(&dir.path().join("no-year")),
+        "-q",
+    ]);
+    assert!(
+        err.contains("no record in a duplicate group has a field \"year\""),
+        "{err}"
+    );
 
     let folder = dir.path().join("texts");
     std::fs::create_dir_all(folder.join("2024")).unwrap();
@@ -585,4 +657,71 @@ fn explain_names_the_rule_for_a_rescued_and_a_refused_pair() {
         unread.contains("--centre needs the corpus's centre"),
         "{unread}"
     );
+}
+
+#[test]
+fn standard_input_and_output_serve_where_a_pipe_is_natural() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let piped = |args: &[&str], input: &[u8]| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
+            .args(args)
+            .current_dir(dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    };
+    let bytes = std::fs::read(sample()).unwrap();
+    let from_file = dir.path().join("file");
+    let from_stdin = dir.path().join("stdin");
+    ok(&[
+        "dedup",
+        s(&sample()),
+        "--method",
+        "minhash",
+        "--out",
+        s(&from_file),
+        "-q",
+    ]);
+    piped(
+        &[
+            "dedup",
+            "-",
+            "--method",
+            "minhash",
+            "--out",
+            s(&from_stdin),
+            "-q",
+        ],
+        &bytes,
+    );
+    for file in ["unique.jsonl", "groups.jsonl", "annotated.jsonl"] {
+        assert_eq!(
+            std::fs::read(from_file.join(file)).unwrap(),
+            std::fs::read(from_stdin.join(file)).unwrap(),
+            "{file}"
+        );
+    }
+
+    let out = piped(&["stream", "-", "--out", "-", "-q"], &bytes);
+    let kept = String::from_utf8(out.stdout).unwrap();
+    let said = String::from_utf8(out.stderr).unwrap();
+    let count = kept.lines().count();
+    assert!(
+        count > 900 && said.contains(&format!("{count} kept")),
+        "{said}"
+    );
+    assert!(said.contains("-> standard output"), "{said}");
+    assert!(!dir.path().join("-").exists(), "no file named -");
 }

@@ -4,24 +4,15 @@ use crate::common::*;
 
 #[test]
 fn every_command_has_help_with_an_example_and_completions_exist() {
-    for command in [
-        "dedup",
-        "eval",
-        "run",
-        "gen",
-        "stream",
-        "groups",
-        "jaccard",
-        "diff",
-        "explain",
-        "overlap",
-        "sweep",
-        "completions",
-        "index",
-        "query",
-        "models",
-        "serve",
-    ] {
+    use clap::CommandFactory;
+    let cli = neardup::cli::Cli::command();
+    let commands: Vec<&str> = cli
+        .get_subcommands()
+        .map(|c| c.get_name())
+        .filter(|&name| name != "help")
+        .collect();
+    assert!(commands.len() >= 17, "{commands:?}");
+    for command in commands {
         let out = ok(&[command, "--help"]);
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(
@@ -41,4 +32,20 @@ fn every_command_has_help_with_an_example_and_completions_exist() {
     }
     let out = neardup(&["dedup"]);
     assert_eq!(out.status.code(), Some(2), "bad usage exits 2");
+}
+
+#[test]
+fn commands_that_do_not_split_a_run_do_not_offer_part() {
+    for command in ["serve", "explain", "index"] {
+        let text = String::from_utf8_lossy(&ok(&[command, "--help"]).stdout).into_owned();
+        assert!(
+            !text.contains("--part <I/N>"),
+            "`neardup {command} --help` offers --part"
+        );
+    }
+    let text = String::from_utf8_lossy(&ok(&["dedup", "--help"]).stdout).into_owned();
+    assert!(
+        text.contains("--part <I/N>") && !text.contains("[`"),
+        "{text}"
+    );
 }

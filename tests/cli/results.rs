@@ -152,6 +152,14 @@ fn a_new_run_sweeps_temporary_files_of_killed_runs_and_stale_files() {
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("summary.json")).unwrap())
             .unwrap();
     let files: Vec<&String> = summary["files"].as_object().unwrap().keys().collect();
-    assert_eq!(files, ["groups.jsonl", "pairs.jsonl", "unique.jsonl"]);
+    assert_eq!(
+        files,
+        [
+            "annotated.jsonl",
+            "groups.jsonl",
+            "pairs.jsonl",
+            "unique.jsonl"
+        ]
+    );
     assert!(!summary["run"].as_str().unwrap().is_empty());
 }

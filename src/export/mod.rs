@@ -1,0 +1,181 @@
+//! Input records written back out: the records a run keeps (`unique.*`) and an annotated copy
+//! of the input (`annotated.*`) in which every record carries its group, whether it is kept and
+//! which record it duplicates, so that the results join back to the data.
+//!
+//! Records go out in the input's own format where they can: a JSONL line as read (an annotated
+//! line gains three keys at the end of its object), a CSV or TSV row under its header (three
+//! more columns), a Parquet row with its schema. Folders and zips of text files come out as
+//! JSONL (`id`, `text`). Each format is one file here, behind [`RecordSink`] (Parquet, copied
+//! in slices of rows rather than record by record, has its own entry point).
+//!
+//! Records skipped as invalid (`--skip-invalid`) are in neither file; `summary.json` counts them.
+
+mod csv;
+mod jsonl;
+#[cfg(feature = "parquet")]
+pub mod parquet;
+
+use crate::error::{Error, Result};
+use crate::io::{FieldSpec, Input, InputFormat, RawRecord};
+
+pub use self::csv::CsvSink;
+pub use self::jsonl::JsonlSink;
+
+/// The annotated copy's column (or key) holding the record's group number (as in
+/// `groups.jsonl`), empty for a record in no group.
+pub const GROUP_COLUMN: &str = "neardup_group";
+/// The annotated copy's column: `true` when the record is in `unique.*`.
+pub const KEEP_COLUMN: &str = "neardup_keep";
+/// The annotated copy's column: the id of the record kept in this record's place, empty when it
+/// is kept itself.
+pub const DUPLICATE_OF_COLUMN: &str = "neardup_duplicate_of";
+/// The three, in the order they are added.
+pub const ANNOTATION_COLUMNS: [&str; 3] = [GROUP_COLUMN, KEEP_COLUMN, DUPLICATE_OF_COLUMN];
+
+/// The formats records are written in.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputFormat {
+    /// One JSON object a line.
+    Jsonl,
+    /// Comma-separated values under the input's header (CSV or TSV inputs).
+    Csv,
+    /// Tab-separated values under the input's header (CSV or TSV inputs).
+    Tsv,
+    /// Apache Parquet with the input's schema (Parquet inputs).
+    Parquet,
+}
+
+impl OutputFormat {
+    /// Every format.
+    pub const ALL: [OutputFormat; 4] = [
+        OutputFormat::Jsonl,
+        OutputFormat::Csv,
+        OutputFormat::Tsv,
+        OutputFormat::Parquet,
+    ];
+
+    /// The inputs' own format: theirs when they share one, JSONL otherwise (and for folders
+    /// and zips of text files).
+    pub fn of_inputs(inputs: &[Input]) -> OutputFormat {
+        let of = |format: InputFormat| match format {
+            InputFormat::Csv => OutputFormat::Csv,
+            InputFormat::Tsv => OutputFormat::Tsv,
+            InputFormat::Parquet => OutputFormat::Parquet,
+            InputFormat::Jsonl | InputFormat::Folder | InputFormat::Zip => OutputFormat::Jsonl,
+        };
+        let mut formats = inputs.iter().map(|i| of(i.format));
+        let first = formats.next().unwrap_or(OutputFormat::Jsonl);
+        if formats.all(|f| f == first) {
+            first
+        } else {
+            OutputFormat::Jsonl
+        }
+    }
+
+    /// Refuses a format the inputs cannot be written in: CSV and TSV take their columns from a
+    /// CSV or TSV input's header, Parquet its schema from a Parquet input.
+    pub fn check(self, inputs: &[Input]) -> Result<()> {
+        let (fits, needs): (fn(InputFormat) -> bool, &str) = match self {
+            OutputFormat::Jsonl => return Ok(()),
+            OutputFormat::Csv | OutputFormat::Tsv => (
+                |f| matches!(f, InputFormat::Csv | InputFormat::Tsv),
+                "CSV or TSV inputs (the columns come from their header)",
+            ),
+            OutputFormat::Parquet => (
+                |f| f == InputFormat::Parquet,
+                "Parquet inputs (the schema comes from them)",
+            ),
+        };
+        match inputs.iter().find(|i| !fits(i.format)) {
+            None => Ok(()),
+            Some(input) => Err(Error::Usage(format!(
+                "--out-format {} needs {needs}, and {} is {:?}; use --out-format jsonl",
+                self.name(),
+                input.path.display(),
+                input.format
+            ))),
+        }
+    }
+
+    /// The name of the kept records' file.
+    pub fn unique_file(self) -> &'static str {
+        match self {
+            OutputFormat::Jsonl => "unique.jsonl",
+            OutputFormat::Csv => "unique.csv",
+            OutputFormat::Tsv => "unique.tsv",
+            OutputFormat::Parquet => "unique.parquet",
+        }
+    }
+
+    /// The name of the annotated copy.
+    pub fn annotated_file(self) -> &'static str {
+        match self {
+            OutputFormat::Jsonl => "annotated.jsonl",
+            OutputFormat::Csv => "annotated.csv",
+            OutputFormat::Tsv => "annotated.tsv",
+            OutputFormat::Parquet => "annotated.parquet",
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            OutputFormat::Jsonl => "jsonl",
+            OutputFormat::Csv => "csv",
+            OutputFormat::Tsv => "tsv",
+            OutputFormat::Parquet => "parquet",
+        }
+    }
+}
+
+/// What became of one document.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Fate<'a> {
+    /// Its group's number, if it is in one.
+    pub group: Option<usize>,
+    /// Whether it is kept (in `unique.*`).
+    pub kept: bool,
+    /// The id of the member kept in its place, if it is not kept.
+    pub duplicate_of: Option<&'a str>,
+}
+
+impl Fate<'_> {
+    /// The annotation's three cells, as text (CSV).
+    fn cells(&self) -> [String; 3] {
+        [
+            self.group.map_or(String::new(), |g| g.to_string()),
+            self.kept.to_string(),
+            self.duplicate_of.unwrap_or_default().to_owned(),
+        ]
+    }
+}
+
+/// Writes records of one format into one file.
+pub trait RecordSink {
+    /// Writes `raw`: as read, or with its annotation when `fate` is given.
+    fn write(&mut self, raw: &RawRecord, fate: Option<&Fate>) -> Result<()>;
+
+    /// Writes what is buffered; the file is complete after this.
+    fn finish(self: Box<Self>) -> Result<()>;
+}
+
+/// A sink for `format` writing into `out` (named `path` in errors); `fields` names a text
+/// file's id and text. Parquet has no record sink: it is copied by [`parquet::export`].
+pub fn sink<'w, W: std::io::Write + 'w>(
+    format: OutputFormat,
+    out: W,
+    path: &std::path::Path,
+    fields: &FieldSpec,
+) -> Result<Box<dyn RecordSink + 'w>> {
+    match format {
+        OutputFormat::Jsonl => Ok(Box::new(JsonlSink::new(out, path, fields))),
+        OutputFormat::Csv => Ok(Box::new(CsvSink::new(out, b',', path))),
+        OutputFormat::Tsv => Ok(Box::new(CsvSink::new(out, b'\t', path))),
+        OutputFormat::Parquet => Err(Error::Usage(format!(
+            "{}: Parquet is copied in slices of rows, not record by record",
+            path.display()
+        ))),
+    }
+}
