@@ -5,7 +5,10 @@ pooling over the attention mask and L2 normalisation: what sentence-transformers
 model. The Rust test `minilm_matches_reference_vectors_when_the_model_is_present` compares
 neardup's candle path with the vectors this writes to eval/minilm-reference.json.
 
-Usage: python eval/minilm_reference.py [models/all-MiniLM-L6-v2]   (needs numpy, tokenizers)
+Usage: python eval/minilm_reference.py [MODEL_DIR [OUT.json [MAX_TOKENS]]]   (needs numpy, tokenizers)
+Defaults: models/all-MiniLM-L6-v2, eval/minilm-reference.json, 128. The tests' tiny model is
+written to src/embed/testdata/tiny-bert-reference.json with MAX_TOKENS 32 (see the test
+`tiny_bert_matches_its_numpy_reference`).
 """
 
 import json
@@ -97,17 +100,18 @@ def embed(ids, w, config):
 
 def main():
     model = Path(sys.argv[1] if len(sys.argv) > 1 else "models/all-MiniLM-L6-v2")
+    target = Path(sys.argv[2]) if len(sys.argv) > 2 else Path(__file__).with_name("minilm-reference.json")
+    max_tokens = int(sys.argv[3]) if len(sys.argv) > 3 else MAX_TOKENS
     config = json.loads((model / "config.json").read_text())
     weights = load_safetensors(model / "model.safetensors")
     tokenizer = Tokenizer.from_file(str(model / "tokenizer.json"))
     tokenizer.no_padding()
-    tokenizer.enable_truncation(MAX_TOKENS)
+    tokenizer.enable_truncation(max_tokens)
     out = []
     for text in TEXTS:
         ids = tokenizer.encode(text).ids
         vector = embed(np.array(ids), weights, config)
         out.append({"text": text, "tokens": len(ids), "vector": [round(float(x), 7) for x in vector]})
-    target = Path(__file__).with_name("minilm-reference.json")
     target.write_text(json.dumps(out, ensure_ascii=False) + "\n")
     print(f"wrote {len(out)} reference vectors to {target}")
 

@@ -52,8 +52,10 @@ fresh; truncate -s 100 "$SEG/mutable_id_tracker.mappings"
 case_ "id mappings cut to 100 bytes: query --id" "$N" query --index c --id $ID
 fresh; rm -rf "$SEG/payload_storage"
 case_ "payload_storage removed: serve" timeout 20 "$N" serve --index c --addr 127.0.0.1:0
-fresh; fill "$(find "$SEG/payload_storage" -type f | head -1)" r
-case_ "payload storage garbled: query --id" "$N" query --index c --id $ID
+fresh; fill "$SEG/payload_storage/page_0.dat" r
+case_ "payload pages garbled: query --id" "$N" query --index c --id $ID
+fresh; fill "$SEG/payload_storage/bitmask.dat" r
+case_ "payload free-space map garbled (unread): query" "$N" query --index c --id $ID
 
 echo "== an index whose documents were all deleted"
 head -5 "$DATA" >five.jsonl

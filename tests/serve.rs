@@ -454,6 +454,53 @@ fn client_mistakes_get_json_4xx_and_writes_need_the_token() {
     let (status, spec) = call(auth(ureq::get(&url("/openapi.json"))), None).unwrap();
     assert_eq!(status, 200);
     assert!(spec["paths"]["/documents"]["post"].is_object(), "{spec}");
+    assert!(
+        spec["paths"]["/documents/{id}"]["get"].is_object(),
+        "{spec}"
+    );
+
+    // An indexed document reads back; another id is 404, not 405.
+    let (status, body) = call(auth(ureq::get(&url("/documents/b"))), None).unwrap();
+    assert_eq!((status, body["id"].as_str()), (200, Some("b")), "{body}");
+    assert_eq!(body["shingles"], 9, "{body}");
+    let (status, _) = call(auth(ureq::get(&url("/documents/zzz"))), None).unwrap();
+    assert_eq!(status, 404);
+    let (status, _) = call(ureq::get(&url("/documents/b")), None).unwrap();
+    assert_eq!(status, 401, "a document is a read, guarded like the others");
+
+    // An array adds every document in order, each checked against those before it.
+    let batch = r#"[{"id": "c1", "text": "w20 w21 w22 w23 w24 w25"},
+                    {"id": "c2", "text": "w25 w24 w23 w22 w21 w20"}]"#;
+    let (status, body) = call(auth(ureq::post(&url("/documents"))), Some(batch)).unwrap();
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(
+        (body[0]["id"].as_str(), body[1]["id"].as_str()),
+        (Some("c1"), Some("c2"))
+    );
+    assert_eq!(body[1]["duplicates"][0]["id"], "c1", "{body}");
+    // All or nothing before the first write: one existing id adds none of the array.
+    let clash = r#"[{"id": "c3", "text": "w30 w31 w32 w33"}, {"id": "c1", "text": "w1"}]"#;
+    let (status, body) = call(auth(ureq::post(&url("/documents"))), Some(clash)).unwrap();
+    assert_eq!(status, 409, "{body}");
+    let (status, _) = call(auth(ureq::get(&url("/documents/c3"))), None).unwrap();
+    assert_eq!(status, 404, "nothing of a refused array is added");
+    let twice = r#"[{"id": "d", "text": "w1"}, {"id": "d", "text": "w2"}]"#;
+    let (status, body) = call(auth(ureq::post(&url("/documents"))), Some(twice)).unwrap();
+    assert_eq!(status, 422);
+    assert!(
+        body["error"].as_str().unwrap().contains("given twice"),
+        "{body}"
+    );
+    let missing = r#"[{"id": "e", "text": "w1"}, {"id": "f"}]"#;
+    let (status, body) = call(auth(ureq::post(&url("/documents"))), Some(missing)).unwrap();
+    assert_eq!(status, 422);
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("document 1: give `text`"),
+        "{body}"
+    );
     server.kill();
 }
 

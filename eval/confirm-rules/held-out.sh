@@ -38,7 +38,7 @@ for name, lines in files.items():
     if c is None:
         sys.exit(f'error: {name} is not in the chosen settings')
     # neardup's evidence rule always has the number guard; it has no containment rule (too
-    # noisy to estimate from signatures, README "Results"), so a choice of one is dropped.
+    # noisy to estimate from signatures, docs/evaluation.md), so a choice of one is dropped.
     if not c['number_guard'] or c['title_threshold'] is None:
         sys.exit(f'error: the choice for {name} ({c}) is not one neardup flags can express')
     if c['containment'] is not None:

@@ -20,7 +20,9 @@ services = yaml.safe_load(open(sys.argv[1]))["services"]
 def check(ok, what):
     if not ok:
         sys.exit(f"compose check: {what}")
-check(sorted(services) == ["node1", "node2", "node3", "qdrant"], f"services {sorted(services)}")
+check(sorted(services) == ["neardup", "node1", "node2", "node3", "qdrant"], f"services {sorted(services)}")
+check(services["neardup"]["command"].startswith("serve --index /data/idx"), "neardup serves /data/idx")
+check(sorted(services["neardup"].get("ports", [])) == ["127.0.0.1:8080:8080/tcp"], "neardup publishes 8080")
 check("profiles" not in services["qdrant"], "the single node must start without a profile")
 ports = lambda name: sorted(services[name].get("ports", []))
 check(ports("qdrant") == ["127.0.0.1:6333:6333/tcp", "127.0.0.1:6334:6334/tcp"],

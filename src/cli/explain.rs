@@ -12,7 +12,7 @@ use crate::embed;
 use crate::error::{Error, Result};
 use crate::index::{DocumentIndex, IndexSettings};
 use crate::io::{Record, read_corpus};
-use crate::pipeline::{Method, MethodName};
+use crate::pipeline::{MinHashConfig, TwoStageConfig};
 use crate::similarity::{set_jaccard, shared_count};
 use crate::text::{for_each_word, is_number_word};
 
@@ -127,20 +127,16 @@ pub fn run(args: ExplainArgs, models: &Path) -> Result<()> {
 /// method embeds. `--centre` is refused here: two records given on the command line carry no
 /// corpus centre.
 fn settings(args: &ExplainArgs) -> Result<(IndexSettings, bool)> {
-    let (settings, embeds) = match args.flags.method(match args.method {
-        ExplainMethod::TwoStage => MethodName::TwoStage,
-        ExplainMethod::Minhash => MethodName::Minhash,
-    })? {
-        Method::TwoStage(config) => (config.settings, true),
-        Method::MinHash(config) => (
+    let (settings, embeds) = match args.method {
+        ExplainMethod::TwoStage => (args.flags.config::<TwoStageConfig>()?.settings, true),
+        ExplainMethod::Minhash => (
             IndexSettings {
-                confirm: config.confirm,
+                confirm: args.flags.config::<MinHashConfig>()?.confirm,
                 min_cosine: -1.0,
                 ..IndexSettings::default()
             },
             false,
         ),
-        _ => unreachable!("explain asks for two-stage or minhash settings"),
     };
     if embeds && settings.centre {
         // The centre is the mean of a corpus's first documents, which two records do not give.

@@ -8,7 +8,7 @@ use clap::Args;
 
 use crate::error::{Error, Result};
 use crate::index::{DocumentIndex, Match};
-use crate::pipeline::{self, Method, MethodName};
+use crate::pipeline::{self, TwoStageConfig};
 
 /// Build a persistent vector + MinHash index of a corpus, for `neardup query`.
 #[derive(Debug, Args)]
@@ -61,9 +61,7 @@ pub struct QueryArgs {
 
 pub fn run_index(args: IndexArgs, models: &Path) -> Result<()> {
     args.settings.refuse_part("index")?;
-    let Method::TwoStage(config) = args.settings.method(MethodName::TwoStage)? else {
-        unreachable!("a two-stage name gives the two-stage method")
-    };
+    let config: TwoStageConfig = args.settings.config()?;
     let dir = config
         .index_dir
         .ok_or_else(|| Error::Usage("--index DIR is required".into()))?;

@@ -40,7 +40,8 @@ use crate::pipeline::InputSpec;
     after_help = "Examples:\n  neardup run pipelines/minhash.toml\n  \
         neardup dedup corpus.jsonl --out out/ && neardup eval --truth corpus.jsonl --pred out/\n\n\
         Exit codes: 0 success, 1 failure (I/O and the like), 2 bad usage or bad input.\n\
-        Logs: -v, -vv or RUST_LOG=neardup=debug; progress bars only on a terminal."
+        Logs: -v, -vv or RUST_LOG=neardup=debug (--log-format json for machines); progress bars \
+        only on a terminal."
 )]
 pub struct Cli {
     /// No progress bars; only errors and results.
@@ -49,6 +50,9 @@ pub struct Cli {
     /// More log output (-v info, -vv debug); RUST_LOG overrides.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     verbose: u8,
+    /// How logs are written: text (for people) or json (one object a line, for log collectors).
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
     /// Folder models are fetched to and read from [default: the user cache folder, e.g.
     /// ~/.cache/neardup/models].
     #[arg(long, global = true, env = "NEARDUP_MODELS")]
@@ -81,7 +85,7 @@ enum Command {
 /// Parses the process arguments, runs the command and returns its exit code.
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(cli.quiet, cli.verbose);
+    init_logging(cli.quiet, cli.verbose, cli.log_format);
     quiet_engine_panics();
     crate::progress::set_quiet(cli.quiet);
     let models = cli
@@ -128,7 +132,16 @@ fn quiet_engine_panics() {
     }));
 }
 
-fn init_logging(quiet: bool, verbose: u8) {
+/// How logs are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum LogFormat {
+    /// Lines for people; coloured on a terminal.
+    Text,
+    /// One JSON object a line.
+    Json,
+}
+
+fn init_logging(quiet: bool, verbose: u8, format: LogFormat) {
     let default = match (quiet, verbose) {
         (true, _) => "error",
         (false, 0) => "warn",
@@ -137,12 +150,16 @@ fn init_logging(quiet: bool, verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("neardup={default}")));
-    // Colour codes only on a terminal: a log redirected to a file stays plain text.
-    let _ = tracing_subscriber::fmt()
+    let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_writer(std::io::stderr)
-        .try_init();
+        .with_writer(std::io::stderr);
+    let _ = match format {
+        LogFormat::Json => logs.json().try_init(),
+        // Colour codes only on a terminal: a log redirected to a file stays plain text.
+        LogFormat::Text => logs
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .try_init(),
+    };
 }
 
 /// Where ids and text come from: shared by every command that reads a corpus.

@@ -7,7 +7,7 @@ use clap::Args;
 
 use crate::error::{Error, Result};
 use crate::index::{DocumentIndex, too_few_to_centre};
-use crate::pipeline::{Method, MethodName};
+use crate::pipeline::TwoStageConfig;
 use crate::serve::{ServeOptions, listen, serve};
 
 /// Serve an index over HTTP: add documents, look up duplicates (see GET /openapi.json).
@@ -54,9 +54,7 @@ const SERVING_KEYS: [&str; 3] = ["index", "top_k", "qdrant_url"];
 
 pub fn run(args: ServeArgs, models: &Path) -> Result<()> {
     args.settings.refuse_part("serve")?;
-    let Method::TwoStage(config) = args.settings.method(MethodName::TwoStage)? else {
-        unreachable!("a two-stage name gives the two-stage method")
-    };
+    let config: TwoStageConfig = args.settings.config()?;
     let dir = config
         .index_dir
         .ok_or_else(|| Error::Usage("--index DIR is required".into()))?;

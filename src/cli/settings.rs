@@ -18,7 +18,7 @@ use crate::confirm::{Confirm, NumberGuard};
 use crate::embed::EmbedderKind;
 use crate::error::{Error, Result};
 use crate::group::Linkage;
-use crate::pipeline::{Method, MethodName};
+use crate::pipeline::{Method, MethodConfig, MethodName};
 use crate::settings::SettingError;
 use crate::sketch::Hashing;
 use crate::store::StoreKind;
@@ -178,15 +178,23 @@ impl MethodFlags {
 
     /// The method `name` with the flags given, read like a pipeline file's `[method]` table.
     pub fn method(&self, name: MethodName) -> Result<Method> {
-        let given = self.given();
-        Method::from_settings(name, given).map_err(|SettingError { key, message }| {
-            let message = as_flags(&message);
-            Error::Usage(match key {
-                Some(key) => format!("{}: {message}", flag(&key)),
-                None => message,
-            })
-        })
+        Method::from_settings(name, self.given()).map_err(as_flag_error)
     }
+
+    /// The settings of the one method a command runs (`index`, `serve`: two-stage), from the
+    /// flags given.
+    pub fn config<T: MethodConfig>(&self) -> Result<T> {
+        Method::config(self.given()).map_err(as_flag_error)
+    }
+}
+
+/// A setting's error as the flags' error: `--num-perm: ...`.
+fn as_flag_error(SettingError { key, message }: SettingError) -> Error {
+    let message = as_flags(&message);
+    Error::Usage(match key {
+        Some(key) => format!("{}: {message}", flag(&key)),
+        None => message,
+    })
 }
 
 /// The flag of a setting key: `num_perm` is `--num-perm`.

@@ -13,6 +13,12 @@ use crate::io::for_each_chunk;
 
 /// Stream documents through a resemblance store: write each one unless an earlier kept
 /// document resembles it, then remember it.
+///
+/// This is `dedup --method resemblance` (word 5-grams, above 0.2) in one pass, with memory for
+/// the kept documents only. It keeps a slightly different set: a document is compared with the
+/// documents kept before it, in input order, where `dedup` groups every resembling pair first
+/// (and its default method is two-stage). On data/bibdedupe-sample.jsonl: `stream` keeps 948,
+/// `dedup --method resemblance` 947, `dedup` 966.
 #[derive(Debug, Args)]
 #[command(
     after_help = "Examples:\n  neardup stream crawl.jsonl --id-field url --text-field body --out unique.jsonl\n  \

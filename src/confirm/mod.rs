@@ -50,7 +50,7 @@
 //! `eval/domains/` (bibliographic records, citation strings, CD catalogue entries, the same
 //! papers in two digital libraries, generated repository noise): for each domain, the
 //! settings best on the others were scored on it, and no default may score below the plain
-//! rule on any domain. The README's Results give the tables.
+//! rule on any domain. docs/evaluation.md gives the tables.
 //!
 //! # Settings
 //!

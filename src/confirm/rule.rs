@@ -75,7 +75,7 @@ pub enum NumberGuard {
 /// Each rule and threshold was chosen leaving one domain out of the validation suite
 /// (eval/domains: bibliographic records, citation strings, CD catalogue entries, two digital
 /// libraries' records, generated repository noise): for each domain, the settings best on the
-/// others (README, Results).
+/// others (docs/evaluation.md).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ConfirmRule {
     /// Jaccard similarity of the whole texts that makes a duplicate [default: 0.8; the design

@@ -20,7 +20,7 @@ pub const MINILM_DIR: &str = "all-MiniLM-L6-v2";
 /// Folder of the static model derived from it.
 pub const STATIC_DIR: &str = "static-all-MiniLM-L6-v2";
 
-/// Width of the derived static vectors (PCA from MiniLM's 384; see the README for the
+/// Width of the derived static vectors (PCA from MiniLM's 384; see docs/benchmarks.md for the
 /// measurement that chose it).
 pub const STATIC_DIMENSIONS: usize = 256;
 

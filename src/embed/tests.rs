@@ -267,8 +267,61 @@ fn a_ragged_glove_file_is_refused_with_its_line() {
     );
 }
 
-/// The real all-MiniLM-L6-v2, when fetched, against reference vectors computed independently
-/// (eval/minilm_reference.py, a NumPy implementation of the same forward pass).
+/// Checks `model` against the reference vectors in `reference` (texts and vectors written by
+/// eval/minilm_reference.py, a NumPy implementation of the same forward pass): a cosine above
+/// 0.9999 and no coordinate further than `tolerance`.
+fn assert_matches_reference(model: &MiniLm, reference: &Path, tolerance: f32) {
+    let reference: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(reference).unwrap()).unwrap();
+    let cases = reference.as_array().unwrap();
+    assert!(cases.len() >= 5);
+    for case in cases {
+        let text = case["text"].as_str().unwrap();
+        let expected: Vec<f32> = case["vector"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap() as f32)
+            .collect();
+        let got = model.embed(&[text]).unwrap().remove(0);
+        assert_eq!(got.len(), expected.len(), "{text:?}");
+        assert!(cosine(&got, &expected) > 0.9999, "{text:?}");
+        let off = got
+            .iter()
+            .zip(&expected)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0, f32::max);
+        assert!(off < tolerance, "{text:?}: a coordinate is {off} off");
+    }
+}
+
+/// The tiny model these tests build, against the vectors the NumPy forward pass computed for
+/// it (checked in): candle's path is checked on every run, with no download. Random weights
+/// put every text's vector within a cosine of 0.9999 of the others, so the coordinates are
+/// compared too (texts differ by 1e-3, float32 from float64 by 1e-6). To write them
+/// again, keep the model with `NEARDUP_KEEP_TINY_BERT=DIR cargo test tiny_bert_matches`, then
+/// `python3 eval/minilm_reference.py DIR src/embed/testdata/tiny-bert-reference.json 32`.
+#[test]
+fn tiny_bert_matches_its_numpy_reference() {
+    let dir = tempfile::tempdir().unwrap();
+    tiny_bert(dir.path());
+    if let Some(keep) = std::env::var_os("NEARDUP_KEEP_TINY_BERT") {
+        std::fs::create_dir_all(&keep).unwrap();
+        for file in ["config.json", "tokenizer.json", "model.safetensors"] {
+            std::fs::copy(dir.path().join(file), Path::new(&keep).join(file)).unwrap();
+        }
+    }
+    let model = MiniLm::open(dir.path(), 32, 4).unwrap();
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    assert_matches_reference(
+        &model,
+        &here.join("src/embed/testdata/tiny-bert-reference.json"),
+        2e-5,
+    );
+}
+
+/// The real all-MiniLM-L6-v2, when fetched (`neardup models fetch minilm --models models`),
+/// against its reference vectors; the tiny model's test above runs the same comparison always.
 #[test]
 fn minilm_matches_reference_vectors_when_the_model_is_present() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
@@ -280,25 +333,9 @@ fn minilm_matches_reference_vectors_when_the_model_is_present() {
         );
         return;
     }
-    let reference: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("eval/minilm-reference.json"),
-        )
-        .unwrap(),
-    )
-    .unwrap();
     let model = MiniLm::open(&dir, 128, 8).unwrap();
-    for case in reference.as_array().unwrap() {
-        let text = case["text"].as_str().unwrap();
-        let expected: Vec<f32> = case["vector"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_f64().unwrap() as f32)
-            .collect();
-        let got = model.embed(&[text]).unwrap().remove(0);
-        assert!(cosine(&got, &expected) > 0.9999, "{text:?}");
-    }
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    assert_matches_reference(&model, &here.join("eval/minilm-reference.json"), 1e-3);
 }
 
 #[test]

@@ -366,7 +366,11 @@ impl DocumentIndex {
         if stored == 0 {
             return Ok(());
         }
-        let unreadable = |e: Error| damaged(format!("its vector store cannot be read: {e}"));
+        // A store that says it is damaged already names its folder and the fix.
+        let unreadable = |e: Error| match e {
+            Error::Damaged { .. } => e,
+            e => damaged(format!("its vector store cannot be read: {e}")),
+        };
         let mut probe = vec![0.0; self.manifest.dimensions];
         probe[0] = 1.0;
         let search = SearchOptions {
@@ -396,8 +400,8 @@ impl DocumentIndex {
             let norm = point.vector.iter().map(|x| x * x).sum::<f32>().sqrt();
             if !((1.0 - UNIT_TOLERANCE)..=(1.0 + UNIT_TOLERANCE)).contains(&norm) {
                 return Err(damaged(format!(
-                    "document {:?} has a vector of length {norm}, and stored vectors have \
-                     length 1",
+                    "document {:?} has a vector of norm {norm}, where every stored vector is a \
+                     unit vector",
                     point.payload.id
                 )));
             }

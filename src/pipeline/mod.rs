@@ -74,6 +74,42 @@ impl MethodName {
     }
 }
 
+/// One method's settings as their own type ([`Method::config`]).
+pub trait MethodConfig: serde::de::DeserializeOwned + Serialize {
+    /// The method these settings are for.
+    const NAME: MethodName;
+
+    /// Checks the settings, naming the one that is off.
+    fn validate(&self) -> Result<()>;
+}
+
+macro_rules! method_configs {
+    ($($config:ty => $name:ident),* $(,)?) => {
+        $(impl MethodConfig for $config {
+            const NAME: MethodName = MethodName::$name;
+
+            fn validate(&self) -> Result<()> {
+                <$config>::validate(self)
+            }
+        })*
+
+        /// Whether `map` reads as settings of method `name` (without checking their values).
+        fn parses(name: MethodName, map: &Map<String, Value>) -> Result<(), SettingError> {
+            match name {
+                $(MethodName::$name => from_map::<$config>(map).map(drop),)*
+            }
+        }
+    };
+}
+
+method_configs!(
+    MinHashConfig => Minhash,
+    JaccardConfig => Jaccard,
+    ResemblanceConfig => Resemblance,
+    SimHashConfig => Simhash,
+    TwoStageConfig => TwoStage,
+);
+
 /// A deduplication method with its settings. Each method's settings are one type, in the
 /// method's own file, with its defaults and checks; pipeline files, command-line flags,
 /// `summary.json` and index manifests all go through these types.
@@ -106,12 +142,19 @@ impl Method {
         name: MethodName,
         settings: Map<String, Value>,
     ) -> Result<Method, SettingError> {
-        let parse = |settings: &Map<String, Value>, name: MethodName| {
-            let mut map = settings.clone();
-            map.insert("name".into(), name.as_str().into());
-            from_map::<Method>(&map)
-        };
-        let method = parse(&settings, name).map_err(|error| {
+        Ok(match name {
+            MethodName::Minhash => Method::MinHash(Self::config(settings)?),
+            MethodName::Jaccard => Method::Jaccard(Self::config(settings)?),
+            MethodName::Resemblance => Method::Resemblance(Self::config(settings)?),
+            MethodName::Simhash => Method::SimHash(Self::config(settings)?),
+            MethodName::TwoStage => Method::TwoStage(Self::config(settings)?),
+        })
+    }
+
+    /// The settings of the method `T` is for, from `settings`, checked as
+    /// [`Method::from_settings`] checks them: for a command that runs one method only.
+    pub fn config<T: MethodConfig>(settings: Map<String, Value>) -> Result<T, SettingError> {
+        let config = from_map::<T>(&settings).map_err(|error| {
             let Some(key) = unknown_key(&error) else {
                 return error;
             };
@@ -123,7 +166,7 @@ impl Method {
             let owners: Vec<&str> = <MethodName as clap::ValueEnum>::value_variants()
                 .iter()
                 .filter(|&&other| {
-                    parse(&single, other).map_or_else(|e| unknown_key(&e).is_none(), |_| true)
+                    parses(other, &single).map_or_else(|e| unknown_key(&e).is_none(), |_| true)
                 })
                 .map(|m| m.as_str())
                 .collect();
@@ -134,17 +177,17 @@ impl Method {
                 } else {
                     format!(
                         "does not apply to method {} (it is a setting of {})",
-                        name.as_str(),
+                        T::NAME.as_str(),
                         owners.join(", ")
                     )
                 },
             }
         })?;
-        method.validate().map_err(|e| SettingError {
+        config.validate().map_err(|e| SettingError {
             key: None,
             message: e.to_string(),
         })?;
-        Ok(method)
+        Ok(config)
     }
 
     /// The method's name as a user writes it.

@@ -188,6 +188,12 @@ const RETRY_AFTER_SECONDS: u64 = 1;
 
 /// A permit to embed and search one text, if the text fits and a permit is free.
 fn admit(state: &AppState, text: &str) -> Result<tokio::sync::OwnedSemaphorePermit, ApiError> {
+    admit_text(state, text)?;
+    permit_for(state)
+}
+
+/// Refuses a text over `--max-text-bytes` (413).
+fn admit_text(state: &AppState, text: &str) -> Result<(), ApiError> {
     if text.len() > state.max_text_bytes {
         return Err(ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -198,11 +204,11 @@ fn admit(state: &AppState, text: &str) -> Result<tokio::sync::OwnedSemaphorePerm
             ),
         ));
     }
-    permit(state)
+    Ok(())
 }
 
 /// A permit to search, if one is free; 503 with `Retry-After` otherwise.
-fn permit(state: &AppState) -> Result<tokio::sync::OwnedSemaphorePermit, ApiError> {
+fn permit_for(state: &AppState) -> Result<tokio::sync::OwnedSemaphorePermit, ApiError> {
     state
         .heavy
         .clone()
@@ -218,71 +224,159 @@ fn confirmed(matches: Vec<Match>) -> Vec<Match> {
     matches.into_iter().filter(|m| m.duplicate).collect()
 }
 
-/// Add a document; answers its duplicates among the documents already indexed.
+/// Add a document, or an array of documents (added in order, each also checked against the
+/// ones before it); answers the duplicates of each among the documents already indexed.
 #[utoipa::path(post, path = "/documents", request_body = NewDocument,
     responses(
-        (status = 201, description = "Added", body = Duplicates),
+        (status = 201, description = "Added: the duplicates of the document (an array of them for an array)", body = Duplicates),
         (status = 400, description = "Malformed JSON", body = ErrorBody),
         (status = 401, description = "Missing or wrong bearer token", body = ErrorBody),
-        (status = 409, description = "The id exists", body = ErrorBody),
+        (status = 409, description = "An id exists (nothing of an array is added)", body = ErrorBody),
         (status = 413, description = "Body or text over the limit", body = ErrorBody),
         (status = 422, description = "Missing fields or a bad id", body = ErrorBody),
         (status = 503, description = "Busy: retry after the Retry-After seconds", body = ErrorBody)))]
 pub(super) async fn add_document(
     State(state): State<Arc<AppState>>,
     body: Result<Bytes, BytesRejection>,
-) -> Result<(StatusCode, Json<Duplicates>), ApiError> {
-    let doc: NewDocument = parse(body)?;
-    check_id(&doc.id)?;
-    let text = match (doc.text, doc.title, doc.abstract_text) {
-        (Some(text), None, None) => text,
-        (None, title, abstract_text) if title.is_some() || abstract_text.is_some() => {
-            [title, abstract_text]
-                .into_iter()
-                .flatten()
-                .collect::<Vec<_>>()
-                .join(" ")
-        }
-        (None, _, _) => {
-            return Err(ApiError::unprocessable(
-                "give `text`, or `title` and/or `abstract`",
-            ));
-        }
-        _ => {
-            return Err(ApiError::unprocessable(
-                "give either `text` or `title`/`abstract`, not both",
-            ));
-        }
+) -> Result<Response, ApiError> {
+    let bytes = body.map_err(|r| ApiError::new(r.status(), r.body_text()))?;
+    let is_array = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
+    let docs: Vec<NewDocument> = match is_array {
+        true => parse(Ok(bytes))?,
+        false => vec![parse(Ok(bytes))?],
     };
-    let permit = admit(&state, &text)?;
-    let id = doc.id;
-    blocking(move || {
-        // Embedding and searching need no lock, so concurrent writes do them in parallel; the
-        // permit bounds them, and is given back before waiting for the write lock and a flush.
-        let new = {
-            let _permit = permit;
-            state.index.prepare(&text, state.top_k)?
-        };
-        let arrival = state.commits.arrive();
-        let (found, seq) = {
+    let docs = docs
+        .into_iter()
+        .enumerate()
+        .map(|(i, doc)| {
+            doc.into_text().map_err(|e| match is_array {
+                true => ApiError::new(e.status, format!("document {i}: {}", e.message)),
+                false => e,
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut seen = std::collections::HashSet::new();
+    if let Some((id, _)) = docs.iter().find(|(id, _)| !seen.insert(id.as_str())) {
+        return Err(ApiError::unprocessable(format!(
+            "document {id:?} is given twice"
+        )));
+    }
+    for (_, text) in &docs {
+        admit_text(&state, text)?;
+    }
+    let permit = permit_for(&state)?;
+    let added = blocking(move || {
+        let _permit = permit;
+        {
             let _write = state.writes.lock().unwrap_or_else(|e| e.into_inner());
-            if state.index.contains(&id)? {
-                return Err(ApiError::new(
-                    StatusCode::CONFLICT,
-                    format!("document {id:?} exists; DELETE it first to replace it"),
-                ));
+            for (id, _) in &docs {
+                if state.index.contains(id)? {
+                    return Err(ApiError::new(
+                        StatusCode::CONFLICT,
+                        format!("document {id:?} exists; DELETE it first to replace it"),
+                    ));
+                }
             }
-            let found = state.index.insert(&id, new)?;
-            (found, arrival.applied())
-        };
-        durable(&state, seq)?;
-        Ok((
-            StatusCode::CREATED,
-            Json(Duplicates {
+        }
+        let mut added = Vec::with_capacity(docs.len());
+        let mut last = None;
+        for (id, text) in docs {
+            // Embedding and searching need no lock, so concurrent writes do them in parallel;
+            // the write lock is held for the insert alone.
+            let new = state.index.prepare(&text, state.top_k)?;
+            let arrival = state.commits.arrive();
+            let found = {
+                let _write = state.writes.lock().unwrap_or_else(|e| e.into_inner());
+                if state.index.contains(&id)? {
+                    return Err(ApiError::new(
+                        StatusCode::CONFLICT,
+                        format!(
+                            "document {id:?} was added by another request meanwhile; the \
+                             documents before it in this request were added"
+                        ),
+                    ));
+                }
+                let found = state.index.insert(&id, new)?;
+                last = Some(arrival.applied());
+                found
+            };
+            added.push(Duplicates {
                 id: Some(id),
                 duplicates: confirmed(found),
-            }),
-        ))
+            });
+        }
+        if let Some(seq) = last {
+            durable(&state, seq)?;
+        }
+        Ok(added)
+    })
+    .await?;
+    Ok(match is_array {
+        true => (StatusCode::CREATED, Json(added)).into_response(),
+        false => (StatusCode::CREATED, Json(added.into_iter().next())).into_response(),
+    })
+}
+
+impl NewDocument {
+    /// The document's id, checked, and its text.
+    fn into_text(self) -> Result<(String, String), ApiError> {
+        check_id(&self.id)?;
+        let text = match (self.text, self.title, self.abstract_text) {
+            (Some(text), None, None) => text,
+            (None, title, abstract_text) if title.is_some() || abstract_text.is_some() => {
+                [title, abstract_text]
+                    .into_iter()
+                    .flatten()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            }
+            (None, _, _) => {
+                return Err(ApiError::unprocessable(
+                    "give `text`, or `title` and/or `abstract`",
+                ));
+            }
+            _ => {
+                return Err(ApiError::unprocessable(
+                    "give either `text` or `title`/`abstract`, not both",
+                ));
+            }
+        };
+        Ok((self.id, text))
+    }
+}
+
+/// What the index holds of a document: its id and the size of its sketch (the text itself is
+/// not stored).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct IndexedDocument {
+    /// The document id.
+    pub id: String,
+    /// Distinct shingles (words, by default) behind its MinHash signature.
+    pub shingles: u32,
+}
+
+/// An indexed document.
+#[utoipa::path(get, path = "/documents/{id}",
+    params(("id" = String, Path, description = "Document id (percent-encode `/`)")),
+    responses(
+        (status = 200, description = "Indexed", body = IndexedDocument),
+        (status = 404, description = "No such document", body = ErrorBody)))]
+pub(super) async fn get_document(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Json<IndexedDocument>, ApiError> {
+    blocking(move || {
+        if !state.index.contains(&id)? {
+            return Err(ApiError::new(
+                StatusCode::NOT_FOUND,
+                format!("no document {id:?}"),
+            ));
+        }
+        let fetched = state.index.document(&id)?;
+        Ok(Json(IndexedDocument {
+            id,
+            shingles: fetched.payload.shingles,
+        }))
     })
     .await
 }
@@ -323,7 +417,7 @@ pub(super) async fn duplicates_of(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
 ) -> Result<Json<Duplicates>, ApiError> {
-    let permit = permit(&state)?;
+    let permit = permit_for(&state)?;
     blocking(move || {
         let _permit = permit;
         if !state.index.contains(&id)? {
@@ -417,9 +511,18 @@ pub(super) async fn method_not_allowed() -> ApiError {
         title = "neardup",
         description = "Near-duplicate detection over a two-stage index"
     ),
-    paths(add_document, similar, duplicates_of, delete_document, health, stats),
+    paths(
+        add_document,
+        get_document,
+        similar,
+        duplicates_of,
+        delete_document,
+        health,
+        stats
+    ),
     components(schemas(
         NewDocument,
+        IndexedDocument,
         SimilarRequest,
         Duplicates,
         Match,

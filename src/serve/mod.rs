@@ -111,6 +111,7 @@ fn app(index: DocumentIndex, options: &ServeOptions) -> (Router, Arc<AppState>) 
         .route_layer(auth.clone());
     let mut reads = Router::new()
         .route("/similar", post(api::similar))
+        .route("/documents/{id}", get(api::get_document))
         .route("/documents/{id}/duplicates", get(api::duplicates_of))
         .route("/stats", get(api::stats))
         .route("/openapi.json", get(api::openapi));
@@ -188,7 +189,7 @@ pub fn max_connections() -> usize {
     };
     // SAFETY: getrlimit writes the struct it is given and nothing else.
     let files = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0 {
-        limit.rlim_cur as u64
+        u64::from(limit.rlim_cur)
     } else {
         1024
     };

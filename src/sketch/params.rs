@@ -90,7 +90,7 @@ impl MinHashParams {
     /// again, so a missed pair costs more than an extra candidate: its banding weights misses
     /// 0.9, at its threshold (14 x 9 at 0.8) or, where its containment rule accepts pairs
     /// below that threshold, at Jaccard 0.7 at most (20 x 6: as fast as 14 x 9 at 100k
-    /// documents, and the validation suite's domains all gain; README, Results).
+    /// documents, and the validation suite's domains all gain; docs/evaluation.md).
     pub fn banding(&self, rule: &ConfirmRule) -> LshParams {
         match (self.bands, self.rows) {
             (Some(bands), Some(rows)) => LshParams { bands, rows },

@@ -112,7 +112,7 @@ pub struct SearchOptions {
 }
 
 /// How an HNSW graph is built and searched: the levers of speed against recall, measured by
-/// `cargo bench --bench index` (README, "Vector index levers"). The server store builds and
+/// `cargo bench --bench index` (docs/benchmarks.md, "Vector index levers"). The server store builds and
 /// searches with the defaults too, so that both engines give the same answers.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GraphSettings {
@@ -168,7 +168,7 @@ impl GraphSettings {
     /// with the full vectors. On 100,000 generated documents that searched at 1.65x the speed
     /// of the full centred vectors and found 0.4 points fewer of the exact neighbours (`cargo
     /// bench --bench index`); a whole `dedup --centre` of them ran 1.65-2.06x faster at the
-    /// same accuracy (README, "Vector index levers"). Vectors as made all lean one way, and int8 spends its levels on
+    /// same accuracy (docs/benchmarks.md, "Vector index levers"). Vectors as made all lean one way, and int8 spends its levels on
     /// that shared part (it found 4% of the exact neighbours), so they keep the full vectors.
     pub fn for_vectors(centred: bool) -> GraphSettings {
         GraphSettings {

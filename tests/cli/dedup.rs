@@ -725,3 +725,36 @@ fn standard_input_and_output_serve_where_a_pipe_is_natural() {
     assert!(said.contains("-> standard output"), "{said}");
     assert!(!dir.path().join("-").exists(), "no file named -");
 }
+
+#[test]
+fn logs_are_plain_text_off_a_terminal_or_json_lines_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |format: &str, out: &str| {
+        let out = ok(&[
+            "dedup",
+            s(&sample()),
+            "--method",
+            "minhash",
+            "--out",
+            s(&dir.path().join(out)),
+            "-v",
+            "--log-format",
+            format,
+        ]);
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let text = run("text", "text");
+    assert!(text.contains("INFO") && !text.contains('\u{1b}'), "{text}");
+    let json = run("json", "json");
+    let lines: Vec<serde_json::Value> = json
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert!(!lines.is_empty());
+    assert!(
+        lines
+            .iter()
+            .all(|l| l["level"].is_string() && l["fields"].is_object()),
+        "{json}"
+    );
+}

@@ -1,0 +1,33 @@
+# neardup in a container, with the Qdrant client (`--features qdrant`).
+#
+#   docker build -t neardup .                         build from source (about 30 minutes)
+#   docker build -t neardup --target prebuilt \
+#       --build-arg NEARDUP_BIN=target/release/neardup .   copy a binary built on the host
+#
+# The image runs `neardup`; give it a command (`docker run neardup dedup /data/x.jsonl --out
+# /data/out`). Models are read from /models (NEARDUP_MODELS): mount a folder that holds them,
+# or let the first two-stage run fetch them there.
+
+ARG BASE=debian:bookworm-slim
+
+# What every image needs around the binary.
+FROM ${BASE} AS runtime
+ENV NEARDUP_MODELS=/models
+WORKDIR /data
+ENTRYPOINT ["neardup"]
+CMD ["--help"]
+
+# A binary built outside (on a machine without a Rust image, or to skip the build): comes
+# before the build stage so that building this target never needs it.
+FROM runtime AS prebuilt
+ARG NEARDUP_BIN=target/release/neardup
+COPY ${NEARDUP_BIN} /usr/local/bin/neardup
+
+FROM rust:1-bookworm AS build
+WORKDIR /src
+COPY . .
+RUN cargo build --release --locked --features qdrant && cp target/release/neardup /neardup
+
+# The default target: built from source.
+FROM runtime AS source
+COPY --from=build /neardup /usr/local/bin/neardup
