@@ -189,7 +189,10 @@ pub fn max_connections() -> usize {
     };
     // SAFETY: getrlimit writes the struct it is given and nothing else.
     let files = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0 {
-        u64::from(limit.rlim_cur)
+        // rlim_t is u64 here, not on every platform.
+        #[allow(clippy::unnecessary_cast)]
+        let soft = limit.rlim_cur as u64;
+        soft
     } else {
         1024
     };
