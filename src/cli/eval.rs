@@ -136,8 +136,12 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
         return Err(Error::Usage("need --step > 0 and --from <= --to".into()));
     }
     let truth = Truth::load(&args.truth, &args.id_field)?;
-    let pairs = RunFolder::open(&args.pred)?.scored_pairs()?;
+    let run = RunFolder::open(&args.pred)?;
+    let pairs = run.scored_pairs()?;
     let names = score_names(&pairs);
+    // The evidence rule confirms some pairs below the threshold (containment, titles) and
+    // refuses some above it (numbers, short texts): a threshold alone is another rule.
+    let evidence = run.summary.settings["method"]["confirm"] == "evidence";
     let score = match (&args.score, names.as_slice()) {
         (Some(s), _) if names.contains(s) => s.clone(),
         (Some(s), _) => {
@@ -155,17 +159,19 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
             )));
         }
     };
-    if names.len() > 1 {
+    if names.len() > 1 || evidence {
+        let others: Vec<String> = names.iter().filter(|n| **n != score).cloned().collect();
         println!(
-            "thresholding {score} alone (the run also stores {}); the run's own rule may weigh \
-             more than one score, so a row can differ from `neardup eval` of the run at that \
-             threshold\n",
-            names
-                .iter()
-                .filter(|n| **n != score)
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", ")
+            "thresholding {score} alone{}; the run's own rule{} weighs more than that one \
+             score, so a row can differ from `neardup eval` of the run at that threshold\n",
+            match others.is_empty() {
+                true => String::new(),
+                false => format!(" (the run also stores {})", others.join(", ")),
+            },
+            match evidence {
+                true => " (the evidence rule: containment, titles, numbers, short texts)",
+                false => "",
+            }
         );
     }
     let points = sweep_scores(
