@@ -12,6 +12,11 @@ ARG BASE=debian:bookworm-slim
 
 # What every image needs around the binary.
 FROM ${BASE} AS runtime
+# CA certificates, for fetching models (a base image that has them, such as one made with
+# debootstrap --include=ca-certificates, needs no package download).
+RUN [ -e /etc/ssl/certs/ca-certificates.crt ] || (apt-get update \
+    && apt-get install -y --no-install-recommends ca-certificates \
+    && rm -rf /var/lib/apt/lists/*)
 ENV NEARDUP_MODELS=/models
 WORKDIR /data
 ENTRYPOINT ["neardup"]

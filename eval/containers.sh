@@ -13,7 +13,9 @@
 #   with `--features qdrant`;
 # - Debian's docker-compose 1.29 runs a copy of docker-compose.yml in which every service uses
 #   the host's network (no bridge here), so service names become 127.0.0.1 and published ports
-#   become the services' own, on loopback.
+#   become the services' own, on loopback; one-off commands run in a copy of the neardup
+#   service (`neardup-run`), since compose 1.29 cannot `run` a service beside its own running
+#   container on the host's network.
 # It starts dockerd if none runs, and stops what it started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -60,7 +62,8 @@ docker-compose version --short
 step "images"
 if ! docker image inspect local/debian:bookworm >/dev/null 2>&1; then
   if [[ ! -f $CACHE/rootfs.tar ]]; then
-    debootstrap --variant=minbase bookworm "$WORK/rootfs" >/dev/null
+    # CA certificates: Qdrant's HTTP clients refuse to start without them.
+    debootstrap --variant=minbase --include=ca-certificates bookworm "$WORK/rootfs" >/dev/null
     tar -C "$WORK/rootfs" -cf "$CACHE/rootfs.tar" .
   fi
   docker import - local/debian:bookworm <"$CACHE/rootfs.tar" >/dev/null
@@ -95,23 +98,35 @@ for name, service in spec["services"].items():
         service["command"] = (service["command"].replace("qdrant:6334", "127.0.0.1:6334")
                               .replace("0.0.0.0:8080", "127.0.0.1:8080"))
     if name == "qdrant":
-        service["environment"] = {"QDRANT__SERVICE__HOST": "127.0.0.1"}
+        service["environment"] = {"QDRANT__SERVICE__HOST": "127.0.0.1",
+                                  "QDRANT__TELEMETRY_DISABLED": "true"}
 spec["volumes"] = {k: v for k, v in spec["volumes"].items() if k != "neardup-models"}
+# compose 1.29 links a one-off container to its service's running containers when the network
+# is the host's, which docker refuses: one-off commands get a service of their own here.
+oneoff = dict(spec["services"]["neardup"])
+oneoff.pop("command")
+spec["services"]["neardup-run"] = oneoff
 yaml.safe_dump(spec, open(target, "w"), sort_keys=False)
 PY
 grep -n "network_mode\|command\|image" "$WORK/docker-compose.yml" | head -20
 
 step "docker-compose up -d"
 "${COMPOSE[@]}" up -d qdrant neardup 2>&1
+ready=
 for _ in $(seq 60); do
-  curl -sf localhost:6333/readyz >/dev/null && curl -sf localhost:8080/health >/dev/null && break
+  curl -sf localhost:6333/readyz >/dev/null && curl -sf localhost:8080/health >/dev/null && { ready=1; break; }
   sleep 1
 done
+if [[ -z $ready ]]; then
+  "${COMPOSE[@]}" logs --tail 20
+  echo "error: the services did not come up" >&2
+  exit 1
+fi
 curl -s localhost:6333/ && echo
 curl -s localhost:8080/health && echo
 curl -s localhost:8080/stats && echo
 
-run() { echo "\$ docker-compose run --rm neardup $*"; "${COMPOSE[@]}" run --rm -T neardup "$@"; }
+run() { echo "\$ docker-compose run --rm neardup $*"; "${COMPOSE[@]}" run --rm -T neardup-run "$@"; }
 step "dedup against the Qdrant service"
 run dedup /data/bibdedupe-sample.jsonl --qdrant-url http://127.0.0.1:6334 --collection flow \
   --out /data/out -q
