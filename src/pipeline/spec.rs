@@ -277,6 +277,38 @@ mod tests {
     }
 
     #[test]
+    fn the_output_table_takes_a_format_a_keep_policy_and_the_annotated_copy() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.toml");
+        let file = |output: &str| {
+            format!(
+                "[input]\npaths = [\"x.csv\"]\n[method]\nname = \"minhash\"\n[output]\n{output}\n"
+            )
+        };
+        std::fs::write(
+            &path,
+            file("dir = \"out\"\nformat = \"csv\"\nkeep = \"field:year:max\"\nannotate = false"),
+        )
+        .unwrap();
+        let spec = PipelineSpec::load(&path).unwrap();
+        assert_eq!(spec.output.format, Some(OutputFormat::Csv));
+        assert_eq!(spec.output.keep.to_string(), "field:year:max");
+        assert!(!spec.output.annotate);
+        std::fs::write(&path, file("dir = \"out\"")).unwrap();
+        let spec = PipelineSpec::load(&path).unwrap();
+        assert_eq!(
+            (spec.output.format, spec.output.keep, spec.output.annotate),
+            (None, KeepPolicy::Representative, true)
+        );
+        std::fs::write(&path, file("dir = \"out\"\nkeep = \"newest\"")).unwrap();
+        let err = PipelineSpec::load(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("keep") && err.contains("unknown keep policy"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn settings_of_another_method_are_refused_and_defaults_differ_by_method() {
         let dir = tempfile::tempdir().unwrap();
         let path = write(dir.path(), "name = \"jaccard\"\nnum_perm = 64");
