@@ -20,7 +20,8 @@
 //!   input's format;
 //! - [`results`]: a run's output folder as one unit: its records, written and read back checked;
 //! - [`serve`]: the index behind a JSON HTTP API;
-//! - [`settings`]: typed settings from files, flags and manifests, with errors naming the key;
+//! - [`settings`]: typed settings from files, flags and manifests, with errors naming the key,
+//!   and the declaration of every method setting;
 //! - [`eval`]: scoring a run against labelled duplicates (the CORE 2020 metrics);
 //! - [`synth`]: synthetic labelled corpora for tests and benchmarks;
 //! - [`cli`]: the `neardup` command line, a thin layer over the above.

@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 use crate::index::{DocumentIndex, too_few_to_centre};
 use crate::pipeline::TwoStageConfig;
 use crate::serve::{ServeOptions, listen, serve};
+use crate::settings::Scope;
 
 /// Serve an index over HTTP: add documents, look up duplicates (see GET /openapi.json).
 #[derive(Debug, Args)]
@@ -49,9 +50,6 @@ pub struct ServeArgs {
     settings: super::settings::MethodFlags,
 }
 
-/// Settings an existing index may be served with; the others are its manifest's.
-const SERVING_KEYS: [&str; 3] = ["index", "top_k", "qdrant_url"];
-
 pub fn run(args: ServeArgs, models: &Path) -> Result<()> {
     args.settings.refuse_part("serve")?;
     let config: TwoStageConfig = args.settings.config()?;
@@ -74,7 +72,8 @@ pub fn run(args: ServeArgs, models: &Path) -> Result<()> {
             .settings
             .given_keys()
             .into_iter()
-            .filter(|key| !SERVING_KEYS.contains(&key.as_str()))
+            // Settings an existing index may be served with; the others are its manifest's.
+            .filter(|key| !crate::settings::keys_in(Scope::Serving).any(|k| k == key))
             .map(|key| super::settings::flag(&key))
             .collect();
         if !fixed.is_empty() {

@@ -3,167 +3,176 @@
 //! The flags are collected as given (an unset flag is absent, not a default) and read through
 //! [`Method::from_settings`], the same function that reads a pipeline file's `[method]` table.
 //! So a flag means what the key of the same name means in a file, takes the same default, and a
-//! flag that does not apply to the method is refused with the same message. Each flag is named
-//! after its key (`--num-perm` is `num_perm`); a test checks that every key has its flag.
+//! flag that does not apply to the method is refused with the same message. The flags are
+//! built from the settings' declarations ([`crate::settings::SETTINGS`]): each is named after
+//! its key (`--num-perm` is `num_perm`), and its help gives the defaults the methods take; a
+//! test checks that every key of every method is declared.
 
 use std::path::PathBuf;
 use std::sync::LazyLock;
 
-use clap::Args;
 use regex::Regex;
-use serde::Serialize;
 use serde_json::Value;
 
-use crate::confirm::{Confirm, NumberGuard};
-use crate::embed::EmbedderKind;
 use crate::error::{Error, Result};
-use crate::group::Linkage;
 use crate::pipeline::{Method, MethodConfig, MethodName};
-use crate::settings::SettingError;
-use crate::sketch::Hashing;
-use crate::store::StoreKind;
+use crate::settings::{Kind, SETTINGS, Setting, SettingError};
 
-/// Every method setting as a flag; each method takes the ones that apply to it.
-#[derive(Debug, Default, Args, Serialize)]
+/// The defaults the methods that have `key` take, in words: `0.8 for minhash, two-stage; 0.7
+/// for jaccard`, or one value where they agree; `None` where every method leaves it unset.
+fn method_defaults(key: &str) -> Option<String> {
+    let mut by_value: Vec<(String, Vec<&str>)> = Vec::new();
+    for &name in <MethodName as clap::ValueEnum>::value_variants() {
+        let Ok(Value::Object(map)) = serde_json::to_value(Method::defaults(name)) else {
+            continue;
+        };
+        let value = match map.get(key) {
+            None | Some(Value::Null) => continue,
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Array(a)) if a.is_empty() => continue,
+            Some(other) => other.to_string(),
+        };
+        match by_value.iter_mut().find(|(v, _)| *v == value) {
+            Some((_, names)) => names.push(name.as_str()),
+            None => by_value.push((value, vec![name.as_str()])),
+        }
+    }
+    match by_value.as_slice() {
+        [] => None,
+        [(value, _)] => Some(value.clone()),
+        _ => Some(
+            by_value
+                .iter()
+                .map(|(value, names)| format!("{value} for {}", names.join(", ")))
+                .collect::<Vec<_>>()
+                .join("; "),
+        ),
+    }
+}
+
+/// A setting's flag.
+fn arg(setting: &Setting) -> clap::Arg {
+    use clap::builder::{PossibleValuesParser, ValueParser};
+    let default = setting
+        .default
+        .map(str::to_owned)
+        .or_else(|| method_defaults(setting.key));
+    let help = match default {
+        Some(default) => format!("{} [default: {default}]", setting.help),
+        None => format!("{}.", setting.help),
+    };
+    let arg = clap::Arg::new(setting.key)
+        .long(setting.key.replace('_', "-"))
+        .value_name(setting.key.to_uppercase())
+        .help(help)
+        .help_heading(setting.heading);
+    match setting.kind {
+        Kind::Count => arg.value_parser(clap::value_parser!(usize)),
+        Kind::Count32 => arg.value_parser(clap::value_parser!(u32)),
+        Kind::Count64 => arg.value_parser(clap::value_parser!(u64)),
+        Kind::Number => arg
+            .allow_negative_numbers(true)
+            .value_parser(super::finite::<f64>),
+        Kind::Number32 => arg
+            .allow_negative_numbers(true)
+            .value_parser(super::finite::<f32>),
+        Kind::Path => arg.value_parser(ValueParser::new(super::RecordedPath)),
+        Kind::Text => arg.value_parser(clap::value_parser!(String)),
+        Kind::Words => arg
+            .value_delimiter(',')
+            .action(clap::ArgAction::Append)
+            .value_parser(clap::value_parser!(String)),
+        Kind::Switch => arg
+            .num_args(0..=1)
+            .default_missing_value("true")
+            .value_parser(clap::value_parser!(bool)),
+        Kind::Choice(values) => arg.value_parser(PossibleValuesParser::new(values())),
+    }
+}
+
+/// The value of `setting` given on the command line, as its JSON value.
+fn given(setting: &Setting, matches: &clap::ArgMatches) -> Option<Value> {
+    let one = |m: &clap::ArgMatches| -> Option<Value> {
+        match setting.kind {
+            Kind::Count => m.get_one::<usize>(setting.key).map(|v| (*v).into()),
+            Kind::Count32 => m.get_one::<u32>(setting.key).map(|v| (*v).into()),
+            Kind::Count64 => m.get_one::<u64>(setting.key).map(|v| (*v).into()),
+            Kind::Number => m.get_one::<f64>(setting.key).map(|v| (*v).into()),
+            Kind::Number32 => m.get_one::<f32>(setting.key).map(|v| f64::from(*v).into()),
+            Kind::Path => m
+                .get_one::<PathBuf>(setting.key)
+                .map(|p| p.to_string_lossy().into_owned().into()),
+            Kind::Text | Kind::Choice(_) => {
+                m.get_one::<String>(setting.key).map(|v| v.clone().into())
+            }
+            Kind::Switch => m.get_one::<bool>(setting.key).map(|v| (*v).into()),
+            Kind::Words => m
+                .get_many::<String>(setting.key)
+                .map(|words| words.cloned().collect::<Vec<_>>().into()),
+        }
+    };
+    one(matches)
+}
+
+/// Every method setting as a flag; each method takes the ones that apply to it. The flags
+/// come from [`SETTINGS`]; what was given is kept as setting keys and JSON values.
+#[derive(Clone, Debug, Default)]
 pub struct MethodFlags {
-    /// Word n-gram size of the shingles [default: 1; 5 for resemblance].
-    #[arg(long, help_heading = "Shingles")]
-    ngram: Option<usize>,
-    /// Use character n-grams of this size instead of word n-grams.
-    #[arg(long, conflicts_with = "ngram", help_heading = "Shingles")]
-    char_ngram: Option<usize>,
-    /// Stoplist file: one word a line (# comments allowed).
-    #[arg(long, help_heading = "Shingles", value_parser = super::RecordedPath)]
-    stoplist: Option<PathBuf>,
-    /// Stop words given inline, comma-separated.
-    #[arg(long, value_delimiter = ',', help_heading = "Shingles")]
-    stopwords: Vec<String>,
-    /// Similarity threshold [default: 0.7; 0.8 for minhash and two-stage, whose evidence rule
-    /// also matches titles; 0.2 for resemblance, which must exceed it].
-    #[arg(long, allow_negative_numbers = true, help_heading = "Matching", value_parser = super::finite::<f64>)]
-    threshold: Option<f64>,
-    /// How pairs become groups: single (connected), complete (all pairs similar), star (all
-    /// similar to the representative) [default: single].
-    #[arg(long, value_enum, help_heading = "Matching")]
-    linkage: Option<Linkage>,
-    /// MinHash: number of permutations [default: 128].
-    #[arg(long, help_heading = "MinHash")]
-    num_perm: Option<usize>,
-    /// MinHash: seed of the permutations [default: 1].
-    #[arg(long, help_heading = "MinHash")]
-    seed: Option<u64>,
-    /// MinHash: how the slots are drawn: permutations (one a slot), one-permutation (one hash a
-    /// word, cut into bins; cheaper, and as accurate on bib-dedupe) [default: permutations].
-    #[arg(long, value_enum, help_heading = "MinHash")]
-    hashing: Option<Hashing>,
-    /// MinHash: LSH bands, with --rows [default: chosen for the threshold and rule, 20 x 6
-    /// with the evidence rule].
-    #[arg(long, requires = "rows", help_heading = "MinHash")]
-    bands: Option<usize>,
-    /// MinHash: slots per LSH band, with --bands.
-    #[arg(long, requires = "bands", help_heading = "MinHash")]
-    rows: Option<usize>,
-    /// MinHash: how candidates are confirmed: evidence (whole-text Jaccard, titles, numbers,
-    /// short texts), estimate (the Jaccard estimate alone), band [default: evidence].
-    #[arg(long, value_enum, help_heading = "MinHash")]
-    confirm: Option<Confirm>,
-    /// MinHash, evidence rule: never confirm a text with fewer distinct words: a title such as
-    /// "editorial" matches every other "editorial" [default: 4].
-    #[arg(long, help_heading = "MinHash")]
-    min_shingles: Option<u32>,
-    /// MinHash, evidence rule: title Jaccard (notes removed) that makes a title-only copy of a
-    /// record a duplicate [default: 0.8].
-    #[arg(long, help_heading = "MinHash", value_parser = super::finite::<f64>)]
-    title_threshold: Option<f64>,
-    /// MinHash, evidence rule: share of the smaller text's words found in the larger that makes
-    /// two records with an abstract duplicates (a truncated abstract, a glued prefix, added
-    /// boilerplate); 0 turns the rule off [default: 0.7].
-    #[arg(long, help_heading = "MinHash", value_parser = super::finite::<f64>)]
-    containment: Option<f64>,
-    /// MinHash, evidence rule: which numbers must agree: title (the titles' where both have
-    /// one, else the whole texts'), text (every number), off [default: title].
-    #[arg(long, value_enum, help_heading = "MinHash")]
-    number_guard: Option<NumberGuard>,
-    /// SimHash: largest Hamming distance of a duplicate [default: 3].
-    #[arg(long, help_heading = "SimHash")]
-    max_distance: Option<u32>,
-    /// SimHash: probe this many likeliest bit-flip sets per document instead of the exact search.
-    #[arg(long, help_heading = "SimHash")]
-    probes: Option<usize>,
-    /// Two-stage: embedder [default: static].
-    #[arg(long, value_enum, help_heading = "Two-stage")]
-    embedder: Option<EmbedderKind>,
-    /// Two-stage: use the model files in this folder instead of fetching (minilm:
-    /// config.json, tokenizer.json, model.safetensors; static: a folder made by `neardup
-    /// models fetch static`).
-    #[arg(long, help_heading = "Two-stage", value_parser = super::RecordedPath)]
-    model_dir: Option<PathBuf>,
-    /// Two-stage: GloVe text file, for --embedder glove.
-    #[arg(long, help_heading = "Two-stage", value_parser = super::RecordedPath)]
-    glove: Option<PathBuf>,
-    /// Two-stage: MiniLM's longest input in tokens [default: 128].
-    #[arg(long, help_heading = "Two-stage")]
-    max_tokens: Option<usize>,
-    /// Two-stage: nearest neighbours per document taken as candidates [default: 20].
-    #[arg(long, help_heading = "Two-stage")]
-    top_k: Option<usize>,
-    /// Two-stage: find each document's true top-k by a full scan instead of the HNSW graph:
-    /// slower, but the same candidates on every run and engine (up to which of several
-    /// identical vectors tied at the k-th place is kept).
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Two-stage")]
-    exact_search: Option<bool>,
-    /// Two-stage: neighbours below this cosine are not candidates [default: 0.5].
-    #[arg(long, allow_negative_numbers = true, help_heading = "Two-stage", value_parser = super::finite::<f32>)]
-    min_cosine: Option<f32>,
-    /// Two-stage: centre every vector on the mean of the first 8,192 documents' vectors before
-    /// it is stored or searched: unrelated documents then point apart, which the HNSW graph
-    /// needs, and the graph is built and walked on int8 codes, rescored with the full vectors
-    /// (a kept index needs at least 1,000 documents to learn the centre from) [default: false].
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", help_heading = "Two-stage")]
-    centre: Option<bool>,
-    /// Two-stage: vector store [default: edge, or qdrant with --qdrant-url].
-    #[arg(long, value_enum, help_heading = "Two-stage")]
-    store: Option<StoreKind>,
-    /// Two-stage: Qdrant server gRPC address, e.g. http://localhost:6334.
-    #[arg(long, help_heading = "Two-stage")]
-    qdrant_url: Option<String>,
-    /// Two-stage: collection on the Qdrant server [default: neardup].
-    #[arg(long, help_heading = "Two-stage")]
-    collection: Option<String>,
-    /// Two-stage: shards of a new server collection, spread over a cluster's nodes [default: 1].
-    #[arg(long, help_heading = "Two-stage")]
-    shards: Option<u32>,
-    /// Two-stage: copies of each shard on a cluster [default: 1].
-    #[arg(long, help_heading = "Two-stage")]
-    replicas: Option<u32>,
-    /// Two-stage: keep the vector index in this folder, for `neardup query` later; with
-    /// --part, the shared index `neardup index` built.
-    #[arg(long, help_heading = "Two-stage", value_parser = super::RecordedPath)]
-    index: Option<PathBuf>,
-    /// Two-stage: search and confirm only part I of N of the documents (e.g. 2/4) in the
-    /// shared --index, and write its candidates for `neardup merge`.
-    #[arg(long, value_name = "I/N", help_heading = "Two-stage")]
-    part: Option<String>,
+    given: serde_json::Map<String, Value>,
+}
+
+impl clap::FromArgMatches for MethodFlags {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> std::result::Result<Self, clap::Error> {
+        let mut flags = MethodFlags::default();
+        flags.update_from_arg_matches(matches)?;
+        Ok(flags)
+    }
+
+    fn update_from_arg_matches(
+        &mut self,
+        matches: &clap::ArgMatches,
+    ) -> std::result::Result<(), clap::Error> {
+        for setting in SETTINGS {
+            if let Some(value) = given(setting, matches) {
+                self.given.insert(setting.key.to_owned(), value);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl clap::Args for MethodFlags {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        let cmd = SETTINGS.iter().fold(cmd, |cmd, s| cmd.arg(arg(s)));
+        // Two pairs of settings belong together.
+        cmd.mut_arg("char_ngram", |a| a.conflicts_with("ngram"))
+            .mut_arg("bands", |a| a.requires("rows"))
+            .mut_arg("rows", |a| a.requires("bands"))
+            .mut_arg("part", |a| a.value_name("I/N"))
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
 }
 
 impl MethodFlags {
     /// The flags given, as setting keys and values.
     fn given(&self) -> serde_json::Map<String, Value> {
-        let Ok(Value::Object(mut given)) = serde_json::to_value(self) else {
-            unreachable!("flags serialise to a JSON object")
-        };
-        given.retain(|_, value| !value.is_null() && value != &Value::Array(Vec::new()));
-        given
+        self.given.clone()
     }
 
     /// The folder given with `--index`.
     pub fn index_dir(&self) -> Option<PathBuf> {
-        self.index.clone()
+        self.given
+            .get("index")
+            .and_then(Value::as_str)
+            .map(PathBuf::from)
     }
 
     /// Refuses `--part` in a command that does not split (`index`, `serve`).
     pub fn refuse_part(&self, command: &str) -> Result<()> {
-        match &self.part {
+        match self.given.get("part") {
             Some(_) => Err(Error::Usage(format!(
                 "--part splits `neardup dedup` over machines; `neardup {command}` takes no part"
             ))),
@@ -173,7 +182,7 @@ impl MethodFlags {
 
     /// The setting keys of the flags given (`num_perm` for `--num-perm`).
     pub fn given_keys(&self) -> Vec<String> {
-        self.given().into_iter().map(|(key, _)| key).collect()
+        self.given.keys().cloned().collect()
     }
 
     /// The method `name` with the flags given, read like a pipeline file's `[method]` table.
@@ -240,6 +249,49 @@ mod tests {
             .map(|a| a.get_id().to_string())
             .collect();
         assert_eq!(flags, method_keys());
+    }
+
+    #[test]
+    fn a_flag_takes_every_name_its_setting_takes_and_its_help_the_methods_defaults() {
+        for setting in SETTINGS {
+            let Kind::Choice(values) = setting.kind else {
+                continue;
+            };
+            let owner = <MethodName as clap::ValueEnum>::value_variants()
+                .iter()
+                .copied()
+                .find(|&name| {
+                    serde_json::to_value(Method::defaults(name))
+                        .unwrap()
+                        .get(setting.key)
+                        .is_some()
+                })
+                .unwrap();
+            for value in values() {
+                let map = serde_json::Map::from_iter([(
+                    setting.key.to_owned(),
+                    Value::from(value.get_name()),
+                )]);
+                // A name the settings type does not know is an error about this key; other
+                // errors (a store without its URL) are about the combination.
+                if let Err(e) = Method::from_settings(owner, map) {
+                    assert_ne!(
+                        e.key.as_deref(),
+                        Some(setting.key),
+                        "{}: {e}",
+                        value.get_name()
+                    );
+                }
+            }
+        }
+        let help = Flags::command().render_long_help().to_string();
+        assert!(
+            help.contains(
+                "[default: 0.8 for minhash, two-stage; 0.7 for jaccard; 0.2 for resemblance]"
+            ),
+            "{help}"
+        );
+        assert!(help.contains("--num-perm <NUM_PERM>") && help.contains("[default: 128]"));
     }
 
     #[test]

@@ -24,6 +24,7 @@ use crate::index::{DocumentIndex, IndexSettings};
 use crate::io::{Corpus, Input, ReadOptions, ScratchDir, SkipReport, read_corpus};
 use crate::progress;
 use crate::results::StageTimes;
+use crate::settings::Scope;
 use crate::sketch::Signatures;
 use crate::store::{SearchOptions, point_key};
 
@@ -334,15 +335,6 @@ fn open_shared(dir: &Path, settings: &IndexSettings, models: &Path) -> Result<Do
     // Where the model files and the server are may differ between machines (the model itself
     // is checked by its digest when the index opens), and how the existing collection is laid
     // out is the index's to say.
-    const LOCAL: [&str; 7] = [
-        "model_dir",
-        "glove",
-        "qdrant_url",
-        "store",
-        "collection",
-        "shards",
-        "replicas",
-    ];
     let as_map = |s: &IndexSettings| match serde_json::to_value(s) {
         Ok(serde_json::Value::Object(map)) => map,
         _ => unreachable!("settings serialise to a JSON object"),
@@ -353,7 +345,7 @@ fn open_shared(dir: &Path, settings: &IndexSettings, models: &Path) -> Result<Do
     let derived = |key: &str| matches!(key, "bands" | "rows");
     let mut keys: Vec<&String> = wanted
         .keys()
-        .filter(|k| !LOCAL.contains(&k.as_str()))
+        .filter(|k| !crate::settings::keys_in(Scope::Local).any(|local| local == k.as_str()))
         .collect();
     keys.sort_by_key(|k| derived(k));
     for key in keys {

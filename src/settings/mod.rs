@@ -10,6 +10,10 @@
 //! whose removal is an error of its own, is named by `serde_path_to_error`). Settings types
 //! serialise every key they read, `None` as `null`, for this and for `summary.json`.
 
+mod registry;
+
+pub use registry::{Kind, SETTINGS, Scope, Setting, keys_in};
+
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
