@@ -298,22 +298,30 @@ fn csv_and_text_folder_inputs_deduplicate() {
          c,Something else,entirely different words in this one\n",
     )
     .unwrap();
+    // MinHash over the CSV's title and body, with `extra` flags.
+    let csv_args = |extra: &[&str], out: &std::path::Path| -> Vec<String> {
+        let fixed = ["dedup", "--method", "minhash", s(&csv), "--id-field", "id"];
+        let fields = [
+            "--text-field",
+            "title",
+            "--text-field",
+            "body",
+            "-q",
+            "--out",
+            s(out),
+        ];
+        fixed
+            .iter()
+            .chain(&fields)
+            .chain(extra)
+            .map(|a| a.to_string())
+            .collect()
+    };
+    fn strs(args: &[String]) -> Vec<&str> {
+        args.iter().map(String::as_str).collect()
+    }
     let out = dir.path().join("csv-out");
-    ok(&[
-        "dedup",
-        "--method",
-        "minhash",
-        s(&csv),
-        "--id-field",
-        "id",
-        "--text-field",
-        "title",
-        "--text-field",
-        "body",
-        "--out",
-        s(&out),
-        "-q",
-    ]);
+    ok(&strs(&csv_args(&[], &out)));
     let groups = std::fs::read_to_string(out.join("groups.jsonl")).unwrap();
     assert_eq!(groups.lines().count(), 1);
     assert!(groups.contains("\"members\":[\"a\",\"b\"]"), "{groups}");
@@ -342,25 +350,11 @@ fn csv_and_text_folder_inputs_deduplicate() {
 
     // Another keep policy keeps another member, and says so in groups.jsonl and the summary.
     let kept_b = dir.path().join("csv-keep");
-    ok(&[
-        "dedup",
-        "--method",
-        "minhash",
-        s(&csv),
-        "--id-field",
-        "id",
-        "--text-field",
-        "title",
-        "--text-field",
-        "body",
-        "--keep",
-        "field:id:max",
-        "--out-format",
-        "jsonl",
-        "--out",
-        s(&kept_b),
-        "-q",
-    ]);
+    let args = csv_args(
+        &["--keep", "field:id:max", "--out-format", "jsonl"],
+        &kept_b,
+    );
+    ok(&strs(&args));
     let unique = std::fs::read_to_string(kept_b.join("unique.jsonl")).unwrap();
     assert_eq!(unique.lines().count(), 2);
     assert!(
@@ -371,23 +365,8 @@ fn csv_and_text_folder_inputs_deduplicate() {
     assert!(groups.contains("\"kept\":\"b\""), "{groups}");
     let summary = std::fs::read_to_string(kept_b.join("summary.json")).unwrap();
     assert!(summary.contains("\"keep\": \"field:id:max\""), "{summary}");
-    let err = rejected(&[
-        "dedup",
-        "--method",
-        "minhash",
-        s(&csv),
-        "--id-field",
-        "id",
-        "--text-field",
-        "title",
-        "--text-field",
-        "body",
-        "--keep",
-        "field:year:max",
-        "--out",
-        s(&dir.path().join("no-year")),
-        "-q",
-    ]);
+    let args = csv_args(&["--keep", "field:year:max"], &dir.path().join("no-year"));
+    let err = rejected(&strs(&args));
     assert!(
         err.contains("no record in a duplicate group has a field \"year\""),
         "{err}"
