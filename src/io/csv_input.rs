@@ -235,6 +235,16 @@ impl Columns {
 mod tests {
     use crate::io::{FieldSpec, Input};
 
+    /// Why opening `path` is refused.
+    fn refusal(path: &std::path::Path) -> String {
+        Input::new(path, None)
+            .unwrap()
+            .open(&fields(), u64::MAX)
+            .err()
+            .unwrap()
+            .to_string()
+    }
+
     fn fields() -> FieldSpec {
         FieldSpec {
             id: "id".into(),
@@ -272,12 +282,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("in.csv");
         std::fs::write(&path, "id,title\n1,a\n").unwrap();
-        let err = Input::new(&path, None)
-            .unwrap()
-            .open(&fields(), u64::MAX)
-            .err()
-            .unwrap()
-            .to_string();
+        let err = refusal(&path);
         assert!(
             err.contains("in.csv:1: field `abstract`: no such column"),
             "{err}"
@@ -302,12 +307,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("in.csv");
         std::fs::write(&path, "id,id,title,abstract\n1,2,a,b\n").unwrap();
-        let err = Input::new(&path, None)
-            .unwrap()
-            .open(&fields(), u64::MAX)
-            .err()
-            .unwrap()
-            .to_string();
+        let err = refusal(&path);
         assert!(
             err.contains(
                 "in.csv:1: field `id`: the header names column \"id\" twice (columns 1 and 2)"
