@@ -166,6 +166,15 @@ pub enum Error {
         /// The id that collides with it.
         second: String,
     },
+    /// A setting's value is refused (out of its range), by key: a pipeline file names its line,
+    /// the command line its flag.
+    #[error("`{key}` {message}")]
+    Setting {
+        /// The setting's key.
+        key: &'static str,
+        /// What is wrong, after the key: "must lie in (0, 1], not 1.5".
+        message: String,
+    },
     /// Stored state (an index's files, its manifest, its points) is damaged or was changed by
     /// hand: it cannot be trusted and must be rebuilt.
     #[error("the index at {} is damaged ({problem}): rebuild it with `neardup index`", path.display())]
@@ -233,6 +242,7 @@ impl Error {
         match self {
             Error::Input(_)
             | Error::Usage(_)
+            | Error::Setting { .. }
             | Error::Model { .. }
             | Error::Damaged { .. }
             | Error::Listen { .. }

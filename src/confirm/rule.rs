@@ -144,16 +144,19 @@ impl ConfirmRule {
     pub fn validate(&self) -> Result<()> {
         check_threshold(self.threshold)?;
         if !(self.title_threshold > 0.0 && self.title_threshold <= 1.0) {
-            return Err(Error::Usage(format!(
-                "`title_threshold` must lie in (0, 1], not {}",
-                self.title_threshold
-            )));
+            return Err(Error::Setting {
+                key: "title_threshold",
+                message: format!("must lie in (0, 1], not {}", self.title_threshold),
+            });
         }
         if !(0.0..=1.0).contains(&self.containment) {
-            return Err(Error::Usage(format!(
-                "`containment` must lie in [0, 1] (0 turns the rule off), not {}",
-                self.containment
-            )));
+            return Err(Error::Setting {
+                key: "containment",
+                message: format!(
+                    "must lie in [0, 1] (0 turns the rule off), not {}",
+                    self.containment
+                ),
+            });
         }
         Ok(())
     }

@@ -142,10 +142,13 @@ impl EmbedderSpec {
     /// Checks the token limit and that GloVe has its file.
     pub fn validate(&self) -> Result<()> {
         if !(1..=MAX_TOKENS_LIMIT).contains(&self.max_tokens) {
-            return Err(Error::Usage(format!(
-                "`max_tokens` must be between 1 and {MAX_TOKENS_LIMIT}, not {}",
-                self.max_tokens
-            )));
+            return Err(Error::Setting {
+                key: "max_tokens",
+                message: format!(
+                    "must be between 1 and {MAX_TOKENS_LIMIT}, not {}",
+                    self.max_tokens
+                ),
+            });
         }
         if self.embedder == EmbedderKind::Glove && self.glove.is_none() {
             return Err(Error::Usage(

@@ -89,10 +89,10 @@ impl IndexSettings {
         self.store.validate()?;
         self.confirm.validate()?;
         if !(-1.0..=1.0).contains(&self.min_cosine) {
-            return Err(Error::Usage(format!(
-                "`min_cosine` must lie in [-1, 1], not {}",
-                self.min_cosine
-            )));
+            return Err(Error::Setting {
+                key: "min_cosine",
+                message: format!("must lie in [-1, 1], not {}", self.min_cosine),
+            });
         }
         Ok(())
     }

@@ -68,10 +68,13 @@ impl ResemblanceConfig {
         if (0.0..1.0).contains(&self.threshold) {
             Ok(())
         } else {
-            Err(Error::Usage(format!(
-                "`threshold` must lie in [0, 1) for resemblance, which must exceed it, not {}",
-                self.threshold
-            )))
+            Err(Error::Setting {
+                key: "threshold",
+                message: format!(
+                    "must lie in [0, 1) for resemblance, which must exceed it, not {}",
+                    self.threshold
+                ),
+            })
         }
     }
 }

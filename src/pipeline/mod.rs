@@ -183,9 +183,15 @@ impl Method {
                 },
             }
         })?;
-        config.validate().map_err(|e| SettingError {
-            key: None,
-            message: e.to_string(),
+        config.validate().map_err(|e| match e {
+            crate::error::Error::Setting { key, message } => SettingError {
+                key: Some(key.to_owned()),
+                message,
+            },
+            e => SettingError {
+                key: None,
+                message: e.to_string(),
+            },
         })?;
         Ok(config)
     }

@@ -369,7 +369,10 @@ mod tests {
         );
         let path = write(dir.path(), "name = \"two-stage\"\nthreshold = 5.0");
         let err = PipelineSpec::load(&path).unwrap_err().to_string();
-        assert!(err.contains("`threshold` must lie in (0, 1]"), "{err}");
+        assert!(
+            err.contains("p.toml:5: field `threshold`: must lie in (0, 1], not 5"),
+            "a value out of range names its line: {err}"
+        );
         let path = write(dir.path(), "name = \"minhash-lsh\"");
         let err = PipelineSpec::load(&path).unwrap_err().to_string();
         assert!(

@@ -86,9 +86,10 @@ pub fn check_top_k(top_k: usize) -> Result<()> {
     if (1..=MAX_TOP_K).contains(&top_k) {
         Ok(())
     } else {
-        Err(Error::Usage(format!(
-            "`top_k` must be between 1 and {MAX_TOP_K}, not {top_k}"
-        )))
+        Err(Error::Setting {
+            key: "top_k",
+            message: format!("must be between 1 and {MAX_TOP_K}, not {top_k}"),
+        })
     }
 }
 

@@ -122,7 +122,9 @@ impl From<Error> for ApiError {
     fn from(e: Error) -> Self {
         tracing::error!(error = %e, "request failed");
         let status = match e {
-            Error::Input(_) | Error::Usage(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            Error::Input(_) | Error::Usage(_) | Error::Setting { .. } => {
+                StatusCode::UNPROCESSABLE_ENTITY
+            }
             Error::IdCollision { .. } => StatusCode::CONFLICT,
             Error::Busy { .. } | Error::Store { .. } => StatusCode::SERVICE_UNAVAILABLE,
             _ => StatusCode::INTERNAL_SERVER_ERROR,

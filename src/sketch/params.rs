@@ -62,25 +62,32 @@ impl MinHashParams {
     /// Checks the length and that the banding fits in it.
     pub fn validate(&self) -> Result<()> {
         if !(1..=MAX_NUM_PERM).contains(&self.num_perm) {
-            return Err(Error::Usage(format!(
-                "`num_perm` must be between 1 and {MAX_NUM_PERM}, not {}",
-                self.num_perm
-            )));
+            return Err(Error::Setting {
+                key: "num_perm",
+                message: format!(
+                    "must be between 1 and {MAX_NUM_PERM}, not {}",
+                    self.num_perm
+                ),
+            });
         }
         match (self.bands, self.rows) {
             (None, None) => Ok(()),
             (Some(bands), Some(rows)) if bands >= 1 && rows >= 1 => {
                 if bands.saturating_mul(rows) > self.num_perm {
-                    return Err(Error::Usage(format!(
-                        "`bands` {bands} x `rows` {rows} do not fit in `num_perm` {}",
-                        self.num_perm
-                    )));
+                    return Err(Error::Setting {
+                        key: "bands",
+                        message: format!(
+                            "{bands} x `rows` {rows} do not fit in `num_perm` {}",
+                            self.num_perm
+                        ),
+                    });
                 }
                 Ok(())
             }
-            (Some(_), Some(_)) => Err(Error::Usage(
-                "`bands` and `rows` must be at least 1 each".into(),
-            )),
+            (Some(_), Some(_)) => Err(Error::Setting {
+                key: "bands",
+                message: "and `rows` must be at least 1 each".into(),
+            }),
             _ => Err(Error::Usage("give `bands` and `rows` together".into())),
         }
     }
@@ -127,9 +134,10 @@ pub fn check_threshold(threshold: f64) -> Result<()> {
     if threshold > 0.0 && threshold <= 1.0 {
         Ok(())
     } else {
-        Err(Error::Usage(format!(
-            "`threshold` must lie in (0, 1], not {threshold}"
-        )))
+        Err(Error::Setting {
+            key: "threshold",
+            message: format!("must lie in (0, 1], not {threshold}"),
+        })
     }
 }
 

@@ -216,7 +216,7 @@ fn wrong_types_duplicate_ids_and_bad_settings_are_named() {
 
     let stderr = rejected(&[&dedup[..], &["--threshold", "1.5"]].concat());
     assert!(
-        stderr.contains("--threshold must lie in (0, 1], not 1.5"),
+        stderr.contains("--threshold: must lie in (0, 1], not 1.5"),
         "{stderr}"
     );
     assert!(
