@@ -44,10 +44,10 @@ pub struct GroupsArgs {
 
 pub fn run(args: GroupsArgs) -> Result<()> {
     if !(args.threshold > 0.0 && args.threshold <= 1.0) {
-        return Err(crate::error::Error::Usage(format!(
-            "--threshold must lie in (0, 1], not {}",
-            args.threshold
-        )));
+        return Err(crate::error::Error::Setting {
+            key: "threshold",
+            message: format!("must lie in (0, 1], not {}", args.threshold),
+        });
     }
     let (inputs, read) = args.input.open(&args.inputs)?;
     let mut texts = Vec::new();

@@ -112,6 +112,11 @@ pub fn run() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // On the command line a setting is its flag: `--threshold: must lie in ...`.
+        Err(Error::Setting { key, message }) => {
+            eprintln!("error: {}: {message}", settings::flag(key));
+            ExitCode::from(2)
+        }
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(e.exit_code())

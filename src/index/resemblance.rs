@@ -82,10 +82,13 @@ impl ResemblanceStore {
             return Err(Error::Usage("ngram_size must be at least 1".into()));
         }
         if !(0.0..1.0).contains(&settings.threshold) {
-            return Err(Error::Usage(format!(
-                "`threshold` must lie in [0, 1), not {}: a document must exceed it",
-                settings.threshold
-            )));
+            return Err(Error::Setting {
+                key: "threshold",
+                message: format!(
+                    "must lie in [0, 1), not {}: a document must exceed it",
+                    settings.threshold
+                ),
+            });
         }
         let shingler = Shingler::new(
             ShingleKind::Words(settings.ngram_size),
