@@ -91,27 +91,23 @@ fn arg(setting: &Setting) -> clap::Arg {
 }
 
 /// The value of `setting` given on the command line, as its JSON value.
-fn given(setting: &Setting, matches: &clap::ArgMatches) -> Option<Value> {
-    let one = |m: &clap::ArgMatches| -> Option<Value> {
-        match setting.kind {
-            Kind::Count => m.get_one::<usize>(setting.key).map(|v| (*v).into()),
-            Kind::Count32 => m.get_one::<u32>(setting.key).map(|v| (*v).into()),
-            Kind::Count64 => m.get_one::<u64>(setting.key).map(|v| (*v).into()),
-            Kind::Number => m.get_one::<f64>(setting.key).map(|v| (*v).into()),
-            Kind::Number32 => m.get_one::<f32>(setting.key).map(|v| f64::from(*v).into()),
-            Kind::Path => m
-                .get_one::<PathBuf>(setting.key)
-                .map(|p| p.to_string_lossy().into_owned().into()),
-            Kind::Text | Kind::Choice(_) => {
-                m.get_one::<String>(setting.key).map(|v| v.clone().into())
-            }
-            Kind::Switch => m.get_one::<bool>(setting.key).map(|v| (*v).into()),
-            Kind::Words => m
-                .get_many::<String>(setting.key)
-                .map(|words| words.cloned().collect::<Vec<_>>().into()),
-        }
-    };
-    one(matches)
+fn given(setting: &Setting, m: &clap::ArgMatches) -> Option<Value> {
+    let key = setting.key;
+    match setting.kind {
+        Kind::Count => m.get_one::<usize>(key).map(|v| (*v).into()),
+        Kind::Count32 => m.get_one::<u32>(key).map(|v| (*v).into()),
+        Kind::Count64 => m.get_one::<u64>(key).map(|v| (*v).into()),
+        Kind::Number => m.get_one::<f64>(key).map(|v| (*v).into()),
+        Kind::Number32 => m.get_one::<f32>(key).map(|v| f64::from(*v).into()),
+        Kind::Path => m
+            .get_one::<PathBuf>(key)
+            .map(|p| p.to_string_lossy().into_owned().into()),
+        Kind::Text | Kind::Choice(_) => m.get_one::<String>(key).map(|v| v.clone().into()),
+        Kind::Switch => m.get_one::<bool>(key).map(|v| (*v).into()),
+        Kind::Words => m
+            .get_many::<String>(key)
+            .map(|words| words.cloned().collect::<Vec<_>>().into()),
+    }
 }
 
 /// Every method setting as a flag; each method takes the ones that apply to it. The flags

@@ -147,6 +147,62 @@ pub fn for_each_chunk(
     })
 }
 
+/// Reads `inputs` again and calls `each` with the records of `corpus`'s documents, in input
+/// order, a chunk at a time, each with its document number (records skipped at the first read
+/// are passed over). Every record is checked, in parallel, against the fingerprint taken at
+/// the first read: a record edited since, or inputs that became shorter, stop the pass with
+/// [`Error::InputChanged`].
+pub fn for_each_document(
+    inputs: &[Input],
+    read: &ReadOptions,
+    corpus: &Corpus,
+    label: &str,
+    mut each: impl FnMut(Vec<(RawRecord, u32)>) -> Result<()>,
+) -> Result<()> {
+    let mut docs = corpus.ordinals.iter().enumerate().peekable();
+    let mut ordinal = 0u64;
+    for_each_chunk(inputs, read, label, |chunk| {
+        let mut found = Vec::with_capacity(chunk.len());
+        for raw in chunk {
+            let this = ordinal;
+            ordinal += 1;
+            if let Some(&(doc, &want)) = docs.peek()
+                && want == this
+            {
+                docs.next();
+                found.push((raw, doc as u32));
+            }
+        }
+        let edited = found
+            .par_iter()
+            .find_first(|(raw, doc)| raw.fingerprint() != corpus.fingerprints[*doc as usize]);
+        if let Some((raw, _)) = edited {
+            return Err(Error::InputChanged {
+                location: raw.location.to_string(),
+            });
+        }
+        each(found)
+    })?;
+    match docs.peek() {
+        Some(_) => Err(inputs_shortened(inputs)),
+        None => Ok(()),
+    }
+}
+
+/// The error for inputs that hold fewer records than at the first read.
+pub fn inputs_shortened(inputs: &[Input]) -> Error {
+    Error::InputChanged {
+        location: format!(
+            "{} (it became shorter)",
+            inputs
+                .iter()
+                .map(|i| i.path.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
 /// The next records of `records`, up to [`CHUNK`] of them or [`CHUNK_BYTES`]; empty at the end.
 fn next_chunk(records: &mut super::RawRecords) -> Result<Vec<RawRecord>> {
     let mut chunk = Vec::new();

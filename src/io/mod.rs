@@ -27,8 +27,8 @@ mod parquet;
 mod scratch;
 
 pub use corpus::{
-    Corpus, DEFAULT_MAX_DOC_BYTES, ReadOptions, SkipReport, for_each_chunk, read_corpus,
-    record_limit,
+    Corpus, DEFAULT_MAX_DOC_BYTES, ReadOptions, SkipReport, for_each_chunk, for_each_document,
+    inputs_shortened, read_corpus, record_limit,
 };
 pub use lines::for_each_line;
 pub use lock::FolderLock;
@@ -353,14 +353,11 @@ impl Input {
                 path.display()
             )));
         }
+        let stdin = path.as_os_str() == "-";
         let scratch = ScratchDir::new()?;
-        let name = match path.as_os_str() == "-" {
-            true => "stdin",
-            false => "stream",
-        };
-        let copy = scratch.path().join(name);
+        let copy = scratch.path().join(if stdin { "stdin" } else { "stream" });
         let mut file = std::fs::File::create(&copy).map_err(|e| Error::io(&copy, e))?;
-        let copied = match path.as_os_str() == "-" {
+        let copied = match stdin {
             true => std::io::copy(&mut std::io::stdin().lock(), &mut file),
             false => std::fs::File::open(path).and_then(|mut s| std::io::copy(&mut s, &mut file)),
         };

@@ -10,7 +10,7 @@ use super::{Dedup, OutputSpec};
 use crate::error::{Error, Result};
 use crate::export::{self, Fate, OutputFormat};
 use crate::group::{Candidate, KeepPolicy, KeepValue, choose_kept};
-use crate::io::{FolderLock, Input, RawRecord, ReadOptions, for_each_chunk};
+use crate::io::{FolderLock, Input, RawRecord, ReadOptions, for_each_document};
 use crate::results::{
     CANDIDATES, GROUPS, GroupRecord, PAIRS, PairRecord, RunFile, RunSummary, RunWriter,
 };
@@ -192,23 +192,10 @@ fn kept_members(
         for &m in dedup.groups.iter().flat_map(|g| &g.members) {
             member[m as usize] = true;
         }
-        let mut docs = corpus.ordinals.iter().enumerate().peekable();
-        let mut ordinal = 0u64;
-        for_each_chunk(inputs, read, "choosing", |chunk| {
-            let mut wanted = Vec::new();
-            for raw in chunk {
-                if let Some(&(doc, &want)) = docs.peek()
-                    && want == ordinal
-                {
-                    docs.next();
-                    if member[doc] {
-                        wanted.push((raw, doc as u32));
-                    }
-                }
-                ordinal += 1;
-            }
-            let found: Vec<Result<(u32, KeepValue)>> = wanted
+        for_each_document(inputs, read, corpus, "choosing", |records| {
+            let found: Vec<Result<(u32, KeepValue)>> = records
                 .par_iter()
+                .filter(|(_, doc)| member[*doc as usize])
                 .map(|(raw, doc)| Ok((*doc, keep_value(policy, read, raw)?)))
                 .collect();
             for item in found {
@@ -277,7 +264,6 @@ fn write_records(
     format: OutputFormat,
     annotate: bool,
 ) -> Result<usize> {
-    let corpus = &dedup.corpus;
     let mut unique_file = run.create(format.unique_file())?;
     let mut annotated_file = match annotate {
         true => Some(run.create(format.annotated_file())?),
@@ -285,16 +271,6 @@ fn write_records(
     };
     let unique_path = unique_file.target().to_owned();
     let annotated_path = annotated_file.as_ref().map(|f| f.target().to_owned());
-    let changed = || Error::InputChanged {
-        location: format!(
-            "{} (it became shorter)",
-            inputs
-                .iter()
-                .map(|i| i.path.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    };
     let written = match format {
         OutputFormat::Parquet => parquet_records(
             inputs,
@@ -302,7 +278,6 @@ fn write_records(
             fates,
             &mut unique_file,
             annotated_file.as_mut(),
-            changed,
         )?,
         _ => {
             let mut unique = export::sink(format, &mut unique_file, &unique_path, &read.fields)?;
@@ -310,26 +285,10 @@ fn write_records(
                 (Some(file), Some(path)) => Some(export::sink(format, file, path, &read.fields)?),
                 _ => None,
             };
-            let mut docs = corpus.ordinals.iter().enumerate().peekable();
-            let mut ordinal = 0u64;
             let mut written = 0;
-            for_each_chunk(inputs, read, "writing", |chunk| {
-                for raw in &chunk {
-                    let this = ordinal;
-                    ordinal += 1;
-                    let Some(&(doc, &want)) = docs.peek() else {
-                        break;
-                    };
-                    if want != this {
-                        continue;
-                    }
-                    docs.next();
-                    if raw.fingerprint() != corpus.fingerprints[doc] {
-                        return Err(Error::InputChanged {
-                            location: raw.location.to_string(),
-                        });
-                    }
-                    let fate = fates.of(doc as u32);
+            for_each_document(inputs, read, &dedup.corpus, "writing", |records| {
+                for (raw, doc) in &records {
+                    let fate = fates.of(*doc);
                     if fate.kept {
                         unique.write(raw, None)?;
                         written += 1;
@@ -340,9 +299,6 @@ fn write_records(
                 }
                 Ok(())
             })?;
-            if docs.peek().is_some() {
-                return Err(changed());
-            }
             unique.finish()?;
             if let Some(annotated) = annotated {
                 annotated.finish()?;
@@ -365,7 +321,6 @@ fn parquet_records(
     fates: &Fates,
     unique: &mut RunFile,
     annotated: Option<&mut RunFile>,
-    changed: impl Fn() -> Error,
 ) -> Result<usize> {
     let ordinals = &dedup.corpus.ordinals;
     let fate = |ordinal: u64| {
@@ -376,7 +331,7 @@ fn parquet_records(
     };
     let (rows, kept) = export::parquet::export(inputs, fate, unique, annotated)?;
     if ordinals.last().is_some_and(|&last| last >= rows) {
-        return Err(changed());
+        return Err(crate::io::inputs_shortened(inputs));
     }
     Ok(kept)
 }
@@ -388,7 +343,6 @@ fn parquet_records(
     _: &Fates,
     _: &mut RunFile,
     _: Option<&mut RunFile>,
-    _: impl Fn() -> Error,
 ) -> Result<usize> {
     Err(Error::Usage(
         "this neardup was built without Parquet support; rebuild with `--features parquet`".into(),

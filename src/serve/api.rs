@@ -268,7 +268,10 @@ pub(super) async fn add_document(
     }
     let permit = permit_for(&state)?;
     let added = blocking(move || {
-        let _permit = permit;
+        // Held while texts are embedded and searched; given back before the last insert waits
+        // for the write lock and a flush, as one document's insert always did.
+        let mut permit = Some(permit);
+        let count = docs.len();
         {
             let _write = state.writes.lock().unwrap_or_else(|e| e.into_inner());
             for (id, _) in &docs {
@@ -282,10 +285,13 @@ pub(super) async fn add_document(
         }
         let mut added = Vec::with_capacity(docs.len());
         let mut last = None;
-        for (id, text) in docs {
+        for (i, (id, text)) in docs.into_iter().enumerate() {
             // Embedding and searching need no lock, so concurrent writes do them in parallel;
             // the write lock is held for the insert alone.
             let new = state.index.prepare(&text, state.top_k)?;
+            if i + 1 == count {
+                drop(permit.take());
+            }
             let arrival = state.commits.arrive();
             let found = {
                 let _write = state.writes.lock().unwrap_or_else(|e| e.into_inner());
