@@ -129,7 +129,8 @@ fn served() -> (tempfile::TempDir, axum::Router) {
         })
         .collect();
     std::fs::write(&glove, vectors).unwrap();
-    let settings: IndexSettings = neardup::settings::from_map(
+    let settings: IndexSettings = neardup::settings::read(
+        neardup::pipeline::MethodName::TwoStage,
         serde_json::json!({"embedder": "glove", "glove": glove})
             .as_object()
             .unwrap(),

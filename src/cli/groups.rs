@@ -9,6 +9,7 @@ use clap::Args;
 use crate::error::Result;
 use crate::group::{Linkage, linked_groups};
 use crate::io::read_corpus;
+use crate::pipeline::MethodName;
 use crate::results::GroupRecord;
 use crate::similarity::{Measure, Scorer};
 
@@ -43,12 +44,8 @@ pub struct GroupsArgs {
 }
 
 pub fn run(args: GroupsArgs) -> Result<()> {
-    if !(args.threshold > 0.0 && args.threshold <= 1.0) {
-        return Err(crate::error::Error::Setting {
-            key: "threshold",
-            message: format!("must lie in (0, 1], not {}", args.threshold),
-        });
-    }
+    // A similarity threshold, read as the `jaccard` method reads its own.
+    crate::settings::check(MethodName::Jaccard, "threshold", args.threshold)?;
     let (inputs, read) = args.input.open(&args.inputs)?;
     let mut texts = Vec::new();
     let corpus = read_corpus(&inputs, &read, |r| r.text.clone(), |t| texts.push(t))?;

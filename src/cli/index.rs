@@ -8,7 +8,7 @@ use clap::Args;
 
 use crate::error::{Error, Result};
 use crate::index::{DocumentIndex, Match};
-use crate::pipeline::{self, TwoStageConfig};
+use crate::pipeline::{self, MethodName, TwoStageConfig};
 
 /// Build a persistent vector + MinHash index of a corpus, for `neardup query`.
 #[derive(Debug, Args)]
@@ -49,7 +49,7 @@ pub struct QueryArgs {
     #[arg(long)]
     text_file: Option<PathBuf>,
     /// Neighbours to look at.
-    #[arg(long, default_value_t = pipeline::DEFAULT_TOP_K)]
+    #[arg(long, default_value_t = TwoStageConfig::default().top_k)]
     top_k: usize,
     /// Also list neighbours that are not confirmed duplicates.
     #[arg(long)]
@@ -82,7 +82,7 @@ pub fn run_index(args: IndexArgs, models: &Path) -> Result<()> {
 }
 
 pub fn run_query(args: QueryArgs, models: &Path) -> Result<()> {
-    pipeline::check_top_k(args.top_k)?;
+    crate::settings::check(MethodName::TwoStage, "top_k", args.top_k)?;
     let index = DocumentIndex::open(&args.index, models, None)?;
     let matches = match (&args.id, &args.text, &args.text_file) {
         (Some(id), _, _) => index.similar_to_id(id, args.top_k)?,

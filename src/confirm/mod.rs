@@ -77,7 +77,7 @@ use crate::text::{Shingler, ShinglingSpec, UNIGRAMS};
 /// rule. Flattened into the settings of the `minhash` method, the two-stage method and an
 /// index, so a file, the flags and a manifest name its keys alike (`ngram`, `num_perm`,
 /// `threshold`, `containment`, ...).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ConfirmSettings {
     /// The shingles signatures are made of.
     #[serde(flatten)]
@@ -90,12 +90,17 @@ pub struct ConfirmSettings {
     pub rule: ConfirmRule,
 }
 
+impl Default for ConfirmSettings {
+    fn default() -> Self {
+        crate::settings::default_of(crate::pipeline::MethodName::Minhash)
+    }
+}
+
 impl ConfirmSettings {
     /// Checks every part.
     pub fn validate(&self) -> Result<()> {
         self.shingling.validate()?;
-        self.minhash.validate()?;
-        self.rule.validate()
+        self.minhash.validate()
     }
 
     /// The same settings with nothing left to a default or a file: the shingling resolved and

@@ -6,25 +6,15 @@ use serde::{Deserialize, Serialize};
 #[cfg(test)]
 use super::evidence::Sketch;
 use super::evidence::{Evidence, SketchRef};
-use crate::error::{Error, Result};
-use crate::sketch::{LshParams, check_threshold, share_band};
+use crate::sketch::{LshParams, share_band};
 
 /// How a candidate pair is confirmed.
 #[derive(
-    Clone,
-    Copy,
-    Debug,
-    Default,
-    PartialEq,
-    Eq,
-    clap::ValueEnum,
-    serde::Serialize,
-    serde::Deserialize,
+    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum Confirm {
     /// Weigh every piece of evidence: short texts, numbers, Jaccard, containment, titles.
-    #[default]
     Evidence,
     /// The design card's rule: the signatures' Jaccard estimate must reach the threshold.
     Estimate,
@@ -34,21 +24,12 @@ pub enum Confirm {
 
 /// Which numbers the evidence rule compares.
 #[derive(
-    Clone,
-    Copy,
-    Debug,
-    Default,
-    PartialEq,
-    Eq,
-    clap::ValueEnum,
-    serde::Serialize,
-    serde::Deserialize,
+    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum NumberGuard {
     /// The titles' numbers where both records have a title, else the whole texts': `phase ii`
     /// against `phase iii` is refused, a page or version number in one abstract is not.
-    #[default]
     Title,
     /// The whole texts' numbers, abstracts included.
     Text,
@@ -78,43 +59,20 @@ pub enum NumberGuard {
 /// others (docs/evaluation.md).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ConfirmRule {
-    /// Jaccard similarity of the whole texts that makes a duplicate [default: 0.8; the design
-    /// card's rule is `confirm = "estimate"` with 0.7].
-    #[serde(default = "default_threshold")]
+    /// Jaccard similarity of the whole texts that makes a duplicate (the design card's rule is
+    /// `confirm = "estimate"` with 0.7).
     pub threshold: f64,
-    /// How candidates are confirmed [default: evidence].
-    #[serde(default)]
+    /// How candidates are confirmed.
     pub confirm: Confirm,
-    /// Evidence rule: never confirm a text with fewer distinct shingles (words) [default: 4].
-    #[serde(default = "default_min_shingles")]
+    /// Evidence rule: never confirm a text with fewer distinct shingles (words).
     pub min_shingles: u32,
-    /// Evidence rule: Jaccard of the titles that makes a title-only copy a duplicate
-    /// [default: 0.8].
-    #[serde(default = "default_title_threshold")]
+    /// Evidence rule: Jaccard of the titles that makes a title-only copy a duplicate.
     pub title_threshold: f64,
     /// Evidence rule: share of the smaller text's words found in the larger that makes two
-    /// texts with a body duplicates; 0 turns the rule off [default: 0.7].
-    #[serde(default = "default_containment")]
+    /// texts with a body duplicates; 0 turns the rule off.
     pub containment: f64,
-    /// Evidence rule: which numbers must agree [default: title].
-    #[serde(default)]
+    /// Evidence rule: which numbers must agree.
     pub number_guard: NumberGuard,
-}
-
-fn default_threshold() -> f64 {
-    0.8
-}
-
-fn default_min_shingles() -> u32 {
-    4
-}
-
-fn default_title_threshold() -> f64 {
-    0.8
-}
-
-fn default_containment() -> f64 {
-    0.7
 }
 
 /// Titles shorter than this (in distinct words, notes removed) are too common to match on.
@@ -128,39 +86,11 @@ const CONTAINED_TITLE_JACCARD: f64 = 0.5;
 
 impl Default for ConfirmRule {
     fn default() -> Self {
-        ConfirmRule {
-            threshold: default_threshold(),
-            confirm: Confirm::default(),
-            min_shingles: default_min_shingles(),
-            title_threshold: default_title_threshold(),
-            containment: default_containment(),
-            number_guard: NumberGuard::default(),
-        }
+        crate::settings::default_of(crate::pipeline::MethodName::Minhash)
     }
 }
 
 impl ConfirmRule {
-    /// Checks the thresholds lie in (0, 1] (the containment's in [0, 1]).
-    pub fn validate(&self) -> Result<()> {
-        check_threshold(self.threshold)?;
-        if !(self.title_threshold > 0.0 && self.title_threshold <= 1.0) {
-            return Err(Error::Setting {
-                key: "title_threshold",
-                message: format!("must lie in (0, 1], not {}", self.title_threshold),
-            });
-        }
-        if !(0.0..=1.0).contains(&self.containment) {
-            return Err(Error::Setting {
-                key: "containment",
-                message: format!(
-                    "must lie in [0, 1] (0 turns the rule off), not {}",
-                    self.containment
-                ),
-            });
-        }
-        Ok(())
-    }
-
     /// The verdict on two sketches under `banding`, and the evidence it rests on.
     pub fn decide(
         &self,
@@ -367,13 +297,5 @@ mod tests {
         };
         let (_, verdict) = off.decide(sketch_of(title, &cut).as_ref(), full.as_ref(), banding);
         assert!(!verdict.duplicate, "containment 0 turns the rule off");
-        assert!(
-            ConfirmRule {
-                containment: 1.5,
-                ..rule
-            }
-            .validate()
-            .is_err()
-        );
     }
 }

@@ -76,20 +76,11 @@ impl ModelIdentity {
 
 /// Which embedder to use.
 #[derive(
-    Clone,
-    Copy,
-    Debug,
-    Default,
-    PartialEq,
-    Eq,
-    clap::ValueEnum,
-    serde::Serialize,
-    serde::Deserialize,
+    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum EmbedderKind {
     /// Static token vectors derived from all-MiniLM-L6-v2 (fast; the default).
-    #[default]
     Static,
     /// The all-MiniLM-L6-v2 sentence model through candle.
     Minilm,
@@ -108,48 +99,26 @@ const MINILM_BATCH: usize = 64;
 /// [`models::default_root`]), not to a run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EmbedderSpec {
-    /// Embedder [default: static].
-    #[serde(default)]
+    /// Embedder.
     pub embedder: EmbedderKind,
     /// Use the model files in this folder instead of fetching (minilm: config.json,
     /// tokenizer.json, model.safetensors; static: a folder made by `neardup models fetch static`).
-    #[serde(default)]
     pub model_dir: Option<PathBuf>,
     /// GloVe text file, for embedder glove.
-    #[serde(default)]
     pub glove: Option<PathBuf>,
-    /// MiniLM: longest input in tokens [default: 128].
-    #[serde(default = "default_max_tokens")]
+    /// MiniLM: longest input in tokens.
     pub max_tokens: usize,
-}
-
-fn default_max_tokens() -> usize {
-    128
 }
 
 impl Default for EmbedderSpec {
     fn default() -> Self {
-        EmbedderSpec {
-            embedder: EmbedderKind::default(),
-            model_dir: None,
-            glove: None,
-            max_tokens: default_max_tokens(),
-        }
+        crate::settings::default_of(crate::pipeline::MethodName::TwoStage)
     }
 }
 
 impl EmbedderSpec {
-    /// Checks the token limit and that GloVe has its file.
+    /// Checks that GloVe has its file.
     pub fn validate(&self) -> Result<()> {
-        if !(1..=MAX_TOKENS_LIMIT).contains(&self.max_tokens) {
-            return Err(Error::Setting {
-                key: "max_tokens",
-                message: format!(
-                    "must be between 1 and {MAX_TOKENS_LIMIT}, not {}",
-                    self.max_tokens
-                ),
-            });
-        }
         if self.embedder == EmbedderKind::Glove && self.glove.is_none() {
             return Err(Error::Usage(
                 "embedder glove needs `glove` FILE (a GloVe text file such as glove.6B.300d.txt)"

@@ -16,7 +16,8 @@ use crate::embed::{self, Centre, Embedder, EmbedderSpec, ModelIdentity};
 use crate::error::{Error, Location, Result};
 use crate::io::Record;
 use crate::io::write_json_pretty;
-use crate::settings::{SettingError, from_map};
+use crate::pipeline::MethodName;
+use crate::settings::{SettingError, check_ranges, defaults, from_map};
 use crate::store::{
     self, Fetched, GraphSettings, Neighbour, OpenMode, SearchOptions, StoreSpec, StoredPoint,
     VectorStore, point_key,
@@ -56,45 +57,26 @@ pub struct IndexSettings {
     /// Shingles, signatures and the rule that confirms a candidate.
     #[serde(flatten)]
     pub confirm: ConfirmSettings,
-    /// Neighbours below this cosine are not candidates [default: 0.5].
-    #[serde(default = "default_min_cosine")]
+    /// Neighbours below this cosine are not candidates.
     pub min_cosine: f32,
     /// Centre every vector on the mean of the first documents embedded (see [`Centre`]) before
     /// it is stored or searched, and build the graph on int8 codes
-    /// ([`GraphSettings::for_vectors`]) [default: false].
-    #[serde(default)]
+    /// ([`GraphSettings::for_vectors`]).
     pub centre: bool,
-}
-
-fn default_min_cosine() -> f32 {
-    0.5
 }
 
 impl Default for IndexSettings {
     fn default() -> Self {
-        IndexSettings {
-            embedder: EmbedderSpec::default(),
-            store: StoreSpec::default(),
-            confirm: ConfirmSettings::default(),
-            min_cosine: default_min_cosine(),
-            centre: false,
-        }
+        crate::settings::default_of(MethodName::TwoStage)
     }
 }
 
 impl IndexSettings {
-    /// Checks every part.
+    /// Checks every part (each value's range is checked where the settings are read).
     pub fn validate(&self) -> Result<()> {
         self.embedder.validate()?;
         self.store.validate()?;
-        self.confirm.validate()?;
-        if !(-1.0..=1.0).contains(&self.min_cosine) {
-            return Err(Error::Setting {
-                key: "min_cosine",
-                message: format!("must lie in [-1, 1], not {}", self.min_cosine),
-            });
-        }
-        Ok(())
+        self.confirm.validate()
     }
 
     /// What signs records and confirms candidates under these settings.
@@ -177,8 +159,10 @@ impl Manifest {
                 )));
             }
         }
-        let manifest: Manifest =
-            from_map(map).map_err(|SettingError { key, message }| bad(key.as_deref(), message))?;
+        // A manifest written before a setting existed takes its declared default.
+        let manifest: Manifest = check_ranges(MethodName::TwoStage, map)
+            .and_then(|()| from_map(map, &defaults(MethodName::TwoStage)))
+            .map_err(|SettingError { key, message }| bad(key.as_deref(), message))?;
         manifest
             .settings
             .validate()

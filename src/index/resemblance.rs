@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::io::{AtomicFile, write_json_pretty};
+use crate::pipeline::MethodName;
 use crate::text::{ShingleKind, Shingler, Stoplist};
 
 /// Settings of a store.
@@ -81,15 +82,7 @@ impl ResemblanceStore {
         if settings.ngram_size == 0 {
             return Err(Error::Usage("ngram_size must be at least 1".into()));
         }
-        if !(0.0..1.0).contains(&settings.threshold) {
-            return Err(Error::Setting {
-                key: "threshold",
-                message: format!(
-                    "must lie in [0, 1), not {}: a document must exceed it",
-                    settings.threshold
-                ),
-            });
-        }
+        crate::settings::check(MethodName::Resemblance, "threshold", settings.threshold)?;
         let shingler = Shingler::new(
             ShingleKind::Words(settings.ngram_size),
             Stoplist::from_words(&settings.stopwords),

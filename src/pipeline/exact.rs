@@ -7,11 +7,10 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::{Found, Pair, StageTimes};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::group::Linkage;
 use crate::io::{Input, ReadOptions, read_corpus};
 use crate::similarity::SetJoin;
-use crate::sketch::check_threshold;
 use crate::text::{ShinglingSpec, UNIGRAMS};
 
 /// Settings of the `jaccard` method.
@@ -20,62 +19,38 @@ pub struct JaccardConfig {
     /// Shingles (word sets by default).
     #[serde(flatten)]
     pub shingling: ShinglingSpec,
-    /// Jaccard similarity a pair must reach [default: 0.7].
-    #[serde(default = "default_jaccard_threshold")]
+    /// Jaccard similarity a pair must reach.
     pub threshold: f64,
-    /// How pairs become groups [default: single].
-    #[serde(default)]
+    /// How pairs become groups.
     pub linkage: Linkage,
 }
 
-fn default_jaccard_threshold() -> f64 {
-    0.7
-}
-
 impl JaccardConfig {
-    /// Checks the shingling and the threshold.
+    /// Checks the shingling.
     pub fn validate(&self) -> Result<()> {
-        self.shingling.validate()?;
-        check_threshold(self.threshold)
+        self.shingling.validate()
     }
 }
 
 /// Settings of the `resemblance` method: Text::DeDuper's measure and defaults.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ResemblanceConfig {
-    /// Shingles [default: word 5-grams].
+    /// Shingles (word 5-grams unless told).
     #[serde(flatten)]
     pub shingling: ShinglingSpec,
-    /// Resemblance a pair must exceed [default: 0.2].
-    #[serde(default = "default_resemblance_threshold")]
+    /// Resemblance a pair must exceed.
     pub threshold: f64,
-    /// How pairs become groups [default: single].
-    #[serde(default)]
+    /// How pairs become groups.
     pub linkage: Linkage,
-}
-
-fn default_resemblance_threshold() -> f64 {
-    0.2
 }
 
 /// Text::DeDuper's n-gram size.
 pub(super) const RESEMBLANCE_NGRAM: NonZeroUsize = NonZeroUsize::new(5).unwrap();
 
 impl ResemblanceConfig {
-    /// Checks the shingling and that the threshold lies in [0, 1).
+    /// Checks the shingling.
     pub fn validate(&self) -> Result<()> {
-        self.shingling.validate()?;
-        if (0.0..1.0).contains(&self.threshold) {
-            Ok(())
-        } else {
-            Err(Error::Setting {
-                key: "threshold",
-                message: format!(
-                    "must lie in [0, 1) for resemblance, which must exceed it, not {}",
-                    self.threshold
-                ),
-            })
-        }
+        self.shingling.validate()
     }
 }
 

@@ -14,13 +14,12 @@ use crate::io::{Corpus, Input, ReadOptions, read_corpus};
 use crate::sketch::{Signatures, candidate_pairs};
 
 /// Settings of the MinHash method.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MinHashConfig {
     /// Shingles, signatures and the rule that confirms a candidate.
     #[serde(flatten)]
     pub confirm: ConfirmSettings,
-    /// How pairs become groups [default: single].
-    #[serde(default)]
+    /// How pairs become groups.
     pub linkage: Linkage,
 }
 

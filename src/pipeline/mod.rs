@@ -30,9 +30,7 @@ pub use output::write_results;
 pub use parts::{Merged, Part, merge};
 pub use simhash::SimHashConfig;
 pub use spec::{EvalSpec, InputSpec, OutputSpec, PipelineSpec};
-pub use two_stage::{
-    BuiltIndex, DEFAULT_TOP_K, MAX_TOP_K, TwoStageConfig, build_index, check_top_k,
-};
+pub use two_stage::{BuiltIndex, MAX_TOP_K, TwoStageConfig, build_index};
 
 use std::path::Path;
 use std::time::Instant;
@@ -44,7 +42,7 @@ use crate::error::Result;
 use crate::group::{Group, Linkage, linked_groups};
 use crate::io::{Corpus, Input, ReadOptions};
 use crate::results::StageTimes;
-use crate::settings::{SettingError, from_map, unknown_key};
+use crate::settings::SettingError;
 
 /// The methods a pipeline can name (`--method`, `name` in a pipeline file).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -92,13 +90,6 @@ macro_rules! method_configs {
                 <$config>::validate(self)
             }
         })*
-
-        /// Whether `map` reads as settings of method `name` (without checking their values).
-        fn parses(name: MethodName, map: &Map<String, Value>) -> Result<(), SettingError> {
-            match name {
-                $(MethodName::$name => from_map::<$config>(map).map(drop),)*
-            }
-        }
     };
 }
 
@@ -111,7 +102,8 @@ method_configs!(
 );
 
 /// A deduplication method with its settings. Each method's settings are one type, in the
-/// method's own file, with its defaults and checks; pipeline files, command-line flags,
+/// method's own file, with the checks that involve several settings (each setting's default
+/// and range are declared in [`crate::settings::SETTINGS`]); pipeline files, command-line flags,
 /// `summary.json` and index manifests all go through these types.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "name", rename_all = "kebab-case")]
@@ -154,35 +146,7 @@ impl Method {
     /// The settings of the method `T` is for, from `settings`, checked as
     /// [`Method::from_settings`] checks them: for a command that runs one method only.
     pub fn config<T: MethodConfig>(settings: Map<String, Value>) -> Result<T, SettingError> {
-        let config = from_map::<T>(&settings).map_err(|error| {
-            let Some(key) = unknown_key(&error) else {
-                return error;
-            };
-            let single: Map<String, Value> = settings
-                .get(key)
-                .map(|v| (key.to_owned(), v.clone()))
-                .into_iter()
-                .collect();
-            let owners: Vec<&str> = <MethodName as clap::ValueEnum>::value_variants()
-                .iter()
-                .filter(|&&other| {
-                    parses(other, &single).map_or_else(|e| unknown_key(&e).is_none(), |_| true)
-                })
-                .map(|m| m.as_str())
-                .collect();
-            SettingError {
-                key: Some(key.to_owned()),
-                message: if owners.is_empty() {
-                    "no method has this setting".into()
-                } else {
-                    format!(
-                        "does not apply to method {} (it is a setting of {})",
-                        T::NAME.as_str(),
-                        owners.join(", ")
-                    )
-                },
-            }
-        })?;
+        let config: T = crate::settings::read(T::NAME, &settings)?;
         config.validate().map_err(|e| match e {
             crate::error::Error::Setting { key, message } => SettingError {
                 key: Some(key.to_owned()),

@@ -6,7 +6,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::{Found, Pair};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::group::Linkage;
 use crate::io::{Input, ReadOptions, read_corpus};
 use crate::results::StageTimes;
@@ -19,32 +19,18 @@ pub struct SimHashConfig {
     /// Features (distinct shingles, each of weight 1).
     #[serde(flatten)]
     pub shingling: ShinglingSpec,
-    /// Largest Hamming distance of a duplicate [default: 3].
-    #[serde(default = "default_max_distance")]
+    /// Largest Hamming distance of a duplicate.
     pub max_distance: u32,
     /// Probe this many likeliest bit-flip sets per document instead of the exact search.
-    #[serde(default)]
     pub probes: Option<NonZeroUsize>,
-    /// How pairs become groups [default: single].
-    #[serde(default)]
+    /// How pairs become groups.
     pub linkage: Linkage,
 }
 
-fn default_max_distance() -> u32 {
-    3
-}
-
 impl SimHashConfig {
-    /// Checks the shingling and that the distance is below 64 bits.
+    /// Checks the shingling.
     pub fn validate(&self) -> Result<()> {
-        self.shingling.validate()?;
-        if self.max_distance >= 64 {
-            return Err(Error::Usage(format!(
-                "`max_distance` must be below 64, not {}",
-                self.max_distance
-            )));
-        }
-        Ok(())
+        self.shingling.validate()
     }
 }
 

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::parts::Part;
 use super::queries::{Query, QueryFile};
 use super::title_only::TitleOnlyStore;
-use super::{Found, Pair};
+use super::{Found, MethodName, Pair};
 use crate::confirm::Confirmer;
 use crate::confirm::{Sketch, SketchFacts, SketchRef};
 use crate::error::{Error, Result};
@@ -28,9 +28,6 @@ use crate::settings::Scope;
 use crate::sketch::Signatures;
 use crate::store::{SearchOptions, point_key};
 
-/// Neighbours per document the two-stage method considers by default.
-pub const DEFAULT_TOP_K: usize = 20;
-
 /// The most neighbours a document may ask for: each costs a search slot and a confirmation,
 /// and past a few dozen they are unrelated documents.
 pub const MAX_TOP_K: usize = 1000;
@@ -41,33 +38,25 @@ pub struct TwoStageConfig {
     /// Embedder, vector store and MinHash confirmation: what an index records.
     #[serde(flatten)]
     pub settings: IndexSettings,
-    /// Nearest neighbours per document taken as candidates [default: 20].
-    #[serde(default = "default_top_k")]
+    /// Nearest neighbours per document taken as candidates.
     pub top_k: usize,
     /// Search every document's true top-k by a full scan instead of the HNSW graph: slower,
     /// but the same candidates on every run and engine (up to which of several identical
-    /// vectors tied at the k-th place is kept) [default: false].
-    #[serde(default)]
+    /// vectors tied at the k-th place is kept).
     pub exact_search: bool,
-    /// How pairs become groups [default: single].
-    #[serde(default)]
+    /// How pairs become groups.
     pub linkage: Linkage,
     /// Keep the vector index in this folder, for `neardup query` later; a temporary one
     /// otherwise. With `part`, the index `neardup index` built, which the parts share.
-    #[serde(default, rename = "index")]
+    #[serde(rename = "index")]
     pub index_dir: Option<PathBuf>,
     /// Search and confirm only this slice of the documents (`I/N`), in the shared index, and
-    /// write its candidates for `neardup merge` [default: all documents].
-    #[serde(default)]
+    /// write its candidates for `neardup merge` (`None`: all documents).
     pub part: Option<Part>,
 }
 
-fn default_top_k() -> usize {
-    DEFAULT_TOP_K
-}
-
 impl TwoStageConfig {
-    /// Checks the index settings and the number of neighbours.
+    /// Checks the index settings, and that a part has its shared index.
     pub fn validate(&self) -> Result<()> {
         self.settings.validate()?;
         if self.part.is_some() && self.index_dir.is_none() {
@@ -77,19 +66,13 @@ impl TwoStageConfig {
                     .into(),
             ));
         }
-        check_top_k(self.top_k)
+        Ok(())
     }
 }
 
-/// Checks a number of neighbours asked for (here, by `query` and by `serve`).
-pub fn check_top_k(top_k: usize) -> Result<()> {
-    if (1..=MAX_TOP_K).contains(&top_k) {
-        Ok(())
-    } else {
-        Err(Error::Setting {
-            key: "top_k",
-            message: format!("must be between 1 and {MAX_TOP_K}, not {top_k}"),
-        })
+impl Default for TwoStageConfig {
+    fn default() -> Self {
+        crate::settings::default_of(MethodName::TwoStage)
     }
 }
 

@@ -1,22 +1,31 @@
 //! Reading typed settings from a key/value map, with errors that name the key.
 //!
 //! Pipeline files, command-line flags and index manifests all give their settings as a flat map
-//! of keys, deserialised into the same types (see [`crate::pipeline::Method`]). Those types are
-//! composed of shared parts (`#[serde(flatten)]`), which serde buffers: its errors then say what
-//! is wrong but not where, and its `deny_unknown_fields` does not see through nested parts.
-//! [`from_map`] therefore finds unknown keys itself (a key the value does not serialise back
-//! is one nothing read), and finds the key an error is about by taking keys out one at a time:
-//! the key whose removal cures or changes the error is the one at fault (a required key,
-//! whose removal is an error of its own, is named by `serde_path_to_error`). Settings types
-//! serialise every key they read, `None` as `null`, for this and for `summary.json`.
+//! of keys, deserialised into the same types (see [`crate::pipeline::Method`]). Each key is
+//! declared once in [`SETTINGS`]: the methods that take it, its default and its range. Reading
+//! a method's settings ([`read`]) refuses keys the method does not take, checks each value's
+//! range, fills in the defaults, and only then hands the map to the settings type, which has no
+//! defaults of its own.
+//!
+//! The types are composed of shared parts (`#[serde(flatten)]`), which serde buffers: its
+//! errors then say what is wrong but not where, and its `deny_unknown_fields` does not see
+//! through nested parts. [`from_map`] therefore finds unknown keys itself (a key the value does
+//! not serialise back is one nothing read), and finds the key an error is about by putting the
+//! given keys back to their defaults one at a time: the key whose default cures or changes the
+//! error is the one at fault (a required key outside the declared settings is named by
+//! `serde_path_to_error`). Settings types serialise every key they read, `None` as `null`, for
+//! this and for `summary.json`.
 
 mod registry;
 
-pub use registry::{Kind, SETTINGS, Scope, Setting, keys_in};
+pub use registry::{Kind, Range, SETTINGS, Scope, Setting, defaults, keys_in, setting_of};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+use crate::pipeline::MethodName;
 
 /// A setting that cannot be read: the key, when one is to blame, and what is wrong with it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,32 +45,108 @@ impl std::fmt::Display for SettingError {
     }
 }
 
-/// Deserialises `map` into `T`, refusing keys `T` does not have; on failure, names the key at
-/// fault where one is (a defaulted key: one whose absence is not itself an error).
-pub fn from_map<T: DeserializeOwned + Serialize>(
+/// The settings of `method` in `given` (keys as in a pipeline file), read as `T` with the
+/// declared defaults for the keys not given. A key `method` does not take is refused, naming
+/// the methods that take it; a value out of its declared range is refused with the range.
+pub fn read<T: DeserializeOwned + Serialize>(
+    method: MethodName,
+    given: &Map<String, Value>,
+) -> std::result::Result<T, SettingError> {
+    for key in given.keys() {
+        let message = match setting_of(key) {
+            None => "no method has this setting".to_owned(),
+            Some(setting) if !setting.applies_to(method) => format!(
+                "does not apply to method {} (it is a setting of {})",
+                method.as_str(),
+                setting
+                    .methods
+                    .iter()
+                    .map(|m| m.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Some(_) => continue,
+        };
+        return Err(SettingError {
+            key: Some(key.clone()),
+            message,
+        });
+    }
+    check_ranges(method, given)?;
+    from_map(given, &defaults(method))
+}
+
+/// Checks every declared setting in `map` against the range `method` accepts (other keys, and
+/// values that are not numbers, are left to the type that reads them).
+pub fn check_ranges(
+    method: MethodName,
     map: &Map<String, Value>,
-) -> Result<T, SettingError> {
-    let attempt = |map: &Map<String, Value>| -> Result<T, String> {
-        let value: T =
-            serde_json::from_value(Value::Object(map.clone())).map_err(|e| e.to_string())?;
+) -> std::result::Result<(), SettingError> {
+    for (key, value) in map {
+        let Some(setting) = setting_of(key).filter(|s| s.applies_to(method)) else {
+            continue;
+        };
+        setting
+            .check(method, value)
+            .map_err(|message| SettingError {
+                key: Some(key.clone()),
+                message,
+            })?;
+    }
+    Ok(())
+}
+
+/// Checks one value of `key` given outside a method's settings (`query --top-k`), as `method`
+/// would check it.
+pub fn check(method: MethodName, key: &str, value: impl Into<Value>) -> Result<()> {
+    let setting = setting_of(key)
+        .filter(|s| s.applies_to(method))
+        .expect("a declared setting of the method");
+    setting
+        .check(method, &value.into())
+        .map_err(|message| Error::Setting {
+            key: setting.key,
+            message,
+        })
+}
+
+/// The declared defaults of `method` read as `T`: the `Default` of a settings type (or of a
+/// part of one), so that the defaults are the declared ones there too.
+pub fn default_of<T: DeserializeOwned>(method: MethodName) -> T {
+    serde_json::from_value(Value::Object(defaults(method)))
+        .expect("the declared defaults read as the method's settings types")
+}
+
+/// Deserialises `given` over `defaults` into `T`, refusing given keys `T` does not have; on
+/// failure, names the key at fault where one is.
+pub fn from_map<T: DeserializeOwned + Serialize>(
+    given: &Map<String, Value>,
+    defaults: &Map<String, Value>,
+) -> std::result::Result<T, SettingError> {
+    let attempt = |given: &Map<String, Value>| -> std::result::Result<T, String> {
+        let mut map = defaults.clone();
+        map.extend(given.iter().map(|(k, v)| (k.clone(), v.clone())));
+        let value: T = serde_json::from_value(Value::Object(map)).map_err(|e| e.to_string())?;
         let read = serde_json::to_value(&value).map_err(|e| e.to_string())?;
-        if let Some(unknown) = map.keys().find(|key| read.get(key.as_str()).is_none()) {
+        if let Some(unknown) = given.keys().find(|key| read.get(key.as_str()).is_none()) {
             return Err(format!("unknown field `{unknown}`"));
         }
         Ok(value)
     };
-    let error = match attempt(map) {
+    let error = match attempt(given) {
         Ok(value) => return Ok(value),
         Err(e) => e,
     };
-    // A key serde itself can name (one outside the flattened parts), else the removal search.
-    let named = serde_path_to_error::deserialize::<_, T>(Value::Object(map.clone()))
+    // A key serde itself can name (one outside the flattened parts), else the default search.
+    let mut merged = defaults.clone();
+    merged.extend(given.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let named = serde_path_to_error::deserialize::<_, T>(Value::Object(merged))
         .err()
         .map(|e| e.path().to_string())
-        .filter(|path| map.contains_key(path));
+        .filter(|path| given.contains_key(path));
     let key = named.as_ref().or_else(|| {
-        map.keys().find(|key| {
-            let mut without = map.clone();
+        given.keys().find(|key| {
+            let mut without = given.clone();
             without.remove(*key);
             match attempt(&without) {
                 Ok(_) => true,
@@ -89,12 +174,6 @@ pub fn toml_line_of_key(text: &str, table: &str, key: &str) -> Option<u64> {
                 .is_some_and(|rest| rest.trim_start().starts_with('='))
         })
         .map(|(i, _)| i as u64 + 1)
-}
-
-/// The key an "unknown field" error is about, if it is one.
-pub fn unknown_key(error: &SettingError) -> Option<&str> {
-    let rest = error.message.strip_prefix("unknown field `")?;
-    rest.split('`').next()
 }
 
 #[cfg(test)]
@@ -130,7 +209,7 @@ mod tests {
 
     #[test]
     fn the_key_at_fault_is_named_even_inside_flattened_parts() {
-        let read = |value: Value| from_map::<Outer>(&map(value));
+        let read = |value: Value| from_map::<Outer>(&map(value), &Map::new());
         let ok = read(serde_json::json!({"name": "n", "size": 3, "seed": 2})).unwrap();
         assert_eq!((ok.size, ok.inner.innermost.seed), (3, 2));
 
@@ -139,7 +218,7 @@ mod tests {
         let err = read(serde_json::json!({"name": "n", "size": "big", "seed": 1})).unwrap_err();
         assert_eq!(err.key.as_deref(), Some("size"), "{err}");
         let err = read(serde_json::json!({"name": "n", "size": 3, "sede": 1})).unwrap_err();
-        assert_eq!(unknown_key(&err), Some("sede"), "{err}");
+        assert_eq!(err.message, "unknown field `sede`");
         assert_eq!(err.key.as_deref(), Some("sede"), "{err}");
         let err = read(serde_json::json!({"name": 7})).unwrap_err();
         assert_eq!(

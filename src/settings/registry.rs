@@ -1,17 +1,25 @@
 //! Every method setting, declared once.
 //!
 //! A setting is a key (`num_perm`) that a pipeline file's `[method]` table, a command-line flag
-//! (`--num-perm`), an index's manifest and `summary.json` all use. Its value, default and range
-//! belong to its method's settings type (`src/pipeline/`); what is declared here is what the
-//! rest needs to know about it: its help, how a flag reads it, and where it applies (a setting
-//! that shapes an index, one that says where things are on this machine, one that may be given
-//! when serving). The command line builds its flags from [`SETTINGS`], and the split run and
-//! `serve` check scopes with [`keys_in`].
+//! (`--num-perm`), an index's manifest and `summary.json` all use. Its declaration here is the
+//! only place that says which methods take it, its default, the values it accepts, how a flag
+//! reads it, its help, and where it applies beyond the run (a setting that shapes an index, one
+//! that says where things are on this machine, one that may be given when serving). The
+//! settings types (`src/pipeline/`, `src/confirm/`, ...) only hold the values: reading a
+//! method's settings fills in the defaults declared here and checks the ranges before the types
+//! see them ([`crate::pipeline::Method::from_settings`]), and the types check what involves
+//! several settings at once (`bands` x `rows` within `num_perm`). The command line builds its
+//! flags from [`SETTINGS`], and the split run and `serve` check scopes with [`keys_in`].
+
+use std::fmt;
+
+use serde_json::Value;
 
 use crate::confirm::{Confirm, NumberGuard};
-use crate::embed::EmbedderKind;
+use crate::embed::{EmbedderKind, MAX_TOKENS_LIMIT};
 use crate::group::Linkage;
-use crate::sketch::Hashing;
+use crate::pipeline::{MAX_TOP_K, MethodName};
+use crate::sketch::{Hashing, MAX_NUM_PERM};
 use crate::store::StoreKind;
 
 /// Where a setting applies beyond the run that gives it.
@@ -52,15 +60,100 @@ pub enum Kind {
     Choice(fn() -> Vec<clap::builder::PossibleValue>),
 }
 
-/// One method setting, declared once: its key (the flag is `--key` with dashes), what it
-/// means, how its value is read, and where it applies. The flag, its help (with the defaults
-/// each method takes, read from the methods themselves) and the scope lists other commands
-/// check come from here; the value's default and range are its method's settings type's
-/// ([`crate::pipeline::Method::from_settings`]), as for a pipeline file's `[method]` table.
+/// The numbers a setting accepts: an interval, each end open or closed, or unbounded above.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Range {
+    low: f64,
+    low_open: bool,
+    high: f64,
+    high_open: bool,
+}
+
+impl Range {
+    /// Every value its kind reads.
+    pub const ANY: Range = Range::closed(f64::NEG_INFINITY, f64::INFINITY);
+    /// A share: (0, 1].
+    pub const SHARE: Range = Range::closed(0.0, 1.0).open_below();
+
+    /// `[low, high]`.
+    pub const fn closed(low: f64, high: f64) -> Range {
+        Range {
+            low,
+            low_open: false,
+            high,
+            high_open: false,
+        }
+    }
+
+    /// `low` and above.
+    pub const fn at_least(low: f64) -> Range {
+        Range::closed(low, f64::INFINITY)
+    }
+
+    /// The same range without its lower end.
+    pub const fn open_below(mut self) -> Range {
+        self.low_open = true;
+        self
+    }
+
+    /// The same range without its upper end.
+    pub const fn open_above(mut self) -> Range {
+        self.high_open = true;
+        self
+    }
+
+    /// Whether `value` lies in the range.
+    pub fn contains(&self, value: f64) -> bool {
+        let above = if self.low_open {
+            value > self.low
+        } else {
+            value >= self.low
+        };
+        let below = if self.high_open {
+            value < self.high
+        } else {
+            value <= self.high
+        };
+        above && below
+    }
+}
+
+impl fmt::Display for Range {
+    /// `lie in (0, 1]`, or `be at least 1` where nothing bounds it above.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.high == f64::INFINITY {
+            let sign = if self.low_open { "above" } else { "at least" };
+            return write!(f, "be {sign} {}", self.low);
+        }
+        let open = if self.low_open { '(' } else { '[' };
+        let close = if self.high_open { ')' } else { ']' };
+        write!(f, "lie in {open}{}, {}{close}", self.low, self.high)
+    }
+}
+
+/// Where one method takes another default or range than the others.
+#[derive(Clone, Copy, Debug)]
+pub struct Override {
+    method: MethodName,
+    default: &'static str,
+    range: Range,
+}
+
+/// One method setting, declared once: its key (the flag is `--key` with dashes), the methods
+/// that take it, its default and range, what it means, how its value is read, and where it
+/// applies. Everything else about a setting is derived from this.
 #[derive(Clone, Copy, Debug)]
 pub struct Setting {
     /// The key, in pipeline files, manifests and `summary.json`.
     pub key: &'static str,
+    /// The methods that take it.
+    pub methods: &'static [MethodName],
+    /// The default, as JSON (`null`: unset, or resolved when the run starts).
+    pub default: &'static str,
+    /// The values it accepts (numbers only; a name or a path is checked by its type).
+    pub range: Range,
+    /// Methods that take another default or range.
+    pub overrides: &'static [Override],
     /// The group its flag is listed under in `--help`.
     pub heading: &'static str,
     /// What it means.
@@ -69,8 +162,9 @@ pub struct Setting {
     pub kind: Kind,
     /// Where it applies beyond the run.
     pub scopes: &'static [Scope],
-    /// The default in words, where no one value says it (computed, or null until resolved).
-    pub default: Option<&'static str>,
+    /// The default in words, where a run resolves it (a default of `null` that means more
+    /// than "unset").
+    pub default_note: Option<&'static str>,
 }
 
 fn choices<T: clap::ValueEnum>() -> Vec<clap::builder::PossibleValue> {
@@ -82,29 +176,75 @@ fn choices<T: clap::ValueEnum>() -> Vec<clap::builder::PossibleValue> {
 
 const fn setting(
     key: &'static str,
+    methods: &'static [MethodName],
+    default: &'static str,
     heading: &'static str,
-    help: &'static str,
     kind: Kind,
+    help: &'static str,
 ) -> Setting {
     Setting {
         key,
+        methods,
+        default,
+        range: Range::ANY,
+        overrides: &[],
         heading,
         help,
         kind,
         scopes: &[Scope::Index],
-        default: None,
+        default_note: None,
     }
 }
 
 impl Setting {
+    const fn range(mut self, range: Range) -> Self {
+        self.range = range;
+        self
+    }
+
+    const fn overrides(mut self, overrides: &'static [Override]) -> Self {
+        self.overrides = overrides;
+        self
+    }
+
     const fn scopes(mut self, scopes: &'static [Scope]) -> Self {
         self.scopes = scopes;
         self
     }
 
-    const fn default(mut self, default: &'static str) -> Self {
-        self.default = Some(default);
+    const fn default_note(mut self, note: &'static str) -> Self {
+        self.default_note = Some(note);
         self
+    }
+
+    /// Whether `method` takes this setting.
+    pub fn applies_to(&self, method: MethodName) -> bool {
+        self.methods.contains(&method)
+    }
+
+    fn overridden(&self, method: MethodName) -> Option<&Override> {
+        self.overrides.iter().find(|o| o.method == method)
+    }
+
+    /// The default `method` takes, as JSON.
+    pub fn default_for(&self, method: MethodName) -> Value {
+        let text = self.overridden(method).map_or(self.default, |o| o.default);
+        serde_json::from_str(text).expect("declared defaults are JSON")
+    }
+
+    /// The values `method` accepts.
+    pub fn range_for(&self, method: MethodName) -> Range {
+        self.overridden(method).map_or(self.range, |o| o.range)
+    }
+
+    /// Checks `value` against the range `method` accepts; the message follows the key:
+    /// "must lie in (0, 1], not 1.5". A value that is not a number is left to its type.
+    pub fn check(&self, method: MethodName, value: &Value) -> Result<(), String> {
+        let range = self.range_for(method);
+        match value.as_f64() {
+            Some(number) if !range.contains(number) => Err(format!("must {range}, not {value}")),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -114,57 +254,97 @@ const MINHASH: &str = "MinHash";
 const SIMHASH: &str = "SimHash";
 const TWO_STAGE: &str = "Two-stage";
 
-/// Every method setting. Adding a setting is a field in its method's settings type and a line
-/// here; a test checks that the two agree.
+use MethodName::{Jaccard, Minhash, Resemblance, Simhash, TwoStage};
+
+const EVERY_METHOD: &[MethodName] = &[Minhash, Jaccard, Resemblance, Simhash, TwoStage];
+const THRESHOLDED: &[MethodName] = &[Minhash, Jaccard, Resemblance, TwoStage];
+const SIGNED: &[MethodName] = &[Minhash, TwoStage];
+
+/// Every method setting. Adding a setting is a line here and a field in the settings type of
+/// each method that takes it; a test checks that the two agree.
 pub const SETTINGS: &[Setting] = &[
-    setting("ngram", SHINGLES, "Word n-gram size of the shingles", Kind::Count)
-        .default("1; 5 for resemblance"),
-    setting("char_ngram", SHINGLES, "Use character n-grams of this size instead of word n-grams", Kind::Count),
-    setting("stoplist", SHINGLES, "Stoplist file: one word a line (# comments allowed)", Kind::Path),
-    setting("stopwords", SHINGLES, "Stop words given inline, comma-separated", Kind::Words),
-    setting("threshold", MATCHING, "Similarity threshold (minhash and two-stage: their evidence rule also matches titles; resemblance must exceed it)", Kind::Number),
-    setting("linkage", MATCHING, "How pairs become groups: single (connected), complete (all pairs similar), star (all similar to the representative)", Kind::Choice(choices::<Linkage>)),
-    setting("num_perm", MINHASH, "MinHash: number of permutations", Kind::Count),
-    setting("seed", MINHASH, "MinHash: seed of the permutations", Kind::Count64),
-    setting("hashing", MINHASH, "MinHash: how the slots are drawn: permutations (one a slot), one-permutation (one hash a word, cut into bins; cheaper, and as accurate on bib-dedupe)", Kind::Choice(choices::<Hashing>)),
-    setting("bands", MINHASH, "MinHash: LSH bands, with --rows", Kind::Count)
-        .default("chosen for the threshold and rule, 20 x 6 with the evidence rule"),
-    setting("rows", MINHASH, "MinHash: slots per LSH band, with --bands", Kind::Count)
-        .default("see --bands"),
-    setting("confirm", MINHASH, "MinHash: how candidates are confirmed: evidence (whole-text Jaccard, titles, numbers, short texts), estimate (the Jaccard estimate alone), band", Kind::Choice(choices::<Confirm>)),
-    setting("min_shingles", MINHASH, "MinHash, evidence rule: never confirm a text with fewer distinct words: a title such as \"editorial\" matches every other \"editorial\"", Kind::Count32),
-    setting("title_threshold", MINHASH, "MinHash, evidence rule: title Jaccard (notes removed) that makes a title-only copy of a record a duplicate", Kind::Number),
-    setting("containment", MINHASH, "MinHash, evidence rule: share of the smaller text's words found in the larger that makes two records with an abstract duplicates (a truncated abstract, a glued prefix, added boilerplate); 0 turns the rule off", Kind::Number),
-    setting("number_guard", MINHASH, "MinHash, evidence rule: which numbers must agree: title (the titles' where both have one, else the whole texts'), text (every number), off", Kind::Choice(choices::<NumberGuard>)),
-    setting("max_distance", SIMHASH, "SimHash: largest Hamming distance of a duplicate", Kind::Count32),
-    setting("probes", SIMHASH, "SimHash: probe this many likeliest bit-flip sets per document instead of the exact search", Kind::Count),
-    setting("embedder", TWO_STAGE, "Two-stage: embedder", Kind::Choice(choices::<EmbedderKind>)),
-    setting("model_dir", TWO_STAGE, "Two-stage: use the model files in this folder instead of fetching (minilm: config.json, tokenizer.json, model.safetensors; static: a folder made by `neardup models fetch static`)", Kind::Path)
+    setting("ngram", EVERY_METHOD, "null", SHINGLES, Kind::Count, "Word n-gram size of the shingles")
+        .range(Range::at_least(1.0))
+        .default_note("1; 5 for resemblance"),
+    setting("char_ngram", EVERY_METHOD, "null", SHINGLES, Kind::Count, "Use character n-grams of this size instead of word n-grams")
+        .range(Range::at_least(1.0)),
+    setting("stoplist", EVERY_METHOD, "null", SHINGLES, Kind::Path, "Stoplist file: one word a line (# comments allowed)"),
+    setting("stopwords", EVERY_METHOD, "[]", SHINGLES, Kind::Words, "Stop words given inline, comma-separated"),
+    setting("threshold", THRESHOLDED, "0.8", MATCHING, Kind::Number, "Similarity threshold (minhash and two-stage: their evidence rule also matches titles; resemblance must exceed it)")
+        .range(Range::SHARE)
+        .overrides(&[
+            Override { method: Jaccard, default: "0.7", range: Range::SHARE },
+            Override { method: Resemblance, default: "0.2", range: Range::closed(0.0, 1.0).open_above() },
+        ]),
+    setting("linkage", EVERY_METHOD, "\"single\"", MATCHING, Kind::Choice(choices::<Linkage>), "How pairs become groups: single (connected), complete (all pairs similar), star (all similar to the representative)"),
+    setting("num_perm", SIGNED, "128", MINHASH, Kind::Count, "MinHash: number of permutations")
+        .range(Range::closed(1.0, MAX_NUM_PERM as f64)),
+    setting("seed", SIGNED, "1", MINHASH, Kind::Count64, "MinHash: seed of the permutations"),
+    setting("hashing", SIGNED, "\"permutations\"", MINHASH, Kind::Choice(choices::<Hashing>), "MinHash: how the slots are drawn: permutations (one a slot), one-permutation (one hash a word, cut into bins; cheaper, and as accurate on bib-dedupe)"),
+    setting("bands", SIGNED, "null", MINHASH, Kind::Count, "MinHash: LSH bands, with --rows")
+        .range(Range::at_least(1.0))
+        .default_note("chosen for the threshold and rule, 20 x 6 with the evidence rule"),
+    setting("rows", SIGNED, "null", MINHASH, Kind::Count, "MinHash: slots per LSH band, with --bands")
+        .range(Range::at_least(1.0))
+        .default_note("see --bands"),
+    setting("confirm", SIGNED, "\"evidence\"", MINHASH, Kind::Choice(choices::<Confirm>), "MinHash: how candidates are confirmed: evidence (whole-text Jaccard, titles, numbers, short texts), estimate (the Jaccard estimate alone), band"),
+    setting("min_shingles", SIGNED, "4", MINHASH, Kind::Count32, "MinHash, evidence rule: never confirm a text with fewer distinct words: a title such as \"editorial\" matches every other \"editorial\""),
+    setting("title_threshold", SIGNED, "0.8", MINHASH, Kind::Number, "MinHash, evidence rule: title Jaccard (notes removed) that makes a title-only copy of a record a duplicate")
+        .range(Range::SHARE),
+    setting("containment", SIGNED, "0.7", MINHASH, Kind::Number, "MinHash, evidence rule: share of the smaller text's words found in the larger that makes two records with an abstract duplicates (a truncated abstract, a glued prefix, added boilerplate); 0 turns the rule off")
+        .range(Range::closed(0.0, 1.0)),
+    setting("number_guard", SIGNED, "\"title\"", MINHASH, Kind::Choice(choices::<NumberGuard>), "MinHash, evidence rule: which numbers must agree: title (the titles' where both have one, else the whole texts'), text (every number), off"),
+    setting("max_distance", &[Simhash], "3", SIMHASH, Kind::Count32, "SimHash: largest Hamming distance of a duplicate")
+        .range(Range::closed(0.0, 63.0)),
+    setting("probes", &[Simhash], "null", SIMHASH, Kind::Count, "SimHash: probe this many likeliest bit-flip sets per document instead of the exact search")
+        .range(Range::at_least(1.0)),
+    setting("embedder", &[TwoStage], "\"static\"", TWO_STAGE, Kind::Choice(choices::<EmbedderKind>), "Two-stage: embedder"),
+    setting("model_dir", &[TwoStage], "null", TWO_STAGE, Kind::Path, "Two-stage: use the model files in this folder instead of fetching (minilm: config.json, tokenizer.json, model.safetensors; static: a folder made by `neardup models fetch static`)")
         .scopes(&[Scope::Local]),
-    setting("glove", TWO_STAGE, "Two-stage: GloVe text file, for --embedder glove", Kind::Path)
+    setting("glove", &[TwoStage], "null", TWO_STAGE, Kind::Path, "Two-stage: GloVe text file, for --embedder glove")
         .scopes(&[Scope::Local]),
-    setting("max_tokens", TWO_STAGE, "Two-stage: MiniLM's longest input in tokens", Kind::Count),
-    setting("top_k", TWO_STAGE, "Two-stage: nearest neighbours per document taken as candidates", Kind::Count)
+    setting("max_tokens", &[TwoStage], "128", TWO_STAGE, Kind::Count, "Two-stage: MiniLM's longest input in tokens")
+        .range(Range::closed(1.0, MAX_TOKENS_LIMIT as f64)),
+    setting("top_k", &[TwoStage], "20", TWO_STAGE, Kind::Count, "Two-stage: nearest neighbours per document taken as candidates")
+        .range(Range::closed(1.0, MAX_TOP_K as f64))
         .scopes(&[Scope::Index, Scope::Serving]),
-    setting("exact_search", TWO_STAGE, "Two-stage: find each document's true top-k by a full scan instead of the HNSW graph: slower, but the same candidates on every run and engine (up to which of several identical vectors tied at the k-th place is kept)", Kind::Switch),
-    setting("min_cosine", TWO_STAGE, "Two-stage: neighbours below this cosine are not candidates", Kind::Number32),
-    setting("centre", TWO_STAGE, "Two-stage: centre every vector on the mean of the first 8,192 documents' vectors before it is stored or searched: unrelated documents then point apart, which the HNSW graph needs, and the graph is built and walked on int8 codes, rescored with the full vectors (a kept index needs at least 1,000 documents to learn the centre from)", Kind::Switch),
-    setting("store", TWO_STAGE, "Two-stage: vector store", Kind::Choice(choices::<StoreKind>))
+    setting("exact_search", &[TwoStage], "false", TWO_STAGE, Kind::Switch, "Two-stage: find each document's true top-k by a full scan instead of the HNSW graph: slower, but the same candidates on every run and engine (up to which of several identical vectors tied at the k-th place is kept)"),
+    setting("min_cosine", &[TwoStage], "0.5", TWO_STAGE, Kind::Number32, "Two-stage: neighbours below this cosine are not candidates")
+        .range(Range::closed(-1.0, 1.0)),
+    setting("centre", &[TwoStage], "false", TWO_STAGE, Kind::Switch, "Two-stage: centre every vector on the mean of the first 8,192 documents' vectors before it is stored or searched: unrelated documents then point apart, which the HNSW graph needs, and the graph is built and walked on int8 codes, rescored with the full vectors (a kept index needs at least 1,000 documents to learn the centre from)"),
+    setting("store", &[TwoStage], "null", TWO_STAGE, Kind::Choice(choices::<StoreKind>), "Two-stage: vector store")
         .scopes(&[Scope::Local])
-        .default("edge, or qdrant with --qdrant-url"),
-    setting("qdrant_url", TWO_STAGE, "Two-stage: Qdrant server gRPC address, e.g. http://localhost:6334", Kind::Text)
+        .default_note("edge, or qdrant with --qdrant-url"),
+    setting("qdrant_url", &[TwoStage], "null", TWO_STAGE, Kind::Text, "Two-stage: Qdrant server gRPC address, e.g. http://localhost:6334")
         .scopes(&[Scope::Local, Scope::Serving]),
-    setting("collection", TWO_STAGE, "Two-stage: collection on the Qdrant server", Kind::Text)
+    setting("collection", &[TwoStage], "\"neardup\"", TWO_STAGE, Kind::Text, "Two-stage: collection on the Qdrant server")
         .scopes(&[Scope::Local]),
-    setting("shards", TWO_STAGE, "Two-stage: shards of a new server collection, spread over a cluster's nodes", Kind::Count32)
+    setting("shards", &[TwoStage], "1", TWO_STAGE, Kind::Count32, "Two-stage: shards of a new server collection, spread over a cluster's nodes")
+        .range(Range::at_least(1.0))
         .scopes(&[Scope::Local]),
-    setting("replicas", TWO_STAGE, "Two-stage: copies of each shard on a cluster", Kind::Count32)
+    setting("replicas", &[TwoStage], "1", TWO_STAGE, Kind::Count32, "Two-stage: copies of each shard on a cluster")
+        .range(Range::at_least(1.0))
         .scopes(&[Scope::Local]),
-    setting("index", TWO_STAGE, "Two-stage: keep the vector index in this folder, for `neardup query` later; with --part, the shared index `neardup index` built", Kind::Path)
+    setting("index", &[TwoStage], "null", TWO_STAGE, Kind::Path, "Two-stage: keep the vector index in this folder, for `neardup query` later; with --part, the shared index `neardup index` built")
         .scopes(&[Scope::Serving]),
-    setting("part", TWO_STAGE, "Two-stage: search and confirm only part I of N of the documents (e.g. 2/4) in the shared --index, and write its candidates for `neardup merge`", Kind::Text)
+    setting("part", &[TwoStage], "null", TWO_STAGE, Kind::Text, "Two-stage: search and confirm only part I of N of the documents (e.g. 2/4) in the shared --index, and write its candidates for `neardup merge`")
         .scopes(&[]),
 ];
+
+/// The setting declared under `key`.
+pub fn setting_of(key: &str) -> Option<&'static Setting> {
+    SETTINGS.iter().find(|s| s.key == key)
+}
+
+/// Every setting `method` takes, at its default, as the map a pipeline file's `[method]` table
+/// would give.
+pub fn defaults(method: MethodName) -> serde_json::Map<String, Value> {
+    SETTINGS
+        .iter()
+        .filter(|s| s.applies_to(method))
+        .map(|s| (s.key.to_owned(), s.default_for(method)))
+        .collect()
+}
 
 /// The keys of the settings that apply in `scope`.
 pub fn keys_in(scope: Scope) -> impl Iterator<Item = &'static str> {
@@ -172,4 +352,85 @@ pub fn keys_in(scope: Scope) -> impl Iterator<Item = &'static str> {
         .iter()
         .filter(move |s| s.scopes.contains(&scope))
         .map(|s| s.key)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::Method;
+
+    #[test]
+    fn each_method_takes_exactly_the_settings_declared_for_it() {
+        for &method in <MethodName as clap::ValueEnum>::value_variants() {
+            let Value::Object(read) = serde_json::to_value(Method::defaults(method)).unwrap()
+            else {
+                panic!("a method serialises to an object")
+            };
+            let mut read: Vec<String> = read.into_iter().map(|(k, _)| k).collect();
+            read.retain(|k| k != "name");
+            read.sort();
+            let mut declared: Vec<String> = defaults(method).into_iter().map(|(k, _)| k).collect();
+            declared.sort();
+            assert_eq!(read, declared, "{}", method.as_str());
+        }
+    }
+
+    #[test]
+    fn declared_defaults_lie_in_their_ranges_and_are_what_the_types_hold() {
+        for setting in SETTINGS {
+            for &method in setting.methods {
+                let default = setting.default_for(method);
+                assert_eq!(setting.check(method, &default), Ok(()), "{}", setting.key);
+                let Value::Object(held) = serde_json::to_value(Method::defaults(method)).unwrap()
+                else {
+                    panic!("a method serialises to an object")
+                };
+                assert_eq!(
+                    held[setting.key],
+                    default,
+                    "{} of {}",
+                    setting.key,
+                    method.as_str()
+                );
+            }
+        }
+        let threshold = setting_of("threshold").unwrap();
+        assert_eq!(threshold.default_for(MethodName::Resemblance), 0.2);
+        assert!(
+            threshold
+                .check(MethodName::Resemblance, &0.0.into())
+                .is_ok()
+        );
+        assert_eq!(
+            threshold.check(MethodName::Jaccard, &0.0.into()),
+            Err("must lie in (0, 1], not 0.0".into())
+        );
+        assert_eq!(
+            threshold.check(MethodName::Resemblance, &1.into()),
+            Err("must lie in [0, 1), not 1".into())
+        );
+        assert_eq!(
+            setting_of("shards")
+                .unwrap()
+                .check(MethodName::TwoStage, &0.into()),
+            Err("must be at least 1, not 0".into())
+        );
+    }
+
+    #[test]
+    fn a_value_out_of_range_is_refused_by_key_wherever_it_is_read() {
+        let given = |key: &str, value: Value| serde_json::Map::from_iter([(key.to_owned(), value)]);
+        let err = Method::from_settings(MethodName::Simhash, given("max_distance", 64.into()))
+            .unwrap_err();
+        assert_eq!(err.key.as_deref(), Some("max_distance"));
+        assert_eq!(err.message, "must lie in [0, 63], not 64");
+        let err = Method::from_settings(MethodName::Minhash, given("top_k", 5.into())).unwrap_err();
+        assert_eq!(
+            err.message,
+            "does not apply to method minhash (it is a setting of two-stage)"
+        );
+        let err =
+            Method::from_settings(MethodName::Jaccard, given("colour", 5.into())).unwrap_err();
+        assert_eq!(err.message, "no method has this setting");
+    }
 }

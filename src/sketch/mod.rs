@@ -15,6 +15,6 @@ mod simhash_index;
 
 pub use lsh::{LshParams, candidate_pairs, share_band};
 pub use minhash::{EMPTY_SLOT, Hashing, MinHasher, Signatures, jaccard_estimate};
-pub use params::{MAX_NUM_PERM, MinHashParams, check_threshold};
+pub use params::{MAX_NUM_PERM, MinHashParams};
 pub use simhash::{SimHash, hamming};
 pub use simhash_index::{SimHashIndex, simhashes};

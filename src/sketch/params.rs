@@ -20,74 +20,40 @@ const CONTAINMENT_BANDING: f64 = 0.7;
 /// Signature length, permutation seed and LSH banding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MinHashParams {
-    /// Permutations, the signature length [default: 128].
-    #[serde(default = "default_num_perm")]
+    /// Permutations, the signature length.
     pub num_perm: usize,
-    /// Seed of the permutations [default: 1].
-    #[serde(default = "default_seed")]
+    /// Seed of the permutations.
     pub seed: u64,
-    /// LSH bands, given with `rows` [default: chosen for the threshold and rule, 20 x 6 under
-    /// the evidence rule].
-    #[serde(default)]
+    /// LSH bands, given with `rows` (`None`: chosen for the threshold and rule).
     pub bands: Option<usize>,
     /// Slots per LSH band, given with `bands`.
-    #[serde(default)]
     pub rows: Option<usize>,
-    /// How the slots are drawn [default: permutations].
-    #[serde(default)]
+    /// How the slots are drawn.
     pub hashing: Hashing,
-}
-
-fn default_num_perm() -> usize {
-    128
-}
-
-fn default_seed() -> u64 {
-    1
 }
 
 impl Default for MinHashParams {
     fn default() -> Self {
-        MinHashParams {
-            num_perm: default_num_perm(),
-            seed: default_seed(),
-            bands: None,
-            rows: None,
-            hashing: Hashing::default(),
-        }
+        crate::settings::default_of(crate::pipeline::MethodName::Minhash)
     }
 }
 
 impl MinHashParams {
-    /// Checks the length and that the banding fits in it.
+    /// Checks that the banding fits in the signature (each value's range is checked where the
+    /// settings are read).
     pub fn validate(&self) -> Result<()> {
-        if !(1..=MAX_NUM_PERM).contains(&self.num_perm) {
-            return Err(Error::Setting {
-                key: "num_perm",
-                message: format!(
-                    "must be between 1 and {MAX_NUM_PERM}, not {}",
-                    self.num_perm
-                ),
-            });
-        }
         match (self.bands, self.rows) {
             (None, None) => Ok(()),
-            (Some(bands), Some(rows)) if bands >= 1 && rows >= 1 => {
-                if bands.saturating_mul(rows) > self.num_perm {
-                    return Err(Error::Setting {
-                        key: "bands",
-                        message: format!(
-                            "{bands} x `rows` {rows} do not fit in `num_perm` {}",
-                            self.num_perm
-                        ),
-                    });
-                }
-                Ok(())
+            (Some(bands), Some(rows)) if bands.saturating_mul(rows) > self.num_perm => {
+                Err(Error::Setting {
+                    key: "bands",
+                    message: format!(
+                        "{bands} x `rows` {rows} do not fit in `num_perm` {}",
+                        self.num_perm
+                    ),
+                })
             }
-            (Some(_), Some(_)) => Err(Error::Setting {
-                key: "bands",
-                message: "and `rows` must be at least 1 each".into(),
-            }),
+            (Some(_), Some(_)) => Ok(()),
             _ => Err(Error::Usage("give `bands` and `rows` together".into())),
         }
     }
@@ -129,67 +95,49 @@ impl MinHashParams {
     }
 }
 
-/// Checks that a similarity threshold lies in (0, 1].
-pub fn check_threshold(threshold: f64) -> Result<()> {
-    if threshold > 0.0 && threshold <= 1.0 {
-        Ok(())
-    } else {
-        Err(Error::Setting {
-            key: "threshold",
-            message: format!("must lie in (0, 1], not {threshold}"),
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Reads `given` as the `minhash` method's settings do, and checks the combination.
+    fn read(given: serde_json::Value) -> std::result::Result<MinHashParams, String> {
+        let map = given.as_object().expect("an object").clone();
+        let params: MinHashParams =
+            crate::settings::read(crate::pipeline::MethodName::Minhash, &map)
+                .map_err(|e| e.to_string())?;
+        params.validate().map_err(|e| e.to_string())?;
+        Ok(params)
+    }
+
     #[test]
     fn bad_lengths_and_bandings_are_refused_by_name() {
-        let ok = MinHashParams::default();
-        assert!(ok.validate().is_ok());
-        for (params, expected) in [
-            (MinHashParams { num_perm: 0, ..ok }, "`num_perm`"),
+        assert_eq!(
+            read(serde_json::json!({})).unwrap(),
+            MinHashParams::default()
+        );
+        for (given, expected) in [
             (
-                MinHashParams {
-                    num_perm: 1_000_000_000,
-                    ..ok
-                },
-                "`num_perm`",
+                serde_json::json!({"num_perm": 0}),
+                "`num_perm`: must lie in [1, 1024], not 0",
             ),
             (
-                MinHashParams {
-                    bands: Some(16),
-                    ..ok
-                },
-                "together",
+                serde_json::json!({"num_perm": 1_000_000_000}),
+                "`num_perm`: must lie in [1, 1024]",
             ),
+            (serde_json::json!({"bands": 16}), "together"),
             (
-                MinHashParams {
-                    bands: Some(0),
-                    rows: Some(8),
-                    ..ok
-                },
-                "at least 1",
+                serde_json::json!({"bands": 0, "rows": 8}),
+                "`bands`: must be at least 1, not 0",
             ),
+            (serde_json::json!({"bands": 200, "rows": 1}), "do not fit"),
             (
-                MinHashParams {
-                    bands: Some(200),
-                    rows: Some(1),
-                    ..ok
-                },
-                "do not fit",
+                serde_json::json!({"threshold": 5.0}),
+                "`threshold`: must lie in (0, 1], not 5.0",
             ),
         ] {
-            let err = params.validate().unwrap_err().to_string();
-            assert!(err.contains(expected), "{params:?}: {err}");
+            let err = read(given.clone()).unwrap_err();
+            assert!(err.contains(expected), "{given}: {err}");
         }
-        let rule = ConfirmRule {
-            threshold: 5.0,
-            ..ConfirmRule::default()
-        };
-        assert!(rule.validate().unwrap_err().to_string().contains("(0, 1]"));
     }
 
     #[test]

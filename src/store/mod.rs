@@ -291,40 +291,21 @@ pub enum StoreKind {
 /// Where the vectors live, as a pipeline file, the flags and an index manifest give it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoreSpec {
-    /// Vector store [default: edge, or qdrant with `qdrant_url`].
-    #[serde(default)]
+    /// Vector store (`None`: edge, or qdrant with `qdrant_url`).
     pub store: Option<StoreKind>,
     /// Qdrant server gRPC address, e.g. http://localhost:6334.
-    #[serde(default)]
     pub qdrant_url: Option<String>,
-    /// Collection on the Qdrant server [default: neardup].
-    #[serde(default = "default_collection")]
+    /// Collection on the Qdrant server.
     pub collection: String,
-    /// Shards of a new server collection, spread over a cluster's nodes [default: 1].
-    #[serde(default = "one")]
+    /// Shards of a new server collection, spread over a cluster's nodes.
     pub shards: NonZeroU32,
-    /// Copies of each shard on a cluster [default: 1].
-    #[serde(default = "one")]
+    /// Copies of each shard on a cluster.
     pub replicas: NonZeroU32,
-}
-
-fn default_collection() -> String {
-    "neardup".into()
-}
-
-fn one() -> NonZeroU32 {
-    NonZeroU32::MIN
 }
 
 impl Default for StoreSpec {
     fn default() -> Self {
-        StoreSpec {
-            store: None,
-            qdrant_url: None,
-            collection: default_collection(),
-            shards: one(),
-            replicas: one(),
-        }
+        crate::settings::default_of(crate::pipeline::MethodName::TwoStage)
     }
 }
 

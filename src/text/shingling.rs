@@ -11,20 +11,22 @@ use crate::error::{Error, Result};
 
 /// How texts become shingles. Every method has these settings; a method supplies its own
 /// default n-gram size (1 for most, 5 for resemblance).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ShinglingSpec {
-    /// Word n-gram size [default: 1; 5 for resemblance].
-    #[serde(default)]
+    /// Word n-gram size (`None`: 1; 5 for resemblance).
     pub ngram: Option<NonZeroUsize>,
     /// Character n-grams of this size instead of word n-grams.
-    #[serde(default)]
     pub char_ngram: Option<NonZeroUsize>,
     /// Stoplist file: one word a line (`#` comments allowed).
-    #[serde(default)]
     pub stoplist: Option<PathBuf>,
     /// Stop words given inline.
-    #[serde(default)]
     pub stopwords: Vec<String>,
+}
+
+impl Default for ShinglingSpec {
+    fn default() -> Self {
+        crate::settings::default_of(crate::pipeline::MethodName::Minhash)
+    }
 }
 
 impl ShinglingSpec {

@@ -67,38 +67,38 @@ fn bad_manifest_values_are_named_with_the_file_and_field() {
         (
             "ngram",
             serde_json::json!(0),
-            "field `ngram`: invalid value",
+            "field `ngram`: must be at least 1, not 0",
         ),
         (
             "num_perm",
             serde_json::json!(0),
-            "`num_perm` must be between 1 and",
+            "field `num_perm`: must lie in [1, 1024], not 0",
         ),
         (
             "num_perm",
             serde_json::json!(1_000_000_000),
-            "`num_perm` must be between 1 and",
+            "field `num_perm`: must lie in [1, 1024], not 1000000000",
         ),
         (
             "bands",
             serde_json::json!(0),
-            "`bands` and `rows` must be at least 1",
+            "field `bands`: must be at least 1, not 0",
         ),
         ("bands", serde_json::json!(200), "do not fit in `num_perm`"),
         (
             "rows",
             serde_json::json!(0),
-            "`bands` and `rows` must be at least 1",
+            "field `rows`: must be at least 1, not 0",
         ),
         (
             "threshold",
             serde_json::json!(5),
-            "`threshold` must lie in (0, 1]",
+            "field `threshold`: must lie in (0, 1], not 5",
         ),
         (
             "min_cosine",
             serde_json::json!(7),
-            "`min_cosine` must lie in [-1, 1]",
+            "field `min_cosine`: must lie in [-1, 1], not 7",
         ),
         (
             "centred_on",
