@@ -15,22 +15,20 @@
 //!   document's top-k neighbours, and the MinHash classifier confirms them.
 
 mod exact;
+mod merge;
 mod minhash;
 mod output;
-mod parts;
-mod queries;
 mod simhash;
 mod spec;
-mod title_only;
 mod two_stage;
 
 pub use exact::{JaccardConfig, ResemblanceConfig};
+pub use merge::{Merged, merge};
 pub use minhash::MinHashConfig;
 pub use output::write_results;
-pub use parts::{Merged, Part, merge};
 pub use simhash::SimHashConfig;
 pub use spec::{EvalSpec, InputSpec, OutputSpec, PipelineSpec};
-pub use two_stage::{BuiltIndex, MAX_TOP_K, TwoStageConfig, build_index};
+pub use two_stage::{BuiltIndex, MAX_TOP_K, Part, TwoStageConfig, build_index};
 
 use std::path::Path;
 use std::time::Instant;

@@ -23,7 +23,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::parts::Part;
+use super::part::Part;
 use crate::error::{Error, Result};
 use crate::index::DocumentIndex;
 use crate::store::{

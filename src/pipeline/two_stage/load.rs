@@ -1,0 +1,310 @@
+//! The first stage: read the corpus, sign every document (MinHash signature and facts, kept
+//! compact for the confirm stage), embed the documents a batch at a time, upsert each batch into
+//! the vector store and spill its vectors into the query file, so that no stage holds every
+//! vector. Titles of records with a body are embedded too, as queries of their own.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use super::part::Part;
+use super::queries::{Query, QueryFile};
+use super::title_only::TitleOnlyStore;
+use crate::confirm::{Sketch, SketchFacts, SketchRef};
+use crate::error::{Error, Result};
+use crate::index::DocumentIndex;
+use crate::io::{Corpus, Input, ReadOptions, read_corpus};
+use crate::results::StageTimes;
+use crate::sketch::Signatures;
+use crate::store::point_key;
+
+/// Documents embedded, upserted and spilled at a time while reading (bounded memory).
+const EMBED_BATCH: usize = 8192;
+
+/// A corpus read, embedded, signed and indexed.
+pub(super) struct Loaded {
+    pub corpus: Corpus,
+    pub signatures: Signatures,
+    /// Shingle counts and facts per document.
+    pub sketches: SketchFacts,
+    /// Each point key's document.
+    pub doc_of_key: HashMap<u64, u32>,
+    pub times: StageTimes,
+}
+
+/// What the sketching side hands the loader for each document.
+struct Sketched {
+    id: String,
+    sketch: Sketch,
+    text: String,
+    /// The title, where the record has more than a title.
+    title: Option<String>,
+    /// Whether the record is a title and nothing else.
+    title_only: bool,
+}
+
+/// What the loader writes into the store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Upsert {
+    /// Vectors, ids and sketches: an index kept to answer queries by itself later.
+    WithSketches,
+    /// Vectors and ids: a throwaway index, searched by a caller that holds the sketches.
+    VectorsOnly,
+    /// Nothing: the shared index of a split run already holds every document.
+    Nothing,
+}
+
+/// The corpus as it streams in: sketches kept (compact), texts embedded a batch at a time,
+/// and each batch upserted at once and its vectors spilled for the search stage, so no stage
+/// holds every vector.
+struct Loader<'a> {
+    index: &'a DocumentIndex,
+    queries: Option<&'a mut QueryFile>,
+    /// Where the title-only documents also go, for the title queries.
+    title_only: Option<&'a mut TitleOnlyStore>,
+    upsert: Upsert,
+    /// The documents to embed (a part's slice); all where `None`.
+    slice: Option<Part>,
+    signatures: Signatures,
+    sketches: SketchFacts,
+    doc_of_key: HashMap<u64, u32>,
+    /// Documents read and not yet embedded.
+    docs: Vec<u32>,
+    ids: Vec<String>,
+    texts: Vec<String>,
+    /// Which of `texts` are a title and nothing else.
+    title_only_texts: Vec<bool>,
+    /// In a part, the keys of every title-only document, whichever part embeds it.
+    title_only_keys: Vec<u64>,
+    titles: Vec<(u32, String)>,
+    embed_seconds: f64,
+    upsert_seconds: f64,
+    failure: Option<Error>,
+    /// A point key met twice: the earlier document and the later id.
+    collision: Option<(u32, String)>,
+}
+
+impl<'a> Loader<'a> {
+    fn new(
+        index: &'a DocumentIndex,
+        queries: Option<&'a mut QueryFile>,
+        title_only: Option<&'a mut TitleOnlyStore>,
+        upsert: Upsert,
+        slice: Option<Part>,
+    ) -> Self {
+        Loader {
+            index,
+            queries,
+            title_only,
+            upsert,
+            slice,
+            signatures: Signatures::new(index.manifest().settings.confirm.minhash.num_perm),
+            sketches: SketchFacts::default(),
+            doc_of_key: HashMap::new(),
+            docs: Vec::new(),
+            ids: Vec::new(),
+            texts: Vec::new(),
+            title_only_texts: Vec::new(),
+            title_only_keys: Vec::new(),
+            titles: Vec::new(),
+            embed_seconds: 0.0,
+            upsert_seconds: 0.0,
+            failure: None,
+            collision: None,
+        }
+    }
+
+    fn keep(&mut self, item: Sketched) {
+        if self.failure.is_some() || self.collision.is_some() {
+            return;
+        }
+        let doc = self.signatures.len() as u32;
+        let key = point_key(&item.id);
+        if let Some(other) = self.doc_of_key.insert(key, doc) {
+            self.collision = Some((other, item.id));
+            return;
+        }
+        let sketch = item.sketch;
+        self.signatures
+            .push(&sketch.signature, sketch.shingles == 0);
+        self.sketches.push(sketch.shingles, sketch.facts);
+        if self.slice.is_some() && item.title_only {
+            self.title_only_keys.push(key);
+        }
+        if self.slice.is_some_and(|part| !part.holds(doc)) {
+            return;
+        }
+        self.docs.push(doc);
+        self.ids.push(item.id);
+        self.texts.push(item.text);
+        self.title_only_texts.push(item.title_only);
+        if let Some(title) = item.title {
+            self.titles.push((doc, title));
+        }
+        if self.texts.len() == EMBED_BATCH {
+            self.flush();
+        }
+    }
+
+    /// Embeds, stores and spills what is pending.
+    fn flush(&mut self) {
+        if !self.texts.is_empty()
+            && self.failure.is_none()
+            && let Err(e) = self.embed_and_store()
+        {
+            self.failure = Some(e);
+        }
+        self.docs.clear();
+        self.ids.clear();
+        self.texts.clear();
+        self.title_only_texts.clear();
+        self.titles.clear();
+    }
+
+    fn embed_and_store(&mut self) -> Result<()> {
+        let started = Instant::now();
+        let texts: Vec<&str> = self
+            .texts
+            .iter()
+            .chain(self.titles.iter().map(|t| &t.1))
+            .map(String::as_str)
+            .collect();
+        let mut vectors = self.index.embedder().embed(&texts)?;
+        self.index.learn_centre(
+            &vectors[..self.texts.len()],
+            self.upsert == Upsert::WithSketches,
+        )?;
+        self.index.centre_all(&mut vectors);
+        let titles = vectors.split_off(self.texts.len());
+        self.embed_seconds += started.elapsed().as_secs_f64();
+
+        let started = Instant::now();
+        if self.upsert != Upsert::Nothing {
+            let ids: Vec<&str> = self.ids.iter().map(String::as_str).collect();
+            let sketches: Option<Vec<SketchRef<'_>>> =
+                (self.upsert == Upsert::WithSketches).then(|| {
+                    self.docs
+                        .iter()
+                        .map(|&d| self.sketches.get(&self.signatures, d as usize))
+                        .collect()
+                });
+            self.index.add(&ids, &vectors, sketches.as_deref())?;
+        }
+        if let Some(title_only) = self.title_only.as_deref_mut()
+            && self.slice.is_none()
+        {
+            let (ids, vectors): (Vec<&str>, Vec<&[f32]>) = self
+                .ids
+                .iter()
+                .zip(&vectors)
+                .zip(&self.title_only_texts)
+                .filter(|(_, title_only)| **title_only)
+                .map(|((id, vector), _)| (id.as_str(), vector.as_slice()))
+                .unzip();
+            title_only.add(&ids, &vectors)?;
+        }
+        self.upsert_seconds += started.elapsed().as_secs_f64();
+
+        if let Some(queries) = self.queries.as_deref_mut() {
+            for (&doc, vector) in self.docs.iter().zip(&vectors) {
+                queries.append(Query { doc, title: false }, vector)?;
+            }
+            for (&(doc, _), vector) in self.titles.iter().zip(&titles) {
+                queries.append(Query { doc, title: true }, vector)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads, signs, embeds and indexes `inputs` into `index`, spilling every query vector into
+/// `queries` where the caller will search. `upsert` says what the store gets; a `slice` limits
+/// embedding (and queries) to a part's documents, while every document is still signed.
+pub(super) fn load(
+    inputs: &[Input],
+    read: &ReadOptions,
+    index: &mut DocumentIndex,
+    queries: Option<&mut QueryFile>,
+    mut title_only: Option<&mut TitleOnlyStore>,
+    upsert: Upsert,
+    slice: Option<Part>,
+) -> Result<Loaded> {
+    let mut times = StageTimes::default();
+    let clock = Instant::now();
+    let mut loader = Loader::new(index, queries, title_only.as_deref_mut(), upsert, slice);
+    let corpus = read_corpus(
+        inputs,
+        read,
+        |record| Sketched {
+            id: record.id.clone(),
+            sketch: index.sign(record),
+            text: record.text.clone(),
+            title: record
+                .title()
+                .filter(|_| !record.body().is_empty())
+                .map(str::to_owned),
+            title_only: record.title().is_some() && record.body().is_empty(),
+        },
+        |item| loader.keep(item),
+    )?;
+    loader.flush();
+    let Loader {
+        signatures,
+        sketches,
+        doc_of_key,
+        embed_seconds,
+        upsert_seconds,
+        failure,
+        collision,
+        title_only_keys,
+        ..
+    } = loader;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    if let Some((first, second)) = collision {
+        return Err(Error::IdCollision {
+            first: corpus.ids[first as usize].clone(),
+            second,
+        });
+    }
+    times.embed = embed_seconds;
+    times.upsert = upsert_seconds;
+    times.sketch = clock.elapsed().as_secs_f64() - embed_seconds - upsert_seconds;
+    let n = corpus.ids.len();
+    tracing::info!(documents = n, embedder = %index.embedder().describe(), "embedded, signed and stored");
+
+    if upsert == Upsert::Nothing {
+        let indexed = index.manifest().documents;
+        if indexed != n {
+            return Err(Error::Usage(format!(
+                "the shared index holds {indexed} documents and the input {n}: every part must \
+                 read the input the index was built from"
+            )));
+        }
+    } else {
+        let clock = Instant::now();
+        let graph = index.finish()?;
+        times.index = clock.elapsed().as_secs_f64();
+        tracing::info!(
+            documents = n,
+            hnsw = graph,
+            seconds = times.index,
+            "index ready"
+        );
+    }
+    if let Some(title_only) = title_only {
+        let clock = Instant::now();
+        title_only.copy_from(index, &title_only_keys)?;
+        times.upsert += clock.elapsed().as_secs_f64();
+        let clock = Instant::now();
+        title_only.finish()?;
+        times.index += clock.elapsed().as_secs_f64();
+    }
+    Ok(Loaded {
+        corpus,
+        signatures,
+        sketches,
+        doc_of_key,
+        times,
+    })
+}

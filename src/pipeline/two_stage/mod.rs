@@ -1,0 +1,216 @@
+//! The two-stage method: embed every document, put the vectors in a cosine index, take each
+//! document's `k` nearest neighbours as candidates, and let the MinHash classifier confirm
+//! them. The vector index proposes candidates without comparing all pairs and without the
+//! banding loss of LSH (a pair at Jaccard 0.75 is a candidate whenever it is among a document's
+//! `k` nearest, not 1 time in 5 as with the default bands); the MinHash stage decides, so what
+//! is merely on the same topic stays out.
+//!
+//! One file a stage, in the order a run goes through them:
+//! - [`load`]: read, sign, embed, upsert, spill the query vectors;
+//! - [`search`]: each query's nearest neighbours become candidate pairs;
+//! - [`confirm`]: the classifier judges each candidate on the two sketches.
+//!
+//! Beside them: [`queries`] (the spilled query vectors), [`title_only`] (the store a title is
+//! searched in) and [`part`] (a split run's slice, and the shared index it searches).
+
+mod confirm;
+mod load;
+mod part;
+mod queries;
+mod search;
+mod title_only;
+
+pub(super) use confirm::confirm_candidates;
+pub use part::Part;
+pub(super) use search::distinct_pairs;
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use self::load::{Loaded, Upsert, load};
+use self::part::open_shared;
+use self::queries::QueryFile;
+use self::title_only::TitleOnlyStore;
+use super::{Found, MethodName};
+use crate::error::{Error, Result};
+use crate::group::Linkage;
+use crate::index::{DocumentIndex, IndexSettings};
+use crate::io::{Input, ReadOptions, ScratchDir, SkipReport};
+use crate::results::StageTimes;
+
+/// The most neighbours a document may ask for: each costs a search slot and a confirmation,
+/// and past a few dozen they are unrelated documents.
+pub const MAX_TOP_K: usize = 1000;
+
+/// Settings of the two-stage method.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TwoStageConfig {
+    /// Embedder, vector store and MinHash confirmation: what an index records.
+    #[serde(flatten)]
+    pub settings: IndexSettings,
+    /// Nearest neighbours per document taken as candidates.
+    pub top_k: usize,
+    /// Search every document's true top-k by a full scan instead of the HNSW graph: slower,
+    /// but the same candidates on every run and engine (up to which of several identical
+    /// vectors tied at the k-th place is kept).
+    pub exact_search: bool,
+    /// How pairs become groups.
+    pub linkage: Linkage,
+    /// Keep the vector index in this folder, for `neardup query` later; a temporary one
+    /// otherwise. With `part`, the index `neardup index` built, which the parts share.
+    #[serde(rename = "index")]
+    pub index_dir: Option<PathBuf>,
+    /// Search and confirm only this slice of the documents (`I/N`), in the shared index, and
+    /// write its candidates for `neardup merge` (`None`: all documents).
+    pub part: Option<Part>,
+}
+
+impl TwoStageConfig {
+    /// Checks the index settings, and that a part has its shared index.
+    pub fn validate(&self) -> Result<()> {
+        self.settings.validate()?;
+        if self.part.is_some() && self.index_dir.is_none() {
+            return Err(Error::Usage(
+                "`part` needs `index`: the parts search one shared index, built first with \
+                 `neardup index INPUT --index DIR`"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Default for TwoStageConfig {
+    fn default() -> Self {
+        crate::settings::default_of(MethodName::TwoStage)
+    }
+}
+
+/// What `neardup index` reports.
+pub struct BuiltIndex {
+    /// Documents indexed.
+    pub documents: usize,
+    /// Records skipped under `--skip-invalid`.
+    pub skipped: SkipReport,
+    /// Where the time went (sketch, embed, upsert, index).
+    pub times: StageTimes,
+}
+
+/// Builds a persistent index of `inputs` in `dir`, with models under `models`.
+pub fn build_index(
+    inputs: &[Input],
+    read: &ReadOptions,
+    settings: &IndexSettings,
+    dir: &Path,
+    models: &Path,
+) -> Result<BuiltIndex> {
+    let mut index = DocumentIndex::create(dir, settings, models)?;
+    let loaded = load(
+        inputs,
+        read,
+        &mut index,
+        None,
+        None,
+        Upsert::WithSketches,
+        None,
+    )?;
+    Ok(BuiltIndex {
+        documents: loaded.corpus.ids.len(),
+        skipped: loaded.corpus.skipped,
+        times: loaded.times,
+    })
+}
+
+/// Runs the stages over `inputs`: the pairs found and confirmed.
+pub(super) fn run(
+    inputs: &[Input],
+    read: &ReadOptions,
+    config: &TwoStageConfig,
+    models: &Path,
+) -> Result<Found> {
+    let scratch;
+    let dir = match &config.index_dir {
+        Some(dir) => dir.clone(),
+        None => {
+            scratch = ScratchDir::new()?;
+            scratch.path().to_owned()
+        }
+    };
+    let (mut index, upsert) = match (config.part, &config.index_dir) {
+        (Some(_), _) => (
+            open_shared(&dir, &config.settings, models)?,
+            Upsert::Nothing,
+        ),
+        (None, Some(_)) => (
+            DocumentIndex::create(&dir, &config.settings, models)?,
+            Upsert::WithSketches,
+        ),
+        (None, None) => (
+            DocumentIndex::create(&dir, &config.settings, models)?,
+            Upsert::VectorsOnly,
+        ),
+    };
+    let mut queries = QueryFile::create(&dir, index.embedder().dimensions())?;
+    // Parts share the index folder.
+    let part_scratch;
+    let title_only_dir = match config.part {
+        Some(_) => {
+            part_scratch = ScratchDir::new()?;
+            part_scratch.path()
+        }
+        None => &dir,
+    };
+    let mut title_only = TitleOnlyStore::beside(&index, title_only_dir, config.part);
+    let Loaded {
+        corpus,
+        signatures,
+        sketches,
+        doc_of_key,
+        mut times,
+    } = load(
+        inputs,
+        read,
+        &mut index,
+        Some(&mut queries),
+        Some(&mut title_only),
+        upsert,
+        config.part,
+    )?;
+    let queries = queries.into_reader()?;
+
+    let clock = Instant::now();
+    let neighbours = search::candidates(
+        &index,
+        &title_only,
+        queries,
+        &doc_of_key,
+        config.top_k,
+        config.exact_search,
+    )?;
+    let candidates = neighbours.len();
+    times.search = clock.elapsed().as_secs_f64();
+    times.candidates = times.upsert + times.index + times.search;
+    title_only.discard()?;
+    if config.index_dir.is_none() {
+        index.store().discard()?;
+    }
+    // The vectors are searched: close the store (before its temporary folder goes) and give
+    // its memory back before the candidates are judged.
+    let confirmer = index.into_confirmer();
+
+    let clock = Instant::now();
+    let confirmed = confirm_candidates(&confirmer, &signatures, &sketches, neighbours);
+    times.confirm = clock.elapsed().as_secs_f64();
+
+    Ok(Found {
+        corpus,
+        candidates,
+        scored_candidates: Some(confirmed.scored),
+        pairs: confirmed.pairs,
+        similarity: Box::new(move |x, y| signatures.similarity(x as usize, y as usize)),
+        probes: None,
+        times,
+    })
+}

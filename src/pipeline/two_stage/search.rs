@@ -1,0 +1,74 @@
+//! The second stage: every query (each document's vector, and each title's) asks the vector
+//! store for its nearest neighbours; each pair found is a candidate, kept once with its highest
+//! cosine.
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+
+use super::queries::{Query, QueryReader};
+use super::title_only::TitleOnlyStore;
+use crate::error::{Error, Result};
+use crate::index::DocumentIndex;
+use crate::progress;
+use crate::store::SearchOptions;
+
+/// Queries per search call.
+const SEARCH_BATCH: usize = 2048;
+
+/// The candidate pairs `(a, b, cosine)` of every query in `queries`: its `top_k` nearest
+/// documents in `index` (the title-only documents, for a title), by the graph or, with
+/// `exact`, a full scan. `doc_of_key` turns the store's point keys back into documents.
+pub(super) fn candidates(
+    index: &DocumentIndex,
+    title_only: &TitleOnlyStore,
+    mut queries: QueryReader,
+    doc_of_key: &HashMap<u64, u32>,
+    top_k: usize,
+    exact: bool,
+) -> Result<Vec<(u32, u32, f32)>> {
+    let bar = progress::items(queries.len() as u64, "searching");
+    let mut neighbours: Vec<(u32, u32, f32)> = Vec::new();
+    let search = SearchOptions {
+        k: top_k + 1,
+        with_payload: false,
+        exact,
+    };
+    while let Some((batch, flat)) = queries.next_batch(SEARCH_BATCH)? {
+        let vectors = flat.chunks_exact(index.embedder().dimensions());
+        let (titles, documents): (Vec<_>, Vec<_>) = batch
+            .iter()
+            .zip(vectors)
+            .partition(|(query, _)| query.title);
+        let mut hits = index.store().search(&vectors_of(&documents), search)?;
+        hits.extend(title_only.search(&vectors_of(&titles), search)?);
+        let docs = documents.iter().chain(&titles).map(|(query, _)| query.doc);
+        for (doc, hits) in docs.zip(hits) {
+            for hit in hits {
+                let other = *doc_of_key.get(&hit.key).ok_or_else(|| {
+                    Error::store(format!("the index returned an unknown point {}", hit.key))
+                })?;
+                if other != doc {
+                    neighbours.push((doc.min(other), doc.max(other), hit.cosine));
+                }
+            }
+        }
+        bar.inc(batch.len() as u64);
+    }
+    bar.finish_and_clear();
+    drop(queries);
+    Ok(distinct_pairs(neighbours))
+}
+
+/// The vectors of queries paired with them.
+fn vectors_of<'v>(queries: &[(&Query, &'v [f32])]) -> Vec<&'v [f32]> {
+    queries.iter().map(|(_, vector)| *vector).collect()
+}
+
+/// Candidate pairs `(a, b, cosine)`, `a < b`, each kept once with its highest cosine: a pair
+/// is usually found from both ends, and by a title, and, in a split run, by two parts.
+pub(in crate::pipeline) fn distinct_pairs(mut pairs: Vec<(u32, u32, f32)>) -> Vec<(u32, u32, f32)> {
+    pairs.par_sort_unstable_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)).then(y.2.total_cmp(&x.2)));
+    pairs.dedup_by(|x, y| (x.0, x.1) == (y.0, y.1));
+    pairs
+}
