@@ -309,6 +309,9 @@ pub const SETTINGS: &[Setting] = &[
         .range(Range::closed(1.0, MAX_TOP_K as f64))
         .scopes(&[Scope::Index, Scope::Serving]),
     setting("exact_search", &[TwoStage], "false", TWO_STAGE, Kind::Switch, "Two-stage: find each document's true top-k by a full scan instead of the HNSW graph: slower, but the same candidates on every run and engine (up to which of several identical vectors tied at the k-th place is kept)"),
+    setting("cells", &[TwoStage], "0", TWO_STAGE, Kind::Count, "Two-stage: cut the documents' vectors into this many k-means cells and compare each document exactly with the documents of its nearest --cell-probes cells, instead of walking the graph (about twice the square root of the number of documents is a start: 633 at 100,000; 0: walk the graph). Not with --exact-search or --part"),
+    setting("cell_probes", &[TwoStage], "6", TWO_STAGE, Kind::Count, "Two-stage: the nearest cells each document is searched in")
+        .range(Range::closed(1.0, 64.0)),
     setting("min_cosine", &[TwoStage], "0.5", TWO_STAGE, Kind::Number32, "Two-stage: neighbours below this cosine are not candidates")
         .range(Range::closed(-1.0, 1.0)),
     setting("centre", &[TwoStage], "false", TWO_STAGE, Kind::Switch, "Two-stage: centre every vector on the mean of the first 8,192 documents' vectors before it is stored or searched: unrelated documents then point apart, which the HNSW graph needs, and the graph is built and walked on int8 codes, rescored with the full vectors (a kept index needs at least 1,000 documents to learn the centre from)"),

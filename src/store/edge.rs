@@ -215,8 +215,9 @@ impl VectorStore for EdgeStore {
                     PointOperations::UpsertPoints(PointInsertOperations::PointsList(points)),
                 ))
                 .map_err(|e| self.error(e))?;
-            if self.unindexed.fetch_add(count, Ordering::Relaxed) + count
-                >= self.graph.segment_points
+            if self.graph.build
+                && self.unindexed.fetch_add(count, Ordering::Relaxed) + count
+                    >= self.graph.segment_points
             {
                 self.unindexed.store(0, Ordering::Relaxed);
                 self.shard.optimize().map_err(|e| self.error(e))?;
@@ -226,6 +227,9 @@ impl VectorStore for EdgeStore {
     }
 
     fn build_index(&self) -> Result<bool> {
+        if !self.graph.build {
+            return Ok(false);
+        }
         self.unindexed.store(0, Ordering::Relaxed);
         self.guarded(|| self.shard.optimize().map_err(|e| self.error(e)))
     }

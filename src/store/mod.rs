@@ -26,7 +26,7 @@ pub use edge::{EdgeStore, engine_call_running};
 pub fn engine_call_running() -> bool {
     false
 }
-pub use scan::ExactScan;
+pub use scan::{ExactScan, scan};
 #[cfg(feature = "qdrant")]
 pub use server::ServerStore;
 
@@ -143,6 +143,9 @@ pub struct GraphSettings {
     /// embedded store's graph while a server scanned them, and the engines' macro-F1 differed
     /// by 0.0023.
     pub full_scan_kb: usize,
+    /// Whether a graph is built at all: a throwaway store searched only within cells
+    /// ([`VectorStore::search_cells`]) is scanned there and needs none.
+    pub build: bool,
 }
 
 impl Default for GraphSettings {
@@ -155,6 +158,7 @@ impl Default for GraphSettings {
             inline_vectors: false,
             segment_points: 250_000,
             full_scan_kb: 20_000,
+            build: true,
         }
     }
 }

@@ -69,54 +69,74 @@ impl ExactScan {
     /// The `k` points of highest cosine to each query, best first; of equal cosines the lower
     /// key first, so that the answer does not depend on the order the points came in.
     pub fn search(&self, queries: &[&[f32]], k: usize) -> Vec<Vec<Neighbour>> {
-        if self.is_empty() || k == 0 {
-            return vec![Vec::new(); queries.len()];
-        }
-        let n = self.len();
-        queries
-            .par_chunks(QUERY_BLOCK)
-            .flat_map_iter(|block| {
-                // A short block is padded to a whole one: gemm takes another path for fewer
-                // rows, which rounds differently, and a query's cosines must not depend on
-                // how many queries came with it.
-                let mut rows = vec![0.0f32; QUERY_BLOCK * self.width];
-                for (query, row) in block.iter().zip(rows.chunks_exact_mut(self.width)) {
-                    row.copy_from_slice(query);
-                }
-                let mut scores = vec![0.0f32; QUERY_BLOCK * n];
-                crate::matrix::dot_products(&mut scores, &rows, &self.vectors, self.width);
-                scores
-                    .chunks_exact(n)
-                    .take(block.len())
-                    .map(|row| self.best(row, k))
-                    .collect::<Vec<_>>()
+        scan(&self.vectors, &self.keys, self.width, queries, k)
+            .into_iter()
+            .map(|hits| {
+                hits.into_iter()
+                    .map(|(cosine, key)| Neighbour {
+                        key,
+                        cosine,
+                        payload: None,
+                    })
+                    .collect()
             })
             .collect()
     }
+}
 
-    /// The `k` best points of one query's `scores`, best first.
-    fn best(&self, scores: &[f32], k: usize) -> Vec<Neighbour> {
-        // Ranked by cosine, then by key: `a` before `b` when it is better.
-        let before = |a: &(f32, u64), b: &(f32, u64)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
-        let mut best: Vec<(f32, u64)> = Vec::with_capacity(k + 1);
-        for (&score, &key) in scores.iter().zip(&self.keys) {
-            let candidate = (score, key);
-            // Most points lose to the k-th best at once; only the others are placed.
-            if best.len() == k && before(&best[k - 1], &candidate).is_lt() {
-                continue;
-            }
-            let at = best.partition_point(|held| before(held, &candidate).is_lt());
-            best.insert(at, candidate);
-            best.truncate(k);
-        }
-        best.into_iter()
-            .map(|(score, key)| Neighbour {
-                key,
-                cosine: unit_cosine(score),
-                payload: None,
-            })
-            .collect()
+/// The `k` of the row-major `width`-wide `vectors` (keyed by `keys`) of highest cosine to each
+/// query, as `(cosine, key)`, best first; of equal cosines the lower key first.
+/// [`ExactScan::search`] over a set held elsewhere.
+pub fn scan(
+    vectors: &[f32],
+    keys: &[u64],
+    width: usize,
+    queries: &[&[f32]],
+    k: usize,
+) -> Vec<Vec<(f32, u64)>> {
+    if keys.is_empty() || k == 0 {
+        return vec![Vec::new(); queries.len()];
     }
+    let n = keys.len();
+    queries
+        .par_chunks(QUERY_BLOCK)
+        .flat_map_iter(|block| {
+            // A short block is padded to a whole one: gemm takes another path for fewer
+            // rows, which rounds differently, and a query's cosines must not depend on
+            // how many queries came with it.
+            let mut rows = vec![0.0f32; QUERY_BLOCK * width];
+            for (query, row) in block.iter().zip(rows.chunks_exact_mut(width)) {
+                row.copy_from_slice(query);
+            }
+            let mut scores = vec![0.0f32; QUERY_BLOCK * n];
+            crate::matrix::dot_products(&mut scores, &rows, vectors, width);
+            scores
+                .chunks_exact(n)
+                .take(block.len())
+                .map(|row| best(row, keys, k))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// The `k` best points of one query's `scores`, best first.
+fn best(scores: &[f32], keys: &[u64], k: usize) -> Vec<(f32, u64)> {
+    // Ranked by cosine, then by key: `a` before `b` when it is better.
+    let before = |a: &(f32, u64), b: &(f32, u64)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+    let mut best: Vec<(f32, u64)> = Vec::with_capacity(k + 1);
+    for (&score, &key) in scores.iter().zip(keys) {
+        let candidate = (score, key);
+        // Most points lose to the k-th best at once; only the others are placed.
+        if best.len() == k && before(&best[k - 1], &candidate).is_lt() {
+            continue;
+        }
+        let at = best.partition_point(|held| before(held, &candidate).is_lt());
+        best.insert(at, candidate);
+        best.truncate(k);
+    }
+    best.into_iter()
+        .map(|(score, key)| (unit_cosine(score), key))
+        .collect()
 }
 
 #[cfg(test)]

@@ -235,6 +235,9 @@ impl VectorStore for ServerStore {
     }
 
     fn build_index(&self) -> Result<bool> {
+        if !self.graph.build {
+            return Ok(false);
+        }
         // The same graph as the embedded store's, so that both engines give the same answers.
         let graph = self.graph;
         let enable = UpdateCollectionBuilder::new(&self.options.collection).hnsw_config(

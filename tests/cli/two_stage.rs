@@ -24,21 +24,8 @@ fn two_stage_finds_what_minhash_finds_on_the_sample() {
         eprintln!("store flags: {store:?}");
         let out = tempfile::tempdir().unwrap();
         let two_stage = out.path();
-        let mut args = vec![
-            "dedup",
-            s(&data),
-            "--embedder",
-            "glove",
-            "--glove",
-            s(&vectors),
-            "--top-k",
-            "10",
-            "--out",
-            s(two_stage),
-            "-q",
-        ];
-        args.extend(store.iter().map(String::as_str));
-        ok(&args);
+        let mut flags: Vec<&str> = store.iter().map(String::as_str).collect();
+        dedup_with_glove(&data, &vectors, two_stage, &flags);
         let summary: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(two_stage.join("summary.json")).unwrap())
                 .unwrap();
@@ -74,10 +61,10 @@ fn two_stage_finds_what_minhash_finds_on_the_sample() {
         accuracies.push(accuracy(&b));
 
         // A full scan finds the true top-k: the same pairs on every engine and every run.
-        args.push("--exact-search");
-        ok(&args);
+        flags.push("--exact-search");
+        dedup_with_glove(&data, &vectors, two_stage, &flags);
         exact_pairs.push(pair_ids(two_stage));
-        ok(&args);
+        dedup_with_glove(&data, &vectors, two_stage, &flags);
         assert_eq!(pair_ids(two_stage), exact_pairs[exact_pairs.len() - 1]);
     }
     // Every engine answers alike: within 0.002 through their graphs, exactly by a full scan.
@@ -89,6 +76,52 @@ fn two_stage_finds_what_minhash_finds_on_the_sample() {
     );
     assert!(exact_pairs.iter().all(|p| p == &exact_pairs[0]));
     assert!(exact_pairs[0].len() > 100, "{}", exact_pairs[0].len());
+}
+
+#[test]
+fn cells_probed_all_find_what_the_exact_search_finds_and_fewer_probes_still_find_most() {
+    let dir = tempfile::tempdir().unwrap();
+    let vectors = dir.path().join("words.txt");
+    random_word_vectors(&sample(), &vectors);
+    let data = sample();
+    let run = |name: &str, flags: &[&str]| {
+        let out = dir.path().join(name);
+        dedup_with_glove(&data, &vectors, &out, flags);
+        out
+    };
+    let exact = pair_ids(&run("exact", &["--exact-search"]));
+    // Every cell probed: each document's exact top k over all documents.
+    let all = pair_ids(&run("all", &["--cells", "12", "--cell-probes", "12"]));
+    assert_eq!(all, exact);
+    let some = pair_ids(&run("some", &["--cells", "12", "--cell-probes", "2"]));
+    let kept = some.iter().filter(|p| exact.contains(p)).count();
+    assert!(
+        kept as f64 >= 0.9 * exact.len() as f64,
+        "{kept} of {} exact pairs",
+        exact.len()
+    );
+    let summary = std::fs::read_to_string(dir.path().join("some/summary.json")).unwrap();
+    assert!(summary.contains("\"cells\": 12"), "{summary}");
+}
+
+/// `neardup dedup DATA` with the GloVe `vectors`, 10 neighbours a document and `flags`, into
+/// `out`.
+fn dedup_with_glove(data: &Path, vectors: &Path, out: &Path, flags: &[&str]) {
+    let mut args = vec![
+        "dedup",
+        s(data),
+        "--embedder",
+        "glove",
+        "--glove",
+        s(vectors),
+        "--top-k",
+        "10",
+        "--out",
+        s(out),
+        "-q",
+    ];
+    args.extend(flags);
+    ok(&args);
 }
 
 /// The id pairs of the run in `run`, in file order.

@@ -7,12 +7,14 @@
 //!
 //! One file a stage, in the order a run goes through them:
 //! - [`load`]: read, sign, embed, upsert, spill the query vectors;
+//! - [`cells`]: with `cells` set, k-means cells that each document is searched within;
 //! - [`search`]: each query's nearest neighbours become candidate pairs;
 //! - [`confirm`]: the classifier judges each candidate on the two sketches.
 //!
 //! Beside them: [`queries`] (the spilled query vectors), [`title_only`] (the store a title is
 //! searched in) and [`part`] (a split run's slice, and the shared index it searches).
 
+mod cells;
 mod confirm;
 mod load;
 mod part;
@@ -29,6 +31,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use self::cells::Cells;
 use self::load::{Loaded, Upsert, load};
 use self::part::open_shared;
 use self::queries::QueryFile;
@@ -56,6 +59,11 @@ pub struct TwoStageConfig {
     /// but the same candidates on every run and engine (up to which of several identical
     /// vectors tied at the k-th place is kept).
     pub exact_search: bool,
+    /// K-means cells each document is searched within (0: none, the whole index is searched
+    /// through its graph).
+    pub cells: usize,
+    /// The nearest cells each document is searched in.
+    pub cell_probes: usize,
     /// How pairs become groups.
     pub linkage: Linkage,
     /// Keep the vector index in this folder, for `neardup query` later; a temporary one
@@ -138,6 +146,9 @@ pub(super) fn run(
             scratch.path().to_owned()
         }
     };
+    // Cells replace the graph walk of a whole run; a part searches the shared index as built,
+    // and the exact search is the reference.
+    let use_cells = config.cells > 0 && !config.exact_search && config.part.is_none();
     let (mut index, upsert) = match (config.part, &config.index_dir) {
         (Some(_), _) => (
             open_shared(&dir, &config.settings, models)?,
@@ -148,7 +159,8 @@ pub(super) fn run(
             Upsert::WithSketches,
         ),
         (None, None) => (
-            DocumentIndex::create(&dir, &config.settings, models)?,
+            // A throwaway index searched within cells is never walked: it needs no graph.
+            DocumentIndex::create_with_graph(&dir, &config.settings, models, !use_cells)?,
             Upsert::VectorsOnly,
         ),
     };
@@ -178,7 +190,17 @@ pub(super) fn run(
         upsert,
         config.part,
     )?;
-    let queries = queries.into_reader()?;
+    let mut queries = queries.into_reader()?;
+
+    let documents = corpus.ids.len();
+    let cells = if use_cells && documents > 0 {
+        let clock = Instant::now();
+        let cells = Cells::learn(&mut queries, documents, config.cells, config.cell_probes)?;
+        times.index += clock.elapsed().as_secs_f64();
+        Some(cells)
+    } else {
+        None
+    };
 
     let clock = Instant::now();
     let neighbours = search::candidates(
@@ -186,9 +208,11 @@ pub(super) fn run(
         &title_only,
         queries,
         &doc_of_key,
+        cells.as_ref(),
         config.top_k,
         config.exact_search,
     )?;
+    drop(cells);
     let candidates = neighbours.len();
     times.search = clock.elapsed().as_secs_f64();
     times.candidates = times.upsert + times.index + times.search;

@@ -88,6 +88,18 @@ impl QueryReader {
         self.queries.len()
     }
 
+    /// The length of every vector.
+    pub fn dimensions(&self) -> usize {
+        self.dimensions
+    }
+
+    /// Starts reading from the first query again.
+    pub fn rewind(&mut self) -> Result<()> {
+        self.reader.rewind().map_err(|e| Error::io(&self.dir, e))?;
+        self.next = 0;
+        Ok(())
+    }
+
     /// The next (at most) `max` queries and their vectors, concatenated. `None` once every
     /// query was read.
     pub fn next_batch(&mut self, max: usize) -> Result<Option<(Vec<Query>, Vec<f32>)>> {
@@ -143,5 +155,8 @@ mod tests {
             (vec![query(4)], vec![4.0, -4.0, 4.0 / 3.0])
         );
         assert!(reader.next_batch(2).unwrap().is_none());
+        reader.rewind().unwrap();
+        let (queries, vectors) = reader.next_batch(1).unwrap().unwrap();
+        assert_eq!((queries, vectors), (vec![query(0)], vec![0.0, -0.0, 0.0]));
     }
 }

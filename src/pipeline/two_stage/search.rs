@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use rayon::prelude::*;
 
+use super::cells::Cells;
 use super::queries::{Query, QueryReader};
 use super::title_only::TitleOnlyStore;
 use crate::error::{Error, Result};
@@ -17,18 +18,32 @@ use crate::store::SearchOptions;
 const SEARCH_BATCH: usize = 2048;
 
 /// The candidate pairs `(a, b, cosine)` of every query in `queries`: its `top_k` nearest
-/// documents in `index` (the title-only documents, for a title), by the graph or, with
-/// `exact`, a full scan. `doc_of_key` turns the store's point keys back into documents.
+/// documents (the title-only documents, for a title): within the document's nearest `cells`
+/// where given, else in `index` by the graph or, with `exact`, a full scan. `doc_of_key` turns
+/// the store's point keys back into documents.
 pub(super) fn candidates(
     index: &DocumentIndex,
     title_only: &TitleOnlyStore,
     mut queries: QueryReader,
     doc_of_key: &HashMap<u64, u32>,
+    cells: Option<&Cells>,
     top_k: usize,
     exact: bool,
 ) -> Result<Vec<(u32, u32, f32)>> {
+    let mut neighbours = match cells {
+        Some(cells) => {
+            let clock = std::time::Instant::now();
+            let found = cells.neighbours(top_k);
+            tracing::info!(
+                pairs = found.len(),
+                seconds = clock.elapsed().as_secs_f64(),
+                "documents searched within their cells"
+            );
+            found
+        }
+        None => Vec::new(),
+    };
     let bar = progress::items(queries.len() as u64, "searching");
-    let mut neighbours: Vec<(u32, u32, f32)> = Vec::new();
     let search = SearchOptions {
         k: top_k + 1,
         with_payload: false,
@@ -40,6 +55,12 @@ pub(super) fn candidates(
             .iter()
             .zip(vectors)
             .partition(|(query, _)| query.title);
+        // The cells found the documents' neighbours already.
+        let documents = if cells.is_some() {
+            Vec::new()
+        } else {
+            documents
+        };
         let mut hits = index.store().search(&vectors_of(&documents), search)?;
         hits.extend(title_only.search(&vectors_of(&titles), search)?);
         let docs = documents.iter().chain(&titles).map(|(query, _)| query.doc);
