@@ -309,7 +309,7 @@ pub const SETTINGS: &[Setting] = &[
         .range(Range::closed(1.0, MAX_TOP_K as f64))
         .scopes(&[Scope::Index, Scope::Serving]),
     setting("exact_search", &[TwoStage], "false", TWO_STAGE, Kind::Switch, "Two-stage: find each document's true top-k by a full scan instead of the HNSW graph: slower, but the same candidates on every run and engine (up to which of several identical vectors tied at the k-th place is kept)"),
-    setting("cells", &[TwoStage], "0", TWO_STAGE, Kind::Count, "Two-stage: cut the documents' vectors into this many k-means cells and compare each document exactly with the documents of its nearest --cell-probes cells, instead of walking the graph (about twice the square root of the number of documents is a start: 633 at 100,000; 0: walk the graph). Not with --exact-search or --part"),
+    setting("cells", &[TwoStage], "0", TWO_STAGE, Kind::Count, "Two-stage: cut the documents' vectors into this many k-means cells and compare each document exactly with the documents of its nearest --cell-probes cells, instead of walking the graph (about twice the square root of the number of documents is a start: 633 at 100,000; 0: walk the graph). Not with --exact-search or --part, which search the whole index"),
     setting("cell_probes", &[TwoStage], "6", TWO_STAGE, Kind::Count, "Two-stage: the nearest cells each document is searched in")
         .range(Range::closed(1.0, 64.0)),
     setting("min_cosine", &[TwoStage], "0.5", TWO_STAGE, Kind::Number32, "Two-stage: neighbours below this cosine are not candidates")
@@ -435,5 +435,9 @@ mod tests {
         let err =
             Method::from_settings(MethodName::Jaccard, given("colour", 5.into())).unwrap_err();
         assert_eq!(err.message, "no method has this setting");
+        let mut both = given("cells", 5.into());
+        both.insert("exact_search".into(), true.into());
+        let err = Method::from_settings(MethodName::TwoStage, both).unwrap_err();
+        assert!(err.message.contains("give one of them"), "{err}");
     }
 }

@@ -86,6 +86,20 @@ impl TwoStageConfig {
                     .into(),
             ));
         }
+        if self.cells > 0 && self.exact_search {
+            return Err(Error::Usage(
+                "`cells` compares each document with a few cells and `exact_search` with every \
+                 document: give one of them"
+                    .into(),
+            ));
+        }
+        if self.cells > 0 && self.part.is_some() {
+            return Err(Error::Usage(
+                "`cells` is learned over a whole run; a `part` searches the shared index as it \
+                 was built: drop `cells`"
+                    .into(),
+            ));
+        }
         Ok(())
     }
 }
@@ -146,9 +160,8 @@ pub(super) fn run(
             scratch.path().to_owned()
         }
     };
-    // Cells replace the graph walk of a whole run; a part searches the shared index as built,
-    // and the exact search is the reference.
-    let use_cells = config.cells > 0 && !config.exact_search && config.part.is_none();
+    // Cells replace the graph walk of a whole run (never of a part, nor of the exact search).
+    let use_cells = config.cells > 0;
     let (mut index, upsert) = match (config.part, &config.index_dir) {
         (Some(_), _) => (
             open_shared(&dir, &config.settings, models)?,
