@@ -26,7 +26,7 @@ pub use edge::{EdgeStore, engine_call_running};
 pub fn engine_call_running() -> bool {
     false
 }
-pub use scan::{ExactScan, scan};
+pub use scan::{ExactScan, place, scan};
 #[cfg(feature = "qdrant")]
 pub use server::ServerStore;
 

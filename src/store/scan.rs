@@ -121,22 +121,29 @@ pub fn scan(
 
 /// The `k` best points of one query's `scores`, best first.
 fn best(scores: &[f32], keys: &[u64], k: usize) -> Vec<(f32, u64)> {
-    // Ranked by cosine, then by key: `a` before `b` when it is better.
-    let before = |a: &(f32, u64), b: &(f32, u64)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
-    let mut best: Vec<(f32, u64)> = Vec::with_capacity(k + 1);
+    // As many places as there are points to fill them: no empty place is left.
+    let mut best = vec![(f32::NEG_INFINITY, u64::MAX); k.min(keys.len())];
     for (&score, &key) in scores.iter().zip(keys) {
-        let candidate = (score, key);
-        // Most points lose to the k-th best at once; only the others are placed.
-        if best.len() == k && before(&best[k - 1], &candidate).is_lt() {
-            continue;
-        }
-        let at = best.partition_point(|held| before(held, &candidate).is_lt());
-        best.insert(at, candidate);
-        best.truncate(k);
+        place(&mut best, (score, key));
     }
     best.into_iter()
         .map(|(score, key)| (unit_cosine(score), key))
         .collect()
+}
+
+/// Places `candidate` (a score and a key) among the ranked `held`, best first (a higher score,
+/// or the same and a lower key), dropping the last; one that ranks below them all is left out.
+/// Places not yet filled hold a score of minus infinity.
+pub fn place<K: Ord + Copy>(held: &mut [(f32, K)], candidate: (f32, K)) {
+    let before = |a: &(f32, K), b: &(f32, K)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).is_lt();
+    // Most candidates lose to the last held at once; only the others are placed.
+    match held.last() {
+        Some(last) if before(&candidate, last) => {}
+        _ => return,
+    }
+    let at = held.partition_point(|h| before(h, &candidate));
+    held[at..].rotate_right(1);
+    held[at] = candidate;
 }
 
 #[cfg(test)]

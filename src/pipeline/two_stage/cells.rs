@@ -26,15 +26,14 @@ use rayon::prelude::*;
 
 use super::queries::QueryReader;
 use crate::error::Result;
-use crate::matrix::dot_products;
 use crate::progress;
-use crate::store::scan;
+use crate::store::{place, scan};
 
 /// Lloyd iterations: the cells only need to keep near vectors together, not to converge.
 const ITERATIONS: usize = 6;
 /// Sampled vectors per cell the centroids are learned from.
 const SAMPLE_PER_CELL: usize = 32;
-/// Vectors assigned per matrix product.
+/// Query vectors read back at a time.
 const BLOCK: usize = 1024;
 /// Cells searched before their answers are merged.
 const MERGE_CELLS: usize = 64;
@@ -82,9 +81,8 @@ impl Cells {
             .copied()
             .collect();
         let centroids = centroids(&sample, width, count);
-        let nearest: Vec<u32> = vectors
-            .par_chunks(BLOCK * width)
-            .flat_map_iter(|block| nearest_cells(block, &centroids, width, probes))
+        let nearest: Vec<u32> = nearest_cells(&vectors, &centroids, width, probes)
+            .into_iter()
             .flatten()
             .collect();
         let mut members = vec![Vec::new(); count];
@@ -125,7 +123,9 @@ impl Cells {
             }
         }
         let kept = k + 1;
-        let mut best = vec![Ranked::NONE; documents * kept];
+        // Each document's best (cosine, document), ranked by `place`; a place not yet filled
+        // scores minus infinity.
+        let mut best = vec![(f32::NEG_INFINITY, u32::MAX); documents * kept];
         let bar = progress::items(self.members.len() as u64, "searching cells");
         let cells: Vec<usize> = (0..self.members.len()).collect();
         for cells in cells.chunks(MERGE_CELLS) {
@@ -149,7 +149,7 @@ impl Cells {
                 for (&doc, hits) in docs.iter().zip(hits) {
                     let slots = &mut best[doc as usize * kept..(doc as usize + 1) * kept];
                     for (cosine, other) in hits {
-                        Ranked::insert(slots, Ranked(cosine, other as u32));
+                        place(slots, (cosine, other as u32));
                     }
                 }
             }
@@ -162,8 +162,8 @@ impl Cells {
                 let doc = doc as u32;
                 slots
                     .iter()
-                    .filter(move |r| r.1 != doc && r.1 != u32::MAX)
-                    .map(move |r| (doc.min(r.1), doc.max(r.1), r.0))
+                    .filter(move |&&(cosine, other)| cosine > f32::NEG_INFINITY && other != doc)
+                    .map(move |&(cosine, other)| (doc.min(other), doc.max(other), cosine))
             })
             .collect()
     }
@@ -171,36 +171,6 @@ impl Cells {
     fn vector(&self, doc: u32) -> &[f32] {
         let start = doc as usize * self.width;
         &self.vectors[start..start + self.width]
-    }
-}
-
-/// A neighbour held for a document: its cosine and document number.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Ranked(f32, u32);
-
-impl Ranked {
-    /// An empty slot: below every neighbour.
-    const NONE: Ranked = Ranked(f32::NEG_INFINITY, u32::MAX);
-
-    /// Whether `self` ranks before `other`: a higher cosine, or the same and a lower number
-    /// (as [`crate::store::scan`] ranks).
-    fn before(&self, other: &Ranked) -> bool {
-        other
-            .0
-            .total_cmp(&self.0)
-            .then(self.1.cmp(&other.1))
-            .is_lt()
-    }
-
-    /// Places `new` in the ranked `slots`, dropping the last, unless it ranks below them all.
-    /// (A document is met once: it is the member of one cell, and a query probes each cell
-    /// once.)
-    fn insert(slots: &mut [Ranked], new: Ranked) {
-        let at = slots.partition_point(|held| held.before(&new));
-        if at < slots.len() {
-            slots[at..].rotate_right(1);
-            slots[at] = new;
-        }
     }
 }
 
@@ -216,13 +186,9 @@ fn centroids(sample: &[f32], width: usize, count: usize) -> Vec<f32> {
         })
         .collect();
     for _ in 0..ITERATIONS {
-        let assigned: Vec<u32> = sample
-            .par_chunks(BLOCK * width)
-            .flat_map_iter(|block| {
-                nearest_cells(block, &centroids, width, 1)
-                    .into_iter()
-                    .map(|cells| cells[0])
-            })
+        let assigned: Vec<u32> = nearest_cells(sample, &centroids, width, 1)
+            .into_iter()
+            .map(|cells| cells[0])
             .collect();
         let mut sums = vec![0f32; count * width];
         for (vector, &cell) in sample.chunks_exact(width).zip(&assigned) {
@@ -246,26 +212,14 @@ fn centroids(sample: &[f32], width: usize, count: usize) -> Vec<f32> {
     centroids
 }
 
-/// For each row of `block`, its `probes` nearest centroids, nearest first.
-fn nearest_cells(block: &[f32], centroids: &[f32], width: usize, probes: usize) -> Vec<Vec<u32>> {
-    let rows = block.len() / width;
-    let count = centroids.len() / width;
-    let mut scores = vec![0f32; rows * count];
-    dot_products(&mut scores, block, centroids, width);
-    scores
-        .par_chunks(count)
-        .map(|row| {
-            let mut best: Vec<u32> = Vec::with_capacity(probes + 1);
-            for (cell, &score) in row.iter().enumerate() {
-                if best.len() == probes && score <= row[best[probes - 1] as usize] {
-                    continue;
-                }
-                let at = best.partition_point(|&b| row[b as usize] >= score);
-                best.insert(at, cell as u32);
-                best.truncate(probes);
-            }
-            best
-        })
+/// For each row of `vectors`, its `probes` nearest centroids, nearest first (of equally near
+/// ones, the lower cell).
+fn nearest_cells(vectors: &[f32], centroids: &[f32], width: usize, probes: usize) -> Vec<Vec<u32>> {
+    let cells: Vec<u64> = (0..(centroids.len() / width) as u64).collect();
+    let rows: Vec<&[f32]> = vectors.chunks_exact(width).collect();
+    scan(centroids, &cells, width, &rows, probes)
+        .into_iter()
+        .map(|nearest| nearest.into_iter().map(|(_, cell)| cell as u32).collect())
         .collect()
 }
 
