@@ -17,7 +17,7 @@ use crate::error::{Error, Location, Result};
 use crate::io::Record;
 use crate::io::write_json_pretty;
 use crate::pipeline::MethodName;
-use crate::settings::{SettingError, check_ranges, defaults, from_map};
+use crate::settings::{SettingError, read_among};
 use crate::store::{
     self, Fetched, GraphSettings, Neighbour, OpenMode, SearchOptions, StoreSpec, StoredPoint,
     VectorStore, point_key,
@@ -160,8 +160,7 @@ impl Manifest {
             }
         }
         // A manifest written before a setting existed takes its declared default.
-        let manifest: Manifest = check_ranges(MethodName::TwoStage, map)
-            .and_then(|()| from_map(map, &defaults(MethodName::TwoStage)))
+        let manifest: Manifest = read_among(MethodName::TwoStage, map)
             .map_err(|SettingError { key, message }| bad(key.as_deref(), message))?;
         manifest
             .settings

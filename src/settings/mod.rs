@@ -72,16 +72,16 @@ pub fn read<T: DeserializeOwned + Serialize>(
             message,
         });
     }
-    check_ranges(method, given)?;
-    from_map(given, &defaults(method))
+    read_among(method, given)
 }
 
-/// Checks every declared setting in `map` against the range `method` accepts (other keys, and
-/// values that are not numbers, are left to the type that reads them).
-pub fn check_ranges(
+/// The settings of `method` read as `T` from `map`, which may hold other keys too (an index
+/// manifest's): each declared setting is checked against its range and the declared defaults
+/// fill the rest, as in [`read`]; keys that are no setting are left to `T`.
+pub fn read_among<T: DeserializeOwned + Serialize>(
     method: MethodName,
     map: &Map<String, Value>,
-) -> std::result::Result<(), SettingError> {
+) -> std::result::Result<T, SettingError> {
     for (key, value) in map {
         let Some(setting) = setting_of(key).filter(|s| s.applies_to(method)) else {
             continue;
@@ -93,7 +93,7 @@ pub fn check_ranges(
                 message,
             })?;
     }
-    Ok(())
+    from_map(map, &defaults(method))
 }
 
 /// Checks one value of `key` given outside a method's settings (`query --top-k`), as `method`
@@ -123,10 +123,13 @@ pub fn from_map<T: DeserializeOwned + Serialize>(
     given: &Map<String, Value>,
     defaults: &Map<String, Value>,
 ) -> std::result::Result<T, SettingError> {
-    let attempt = |given: &Map<String, Value>| -> std::result::Result<T, String> {
+    let over_defaults = |given: &Map<String, Value>| {
         let mut map = defaults.clone();
         map.extend(given.iter().map(|(k, v)| (k.clone(), v.clone())));
-        let value: T = serde_json::from_value(Value::Object(map)).map_err(|e| e.to_string())?;
+        Value::Object(map)
+    };
+    let attempt = |given: &Map<String, Value>| -> std::result::Result<T, String> {
+        let value: T = serde_json::from_value(over_defaults(given)).map_err(|e| e.to_string())?;
         let read = serde_json::to_value(&value).map_err(|e| e.to_string())?;
         if let Some(unknown) = given.keys().find(|key| read.get(key.as_str()).is_none()) {
             return Err(format!("unknown field `{unknown}`"));
@@ -138,9 +141,7 @@ pub fn from_map<T: DeserializeOwned + Serialize>(
         Err(e) => e,
     };
     // A key serde itself can name (one outside the flattened parts), else the default search.
-    let mut merged = defaults.clone();
-    merged.extend(given.iter().map(|(k, v)| (k.clone(), v.clone())));
-    let named = serde_path_to_error::deserialize::<_, T>(Value::Object(merged))
+    let named = serde_path_to_error::deserialize::<_, T>(over_defaults(given))
         .err()
         .map(|e| e.path().to_string())
         .filter(|path| given.contains_key(path));
