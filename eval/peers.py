@@ -51,15 +51,18 @@ def pairs_through_lsh(sets, lsh, sign):
 
 
 def pairs_rensa(sets):
+    """Through rensa's batch API, as its README shows: every sketch in one call
+    (`RMinHash.from_token_sets`), the index filled and queried in one call each."""
     from rensa import RMinHash, RMinHashLSH
 
-    def sign(words):
-        m = RMinHash(num_perm=NUM_PERM, seed=1)
-        m.update(words)
-        return m
-
+    hashes = RMinHash.from_token_sets(sets, num_perm=NUM_PERM, seed=1)
+    kept = [i for i, words in enumerate(sets) if words]
     lsh = RMinHashLSH(threshold=THRESHOLD, num_perm=NUM_PERM, num_bands=BANDS)
-    return pairs_through_lsh(sets, lsh, sign)
+    lsh.insert_pairs((i, hashes[i]) for i in kept)
+    for i, found in zip(kept, lsh.query_all([hashes[i] for i in kept])):
+        for j in found:
+            if j > i and hashes[i].jaccard(hashes[j]) >= THRESHOLD:
+                yield i, j
 
 
 def pairs_datasketch(sets):

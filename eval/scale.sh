@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# Time and memory of the default two-stage pipeline at scale, on the embedded store and on a
-# Qdrant server (one node from eval/qdrant/run.sh, when a Qdrant binary is found):
+# Time, memory and quality of the two-stage pipeline at scale against MinHash, in one sitting,
+# on the embedded store and on a Qdrant server (one node from eval/qdrant/run.sh, when a Qdrant
+# binary is found):
 #   eval/scale.sh [DOCS...]        (default 100000)
-# For each size: wall time, neardup's peak RSS, the server's peak RSS, and each stage's time
-# (from the run's summary). Generated corpora (`neardup gen --seed 1`) are cached in $WORK.
+# For each size: `--method minhash`, then two-stage searching k-means cells (`--cells` twice
+# the square root of the documents, `--cell-probes 3`, `--centre`; CELL_FLAGS replaces these);
+# for each run its wall time and the ratio to MinHash's, neardup's peak RSS (and the server's),
+# accuracy, the share of labelled pairs among its candidates (eval/scaling/recall.py) and each
+# stage's time. Generated corpora (`neardup gen --seed $SEED`, default 2) are cached in $WORK.
 # NEARDUP names a neardup built with --features qdrant; else one is built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=("${@:-100000}")
+SEED=${SEED:-2}
 WORK=${WORK:-${TMPDIR:-/tmp}/neardup-scale}
 mkdir -p "$WORK"
 if [[ -z ${NEARDUP:-} ]]; then
@@ -20,36 +25,45 @@ if bash eval/qdrant/run.sh binary > /dev/null 2>&1; then
   trap 'bash eval/qdrant/run.sh stop' EXIT
 fi
 
-# run LABEL OUT ARGS...: one dedup, its peak RSS (and the server's), one table row.
+# run LABEL CORPUS OUT ARGS...: one dedup, its peak RSS (and the server's), one table row.
 run() {
-  local label=$1 out=$2
-  shift 2
+  local label=$1 corpus=$2 out=$3
+  shift 3
   rm -rf "$out"
-  /usr/bin/time -f "%e %M" -o "$WORK/time" "$NEARDUP" dedup "$@" --out "$out" -q > /dev/null 2>&1
+  /usr/bin/time -f "%e %M" -o "$WORK/time" "$NEARDUP" dedup "$corpus" "$@" --out "$out" -q > /dev/null 2>&1
   read -r wall rss < "$WORK/time"
+  [[ $label == minhash ]] && minhash_wall=$wall
   local served=-
   if [[ $label == server* ]]; then
     served=$(awk '/VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$(cat "${NEARDUP_QDRANT_RUN:-${TMPDIR:-/tmp}/neardup-qdrant}/node/pid")/status")
   fi
-  python3 - "$out/summary.json" "$label" "$wall" "$rss" "$served" <<'PY'
+  "$NEARDUP" eval --truth "$corpus" --pred "$out" --json "$out/eval.json" > /dev/null
+  python3 eval/scaling/recall.py "$corpus" "$out" > "$out/recall.json"
+  python3 - "$out" "$label" "$wall" "$minhash_wall" "$rss" "$served" <<'PY'
 import json, sys
-summary, label, wall, rss, served = sys.argv[1:]
-s = json.load(open(summary))
+out, label, wall, minhash, rss, served = sys.argv[1:]
+s = json.load(open(f"{out}/summary.json"))
+accuracy = json.load(open(f"{out}/eval.json"))["accuracy"]
+recall = json.load(open(f"{out}/recall.json"))["labelled_recall"]
 t = s["seconds"]
 stages = " ".join(f"{k} {t[k]:.1f}" for k in ("sketch", "embed", "upsert", "index", "search", "confirm") if k in t)
-print(f"| {label} | {s['documents']:,} | {float(wall):.1f} | {int(rss) / 1024:.0f} | {served} | {stages}, write {s['write_seconds']:.1f} |")
+ratio = float(wall) / float(minhash)
+print(f"| {label} | {s['documents']:,} | {float(wall):.1f} | {ratio:.1f}x | {int(rss) / 1024:,.0f} | {served} "
+      f"| {accuracy:.4f} | {recall:.4f} | {stages}, write {s['write_seconds']:.1f} |")
 PY
 }
 
-echo "| store | documents | wall s | neardup peak MB | server peak MB | stage seconds |"
-echo "|---|---|---|---|---|---|"
+echo "| run | documents | wall s | / MinHash | neardup peak MB | server peak MB | accuracy | labelled recall | stage seconds |"
+echo "|---|---|---|---|---|---|---|---|---|"
 for docs in "${sizes[@]}"; do
-  corpus=$WORK/gen-$docs.jsonl
-  [[ -f $corpus ]] || "$NEARDUP" gen --docs "$docs" --seed 1 --out "$corpus" -q > /dev/null
-  run "edge" "$WORK/edge-$docs" "$corpus"
+  corpus=$WORK/gen-$docs-seed$SEED.jsonl
+  [[ -f $corpus ]] || "$NEARDUP" gen --docs "$docs" --seed "$SEED" --out "$corpus" -q > /dev/null
+  read -r -a cells <<< "${CELL_FLAGS:-"--cells $(python3 -c "print(round(2 * $docs ** 0.5))") --cell-probes 3 --centre"}"
+  run minhash "$corpus" "$WORK/minhash-$docs" --method minhash
+  run "edge, cells" "$corpus" "$WORK/edge-$docs" "${cells[@]}"
   if $server; then
     bash eval/qdrant/run.sh stop
     url=$(bash eval/qdrant/run.sh single)
-    run "server (1 node)" "$WORK/server-$docs" "$corpus" --qdrant-url "$url"
+    run "server (1 node), cells" "$corpus" "$WORK/server-$docs" "${cells[@]}" --qdrant-url "$url"
   fi
 done

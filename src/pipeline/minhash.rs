@@ -46,13 +46,7 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) 
 
     let clock = Instant::now();
     let banding = confirmer.banding();
-    let mut candidates = candidate_pairs(&signatures, banding);
-    // The plain rules stay the design card's MinHash LSH: only bands propose.
-    if config.confirm.rule.confirm == Confirm::Evidence {
-        candidates.extend(same_title_pairs(&sketches, corpus.ids.len()));
-        candidates.par_sort_unstable();
-        candidates.dedup();
-    }
+    let candidates = proposed_pairs(&signatures, &sketches, &config.confirm);
     times.candidates = clock.elapsed().as_secs_f64();
     tracing::info!(
         bands = banding.bands,
@@ -91,6 +85,23 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) 
         probes: None,
         times,
     })
+}
+
+/// The pairs `(a, b)`, `a < b`, that MinHash proposes: those that share a band of their
+/// signatures and, under the evidence rule, those whose titles have the same words.
+pub(super) fn proposed_pairs(
+    signatures: &Signatures,
+    sketches: &SketchFacts,
+    settings: &ConfirmSettings,
+) -> Vec<(u32, u32)> {
+    let mut candidates = candidate_pairs(signatures, settings.banding());
+    // The plain rules stay the design card's MinHash LSH: only bands propose.
+    if settings.rule.confirm == Confirm::Evidence {
+        candidates.extend(same_title_pairs(sketches, signatures.len()));
+        candidates.par_sort_unstable();
+        candidates.dedup();
+    }
+    candidates
 }
 
 /// Titles need this many distinct words (notes removed) to propose their records.

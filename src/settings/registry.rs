@@ -309,8 +309,8 @@ pub const SETTINGS: &[Setting] = &[
         .range(Range::closed(1.0, MAX_TOP_K as f64))
         .scopes(&[Scope::Index, Scope::Serving]),
     setting("exact_search", &[TwoStage], "false", TWO_STAGE, Kind::Switch, "Two-stage: find each document's true top-k by a full scan instead of the HNSW graph: slower, but the same candidates on every run and engine (up to which of several identical vectors tied at the k-th place is kept)"),
-    setting("cells", &[TwoStage], "0", TWO_STAGE, Kind::Count, "Two-stage: cut the documents' vectors into this many k-means cells and compare each document exactly with the documents of its nearest --cell-probes cells, instead of walking the graph (about twice the square root of the number of documents is a start: 633 at 100,000; 0: walk the graph). Not with --exact-search or --part, which search the whole index"),
-    setting("cell_probes", &[TwoStage], "6", TWO_STAGE, Kind::Count, "Two-stage: the nearest cells each document is searched in")
+    setting("cells", &[TwoStage], "0", TWO_STAGE, Kind::Count, "Two-stage: cut the documents' vectors into this many k-means cells and compare each document exactly with the documents of its nearest --cell-probes cells, instead of walking the graph; the pairs MinHash proposes (shared bands, same titles) join the candidates (about twice the square root of the number of documents: 633 at 100,000; 0: walk the graph). Not with --exact-search or --part, which search the whole index"),
+    setting("cell_probes", &[TwoStage], "3", TWO_STAGE, Kind::Count, "Two-stage: the nearest cells each document is searched in")
         .range(Range::closed(1.0, 64.0)),
     setting("min_cosine", &[TwoStage], "0.5", TWO_STAGE, Kind::Number32, "Two-stage: neighbours below this cosine are not candidates")
         .range(Range::closed(-1.0, 1.0)),

@@ -90,9 +90,30 @@ fn cells_probed_all_find_what_the_exact_search_finds_and_fewer_probes_still_find
         out
     };
     let exact = pair_ids(&run("exact", &["--exact-search"]));
-    // Every cell probed: each document's exact top k over all documents.
+    let minhash = dir.path().join("minhash");
+    ok(&[
+        "dedup",
+        s(&data),
+        "--method",
+        "minhash",
+        "--out",
+        s(&minhash),
+        "-q",
+    ]);
+    let banded = pair_ids(&minhash);
+    // Every cell probed: each document's (and title's) exact top k over all documents, and
+    // the pairs the MinHash bands propose.
     let all = pair_ids(&run("all", &["--cells", "12", "--cell-probes", "12"]));
-    assert_eq!(all, exact);
+    let missed: Vec<_> = exact.iter().filter(|p| !all.contains(p)).collect();
+    assert!(
+        missed.is_empty(),
+        "the exact search's {missed:?} are missing"
+    );
+    let added: Vec<_> = all.iter().filter(|p| !exact.contains(p)).collect();
+    assert!(
+        added.iter().all(|p| banded.contains(p)),
+        "pairs neither search confirms: {added:?}"
+    );
     let some = pair_ids(&run("some", &["--cells", "12", "--cell-probes", "2"]));
     let kept = some.iter().filter(|p| exact.contains(p)).count();
     assert!(
@@ -104,9 +125,49 @@ fn cells_probed_all_find_what_the_exact_search_finds_and_fewer_probes_still_find
     assert!(summary.contains("\"cells\": 12"), "{summary}");
 }
 
+#[test]
+fn with_cells_the_minhash_bands_propose_the_near_copies_a_short_top_k_leaves_out() {
+    // A record, an exact copy and a copy with one word changed: with one neighbour a
+    // document, the search pairs the changed copy with one of the other two only.
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("copies.jsonl");
+    let words = "robot assisted gait training improves walking speed and balance after \
+                 stroke in a randomised controlled trial of adults living at home with \
+                 physiotherapy twice a week for twelve weeks";
+    let changed = words.replace("twelve", "eleven");
+    let record = |id: &str, text: &str| {
+        serde_json::json!({"core_id": id, "processed_title": "gait training", "processed_abstract": text})
+            .to_string()
+    };
+    let lines = [
+        record("a", words),
+        record("b", words),
+        record("c", &changed),
+    ];
+    std::fs::write(&data, lines.join("\n") + "\n").unwrap();
+    let vectors = dir.path().join("words.txt");
+    random_word_vectors(&data, &vectors);
+    let pairs = |name: &str, search: &[&str]| {
+        let out = dir.path().join(name);
+        dedup_with_glove_top(&data, &vectors, &out, "1", search);
+        pair_ids(&out).len()
+    };
+    assert_eq!(pairs("exact", &["--exact-search"]), 2);
+    assert_eq!(
+        pairs("cells", &["--cells", "1"]),
+        3,
+        "the bands add the third pair"
+    );
+}
+
 /// `neardup dedup DATA` with the GloVe `vectors`, 10 neighbours a document and `flags`, into
 /// `out`.
 fn dedup_with_glove(data: &Path, vectors: &Path, out: &Path, flags: &[&str]) {
+    dedup_with_glove_top(data, vectors, out, "10", flags);
+}
+
+/// [`dedup_with_glove`] with `top_k` neighbours a document.
+fn dedup_with_glove_top(data: &Path, vectors: &Path, out: &Path, top_k: &str, flags: &[&str]) {
     let mut args = vec![
         "dedup",
         s(data),
@@ -115,7 +176,7 @@ fn dedup_with_glove(data: &Path, vectors: &Path, out: &Path, flags: &[&str]) {
         "--glove",
         s(vectors),
         "--top-k",
-        "10",
+        top_k,
         "--out",
         s(out),
         "-q",

@@ -168,6 +168,14 @@ impl Cells {
             .collect()
     }
 
+    /// The pairs `(a, b)` with the cosine of their vectors.
+    pub(super) fn with_cosines(&self, pairs: &[(u32, u32)]) -> Vec<(u32, u32, f32)> {
+        pairs
+            .par_iter()
+            .map(|&(a, b)| (a, b, crate::embed::cosine(self.vector(a), self.vector(b))))
+            .collect()
+    }
+
     fn vector(&self, doc: u32) -> &[f32] {
         let start = doc as usize * self.width;
         &self.vectors[start..start + self.width]
@@ -304,7 +312,7 @@ mod tests {
             by_doc[a as usize].push((b, cosine));
             by_doc[b as usize].push((a, cosine));
         }
-        let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+        let dot = crate::embed::cosine;
         for doc in 0..documents as u32 {
             let probed = &cells.nearest[doc as usize * 3..doc as usize * 3 + 3];
             let mut expected: Vec<(f32, u32)> = probed

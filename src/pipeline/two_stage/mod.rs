@@ -36,6 +36,7 @@ use self::load::{Loaded, Upsert, load};
 use self::part::open_shared;
 use self::queries::QueryFile;
 use self::title_only::TitleOnlyStore;
+use super::minhash::proposed_pairs;
 use super::{Found, MethodName};
 use crate::error::{Error, Result};
 use crate::group::Linkage;
@@ -216,14 +217,26 @@ pub(super) fn run(
     };
 
     let clock = Instant::now();
+    // Cells may part two near-copies whose vectors sit near a boundary: what MinHash proposes,
+    // cheap beside the search, joins the candidates (the cells hold the vectors to score it).
+    let proposed = match &cells {
+        Some(cells) => cells.with_cosines(&proposed_pairs(
+            &signatures,
+            &sketches,
+            &config.settings.confirm,
+        )),
+        None => Vec::new(),
+    };
     let neighbours = search::candidates(
         &index,
         &title_only,
         queries,
         &doc_of_key,
         cells.as_ref(),
+        proposed,
         config.top_k,
         config.exact_search,
+        config.settings.min_cosine,
     )?;
     drop(cells);
     let candidates = neighbours.len();

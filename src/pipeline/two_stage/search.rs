@@ -20,29 +20,31 @@ const SEARCH_BATCH: usize = 2048;
 /// The candidate pairs `(a, b, cosine)` of every query in `queries`: its `top_k` nearest
 /// documents (the title-only documents, for a title): within the document's nearest `cells`
 /// where given, else in `index` by the graph or, with `exact`, a full scan. `doc_of_key` turns
-/// the store's point keys back into documents.
+/// the store's point keys back into documents. A neighbour below `min_cosine` is no candidate:
+/// the classifier would refuse it unread, and on a large corpus most of the `top_k` are such.
+/// `proposed` are candidates found otherwise (MinHash's), floored the same way.
 pub(super) fn candidates(
     index: &DocumentIndex,
     title_only: &TitleOnlyStore,
     mut queries: QueryReader,
     doc_of_key: &HashMap<u64, u32>,
     cells: Option<&Cells>,
+    proposed: Vec<(u32, u32, f32)>,
     top_k: usize,
     exact: bool,
+    min_cosine: f32,
 ) -> Result<Vec<(u32, u32, f32)>> {
-    let mut neighbours = match cells {
-        Some(cells) => {
-            let clock = std::time::Instant::now();
-            let found = cells.neighbours(top_k);
-            tracing::info!(
-                pairs = found.len(),
-                seconds = clock.elapsed().as_secs_f64(),
-                "documents searched within their cells"
-            );
-            found
-        }
-        None => Vec::new(),
-    };
+    let mut neighbours = proposed;
+    if let Some(cells) = cells {
+        let clock = std::time::Instant::now();
+        neighbours.extend(cells.neighbours(top_k));
+        tracing::info!(
+            pairs = neighbours.len(),
+            seconds = clock.elapsed().as_secs_f64(),
+            "documents searched within their cells"
+        );
+    }
+    neighbours.retain(|&(_, _, cosine)| cosine >= min_cosine);
     let bar = progress::items(queries.len() as u64, "searching");
     let search = SearchOptions {
         k: top_k + 1,
@@ -69,7 +71,7 @@ pub(super) fn candidates(
                 let other = *doc_of_key.get(&hit.key).ok_or_else(|| {
                     Error::store(format!("the index returned an unknown point {}", hit.key))
                 })?;
-                if other != doc {
+                if other != doc && hit.cosine >= min_cosine {
                     neighbours.push((doc.min(other), doc.max(other), hit.cosine));
                 }
             }
