@@ -143,8 +143,8 @@ pub struct GraphSettings {
     /// embedded store's graph while a server scanned them, and the engines' macro-F1 differed
     /// by 0.0023.
     pub full_scan_kb: usize,
-    /// Whether a graph is built at all: a throwaway store searched only within cells
-    /// ([`VectorStore::search_cells`]) is scanned there and needs none.
+    /// Whether a graph is built at all: the documents of a throwaway store searched within
+    /// k-means cells (`--cells`) are compared by the cells, which need none.
     pub build: bool,
 }
 
