@@ -103,8 +103,8 @@ pub fn record_limit(max_doc_bytes: usize) -> u64 {
     (max_doc_bytes as u64).saturating_add(64 << 10)
 }
 
-/// Calls `each` with every raw record of `inputs`, in order, in chunks of up to [`CHUNK`]
-/// records or [`CHUNK_BYTES`],
+/// Calls `each` with every raw record of `inputs`, in order, in chunks of up to `CHUNK`
+/// records or `CHUNK_BYTES`,
 /// advancing a byte progress bar labelled `label`. A thread reads the next chunk while `each`
 /// works on one, so that reading is not a serial step between parallel ones.
 pub fn for_each_chunk(

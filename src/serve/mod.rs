@@ -5,7 +5,7 @@
 //!   the id exists. A write is answered only once it is durable (in the index's journal, synced
 //!   after it was written: see [`crate::index`]), so a crash right after an answer loses
 //!   nothing that was acknowledged. Writes that arrive during a sync share the next one
-//!   ([`commit`]).
+//!   (`commit`).
 //! - `POST /similar` answers the duplicates of a text and adds nothing.
 //! - `GET /documents/{id}/duplicates`, `DELETE /documents/{id}`, `GET /health`, `GET /stats`,
 //!   `GET /openapi.json`.
@@ -181,7 +181,7 @@ pub const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 const FILES_RESERVED: u64 = 128;
 
 /// The most connections open at once: below the soft limit on open files, less
-/// [`FILES_RESERVED`] for the index's own files, and never above 4,096.
+/// `FILES_RESERVED` for the index's own files, and never above 4,096.
 pub fn max_connections() -> usize {
     let mut limit = libc::rlimit {
         rlim_cur: 0,

@@ -5,7 +5,7 @@
 //! - [`EdgeStore`] (feature `edge`, the default): Qdrant's embedded engine, in-process,
 //!   persisted in a folder. It has no background optimiser: until [`VectorStore::build_index`]
 //!   runs, search is exact (brute force); afterwards it goes through an HNSW graph.
-//! - [`ServerStore`] (feature `qdrant`): a Qdrant server or cluster over gRPC, for collections
+//! - `ServerStore` (feature `qdrant`): a Qdrant server or cluster over gRPC, for collections
 //!   one machine cannot hold.
 //!
 //! Points are keyed by a 64-bit hash of the document id ([`point_key`]) and carry the id, the
