@@ -160,6 +160,42 @@ fn with_cells_the_minhash_bands_propose_the_near_copies_a_short_top_k_leaves_out
     );
 }
 
+#[test]
+fn records_that_share_a_title_share_what_their_title_finds() {
+    // Two records under one title with different abstracts, and a third that is that title
+    // alone: the title is searched once, and both records meet the title-only one.
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("titles.jsonl");
+    let record = |id: &str, abstract_: &str| {
+        serde_json::json!({"core_id": id, "processed_title": "robot gait training after stroke",
+                           "processed_abstract": abstract_})
+        .to_string()
+    };
+    let lines = [
+        record(
+            "a",
+            "a randomised trial of adults living at home with weekly physiotherapy",
+        ),
+        record(
+            "b",
+            "outcomes measured by walking speed balance and falls over twelve weeks",
+        ),
+        record("c", ""),
+    ];
+    std::fs::write(&data, lines.join("\n") + "\n").unwrap();
+    let vectors = dir.path().join("words.txt");
+    random_word_vectors(&data, &vectors);
+    let out = dir.path().join("out");
+    dedup_with_glove_top(&data, &vectors, &out, "1", &["--exact-search"]);
+    let candidates = std::fs::read_to_string(out.join("candidates.jsonl")).unwrap();
+    for pair in [r#""id_a":"a","id_b":"c""#, r#""id_a":"b","id_b":"c""#] {
+        assert!(
+            candidates.contains(pair),
+            "{pair} missing from {candidates}"
+        );
+    }
+}
+
 /// `neardup dedup DATA` with the GloVe `vectors`, 10 neighbours a document and `flags`, into
 /// `out`.
 fn dedup_with_glove(data: &Path, vectors: &Path, out: &Path, flags: &[&str]) {

@@ -4,6 +4,7 @@
 //! vector. Titles of records with a body are embedded too, as queries of their own.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::time::Instant;
 
 use super::part::Part;
@@ -16,6 +17,7 @@ use crate::io::{Corpus, Input, ReadOptions, read_corpus};
 use crate::results::StageTimes;
 use crate::sketch::Signatures;
 use crate::store::point_key;
+use xxhash_rust::xxh3::xxh3_64;
 
 /// Documents embedded, upserted and spilled at a time while reading (bounded memory).
 const EMBED_BATCH: usize = 8192;
@@ -28,6 +30,9 @@ pub(super) struct Loaded {
     pub sketches: SketchFacts,
     /// Each point key's document.
     pub doc_of_key: HashMap<u64, u32>,
+    /// The records whose title another record had before, by that first record: the title is
+    /// embedded and searched once, and its neighbours are theirs too.
+    pub title_copies: HashMap<u32, Vec<u32>>,
     pub times: StageTimes,
 }
 
@@ -76,6 +81,9 @@ struct Loader<'a> {
     /// In a part, the keys of every title-only document, whichever part embeds it.
     title_only_keys: Vec<u64>,
     titles: Vec<(u32, String)>,
+    /// The first record of each title text (by its hash) and the later ones that share it.
+    first_of_title: HashMap<u64, u32>,
+    title_copies: HashMap<u32, Vec<u32>>,
     embed_seconds: f64,
     upsert_seconds: f64,
     failure: Option<Error>,
@@ -106,6 +114,8 @@ impl<'a> Loader<'a> {
             title_only_texts: Vec::new(),
             title_only_keys: Vec::new(),
             titles: Vec::new(),
+            first_of_title: HashMap::new(),
+            title_copies: HashMap::new(),
             embed_seconds: 0.0,
             upsert_seconds: 0.0,
             failure: None,
@@ -138,7 +148,16 @@ impl<'a> Loader<'a> {
         self.texts.push(item.text);
         self.title_only_texts.push(item.title_only);
         if let Some(title) = item.title {
-            self.titles.push((doc, title));
+            // Copies of a record repeat its title (a fifth of the titles of `neardup gen`).
+            match self.first_of_title.entry(xxh3_64(title.as_bytes())) {
+                Entry::Occupied(first) => {
+                    self.title_copies.entry(*first.get()).or_default().push(doc)
+                }
+                Entry::Vacant(slot) => {
+                    slot.insert(doc);
+                    self.titles.push((doc, title));
+                }
+            }
         }
         if self.texts.len() == EMBED_BATCH {
             self.flush();
@@ -256,6 +275,7 @@ pub(super) fn load(
         failure,
         collision,
         title_only_keys,
+        title_copies,
         ..
     } = loader;
     if let Some(e) = failure {
@@ -305,6 +325,7 @@ pub(super) fn load(
         signatures,
         sketches,
         doc_of_key,
+        title_copies,
         times,
     })
 }

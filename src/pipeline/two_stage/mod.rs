@@ -194,6 +194,7 @@ pub(super) fn run(
         signatures,
         sketches,
         doc_of_key,
+        title_copies,
         mut times,
     } = load(
         inputs,
@@ -232,6 +233,7 @@ pub(super) fn run(
         &title_only,
         queries,
         &doc_of_key,
+        &title_copies,
         cells.as_ref(),
         proposed,
         config.top_k,

@@ -22,12 +22,14 @@ const SEARCH_BATCH: usize = 2048;
 /// where given, else in `index` by the graph or, with `exact`, a full scan. `doc_of_key` turns
 /// the store's point keys back into documents. A neighbour below `min_cosine` is no candidate:
 /// the classifier would refuse it unread, and on a large corpus most of the `top_k` are such.
-/// `proposed` are candidates found otherwise (MinHash's), floored the same way.
+/// `proposed` are candidates found otherwise (MinHash's), floored the same way. A title's
+/// neighbours are also those of the records in `title_copies` under its record.
 pub(super) fn candidates(
     index: &DocumentIndex,
     title_only: &TitleOnlyStore,
     mut queries: QueryReader,
     doc_of_key: &HashMap<u64, u32>,
+    title_copies: &HashMap<u32, Vec<u32>>,
     cells: Option<&Cells>,
     proposed: Vec<(u32, u32, f32)>,
     top_k: usize,
@@ -65,14 +67,18 @@ pub(super) fn candidates(
         };
         let mut hits = index.store().search(&vectors_of(&documents), search)?;
         hits.extend(title_only.search(&vectors_of(&titles), search)?);
-        let docs = documents.iter().chain(&titles).map(|(query, _)| query.doc);
-        for (doc, hits) in docs.zip(hits) {
+        let searched = documents.iter().chain(&titles).map(|(query, _)| query);
+        for (query, hits) in searched.zip(hits) {
+            let copies = query.title.then(|| title_copies.get(&query.doc)).flatten();
+            let docs = std::iter::once(query.doc).chain(copies.into_iter().flatten().copied());
             for hit in hits {
                 let other = *doc_of_key.get(&hit.key).ok_or_else(|| {
                     Error::store(format!("the index returned an unknown point {}", hit.key))
                 })?;
-                if other != doc && hit.cosine >= min_cosine {
-                    neighbours.push((doc.min(other), doc.max(other), hit.cosine));
+                for doc in docs.clone() {
+                    if other != doc && hit.cosine >= min_cosine {
+                        neighbours.push((doc.min(other), doc.max(other), hit.cosine));
+                    }
                 }
             }
         }
