@@ -219,26 +219,19 @@ pub(super) fn run(
 
     let clock = Instant::now();
     // Cells may part two near-copies whose vectors sit near a boundary: what MinHash proposes,
-    // cheap beside the search, joins the candidates (the cells hold the vectors to score it).
-    let proposed = match &cells {
-        Some(cells) => cells.with_cosines(&proposed_pairs(
-            &signatures,
-            &sketches,
-            &config.settings.confirm,
-        )),
-        None => Vec::new(),
-    };
+    // cheap beside the search, joins the candidates.
+    let cells_and_proposed = cells.as_ref().map(|cells| {
+        let proposed = proposed_pairs(&signatures, &sketches, &config.settings.confirm);
+        (cells, proposed)
+    });
     let neighbours = search::candidates(
         &index,
         &title_only,
         queries,
         &doc_of_key,
         &title_copies,
-        cells.as_ref(),
-        proposed,
-        config.top_k,
-        config.exact_search,
-        config.settings.min_cosine,
+        cells_and_proposed,
+        config,
     )?;
     drop(cells);
     let candidates = neighbours.len();

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use rayon::prelude::*;
 
+use super::TwoStageConfig;
 use super::cells::Cells;
 use super::queries::{Query, QueryReader};
 use super::title_only::TitleOnlyStore;
@@ -18,40 +19,43 @@ use crate::store::SearchOptions;
 const SEARCH_BATCH: usize = 2048;
 
 /// The candidate pairs `(a, b, cosine)` of every query in `queries`: its `top_k` nearest
-/// documents (the title-only documents, for a title): within the document's nearest `cells`
-/// where given, else in `index` by the graph or, with `exact`, a full scan. `doc_of_key` turns
-/// the store's point keys back into documents. A neighbour below `min_cosine` is no candidate:
-/// the classifier would refuse it unread, and on a large corpus most of the `top_k` are such.
-/// `proposed` are candidates found otherwise (MinHash's), floored the same way. A title's
-/// neighbours are also those of the records in `title_copies` under its record.
+/// documents (the title-only documents, for a title): within the document's nearest cells
+/// where `cells` are given, else in `index` by the graph or, with `exact_search`, a full scan.
+/// With the cells come the pairs MinHash proposed, candidates too, scored by the cells'
+/// vectors. `doc_of_key` turns the store's point keys back into documents. A candidate below
+/// `min_cosine` is dropped: the classifier would refuse it unread, and on a large corpus most
+/// of the `top_k` are such. A title's neighbours are also those of the records in
+/// `title_copies` under its record.
 pub(super) fn candidates(
     index: &DocumentIndex,
     title_only: &TitleOnlyStore,
     mut queries: QueryReader,
     doc_of_key: &HashMap<u64, u32>,
     title_copies: &HashMap<u32, Vec<u32>>,
-    cells: Option<&Cells>,
-    proposed: Vec<(u32, u32, f32)>,
-    top_k: usize,
-    exact: bool,
-    min_cosine: f32,
+    cells: Option<(&Cells, Vec<(u32, u32)>)>,
+    config: &TwoStageConfig,
 ) -> Result<Vec<(u32, u32, f32)>> {
-    let mut neighbours = proposed;
-    if let Some(cells) = cells {
+    let (top_k, min_cosine) = (config.top_k, config.settings.min_cosine);
+    let searched_in_cells = cells.is_some();
+    let mut neighbours = Vec::new();
+    if let Some((cells, proposed)) = cells {
+        neighbours = cells.with_cosines(&proposed);
+        drop(proposed);
         let clock = std::time::Instant::now();
-        neighbours.extend(cells.neighbours(top_k));
+        let found = cells.neighbours(top_k);
         tracing::info!(
-            pairs = neighbours.len(),
+            pairs = found.len(),
             seconds = clock.elapsed().as_secs_f64(),
             "documents searched within their cells"
         );
+        neighbours.extend(found);
     }
     neighbours.retain(|&(_, _, cosine)| cosine >= min_cosine);
     let bar = progress::items(queries.len() as u64, "searching");
     let search = SearchOptions {
         k: top_k + 1,
         with_payload: false,
-        exact,
+        exact: config.exact_search,
     };
     while let Some((batch, flat)) = queries.next_batch(SEARCH_BATCH)? {
         let vectors = flat.chunks_exact(index.embedder().dimensions());
@@ -60,7 +64,7 @@ pub(super) fn candidates(
             .zip(vectors)
             .partition(|(query, _)| query.title);
         // The cells found the documents' neighbours already.
-        let documents = if cells.is_some() {
+        let documents = if searched_in_cells {
             Vec::new()
         } else {
             documents
