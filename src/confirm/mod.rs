@@ -60,6 +60,7 @@
 
 mod confirmer;
 mod evidence;
+#[cfg(any(feature = "edge", feature = "qdrant", test))]
 pub(crate) use evidence::base64_words;
 mod rule;
 

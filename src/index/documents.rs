@@ -247,17 +247,6 @@ impl DocumentIndex {
     /// Creates an index in `dir` (which must not hold one), loading the embedder with models
     /// under `models_root`.
     pub fn create(dir: &Path, settings: &IndexSettings, models_root: &Path) -> Result<Self> {
-        Self::create_with_graph(dir, settings, models_root, true)
-    }
-
-    /// [`DocumentIndex::create`], with the store building a graph or not (`graph`): a
-    /// throwaway index searched only within cells is scanned there and never walked.
-    pub fn create_with_graph(
-        dir: &Path,
-        settings: &IndexSettings,
-        models_root: &Path,
-        graph: bool,
-    ) -> Result<Self> {
         if dir.join(MANIFEST).exists() {
             return Err(Error::Usage(format!(
                 "{} already holds a neardup index; give a new folder, or delete this one first",
@@ -281,10 +270,7 @@ impl DocumentIndex {
             &dir.join(EDGE_DIR),
             embedder.dimensions(),
             OpenMode::Create,
-            GraphSettings {
-                build: graph,
-                ..GraphSettings::for_vectors(settings.centre)
-            },
+            GraphSettings::for_vectors(settings.centre),
         )?;
         let manifest = Manifest {
             format: FORMAT,

@@ -14,9 +14,10 @@ use qdrant_edge::{
 };
 use rayon::prelude::*;
 
+use super::payload::{parse_payload, payload_json};
 use super::{
     Fetched, GraphSettings, Neighbour, OpenMode, Quantization, SearchOptions, StoredPoint,
-    VectorStore, parse_payload, payload_json, unit_cosine,
+    VectorStore, unit_cosine,
 };
 use crate::error::{Error, Result};
 use crate::io::FolderLock;
@@ -215,9 +216,8 @@ impl VectorStore for EdgeStore {
                     PointOperations::UpsertPoints(PointInsertOperations::PointsList(points)),
                 ))
                 .map_err(|e| self.error(e))?;
-            if self.graph.build
-                && self.unindexed.fetch_add(count, Ordering::Relaxed) + count
-                    >= self.graph.segment_points
+            if self.unindexed.fetch_add(count, Ordering::Relaxed) + count
+                >= self.graph.segment_points
             {
                 self.unindexed.store(0, Ordering::Relaxed);
                 self.shard.optimize().map_err(|e| self.error(e))?;
@@ -227,9 +227,6 @@ impl VectorStore for EdgeStore {
     }
 
     fn build_index(&self) -> Result<bool> {
-        if !self.graph.build {
-            return Ok(false);
-        }
         self.unindexed.store(0, Ordering::Relaxed);
         self.guarded(|| self.shard.optimize().map_err(|e| self.error(e)))
     }

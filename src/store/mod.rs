@@ -14,6 +14,9 @@
 
 #[cfg(feature = "edge")]
 mod edge;
+// How a point's payload is written and read: only the engines (and their tests) store one.
+#[cfg(any(feature = "edge", feature = "qdrant", test))]
+mod payload;
 mod scan;
 #[cfg(feature = "qdrant")]
 mod server;
@@ -35,7 +38,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::confirm::{Facts, SketchRef, base64_words};
+use crate::confirm::{Facts, SketchRef};
 use crate::error::{Error, Result};
 
 /// A document as stored: its key, id, vector and what the confirm stage needs of it.
@@ -143,9 +146,6 @@ pub struct GraphSettings {
     /// embedded store's graph while a server scanned them, and the engines' macro-F1 differed
     /// by 0.0023.
     pub full_scan_kb: usize,
-    /// Whether a graph is built at all: the documents of a throwaway store searched within
-    /// k-means cells (`--cells`) are compared by the cells, which need none.
-    pub build: bool,
 }
 
 impl Default for GraphSettings {
@@ -158,7 +158,6 @@ impl Default for GraphSettings {
             inline_vectors: false,
             segment_points: 250_000,
             full_scan_kb: 20_000,
-            build: true,
         }
     }
 }
@@ -454,74 +453,6 @@ fn open_server(
 /// vector against itself 1.0000002 at times, which readers of a run rightly refuse.
 fn unit_cosine(score: f32) -> f32 {
     score.clamp(-1.0, 1.0)
-}
-
-/// Reads a payload written by [`payload_json`].
-fn parse_payload(map: &serde_json::Map<String, serde_json::Value>) -> Result<Payload> {
-    let id = map
-        .get("id")
-        .and_then(|v| v.as_str())
-        .ok_or_else(|| Error::store("a point without an `id` payload"))?;
-    let signature = map
-        .get("signature")
-        .ok_or_else(|| Error::store(format!("point {id:?} has no `signature` payload")))
-        .and_then(|value| {
-            decode_signature(value).ok_or_else(|| {
-                Error::store(format!(
-                    "point {id:?}: `signature` is neither base64 of 32-bit words nor a list of integers"
-                ))
-            })
-        })?;
-    let shingles = map
-        .get("shingles")
-        .and_then(|v| v.as_u64())
-        .ok_or_else(|| Error::store(format!("point {id:?} has no `shingles` count")))?;
-    let facts = map
-        .get("facts")
-        .ok_or_else(|| Error::store(format!("point {id:?} has no `facts` payload")))
-        .and_then(|facts| {
-            Facts::deserialize(facts)
-                .map_err(|e| Error::store(format!("point {id:?}: bad `facts`: {e}")))
-        })?;
-    Ok(Payload {
-        id: id.to_owned(),
-        signature,
-        shingles: shingles as u32,
-        facts,
-    })
-}
-
-/// The payload of `point`: its id, and its signature, shingle count and facts where it has them.
-fn payload_json(point: &StoredPoint<'_>) -> serde_json::Map<String, serde_json::Value> {
-    let mut payload = serde_json::Map::from_iter([("id".to_owned(), point.id.into())]);
-    if let Some(sketch) = point.sketch {
-        payload.insert(
-            "signature".to_owned(),
-            encode_signature(sketch.signature).into(),
-        );
-        payload.insert("shingles".to_owned(), sketch.shingles.into());
-        payload.insert("facts".to_owned(), serde_json::json!(sketch.facts));
-    }
-    payload
-}
-
-/// A signature as a payload value: base64 of its little-endian words. Search hits carry their
-/// payloads, and a JSON list of 128 integers cost a quarter of a `serve` write's CPU to parse
-/// back; one string is copied.
-fn encode_signature(signature: &[u32]) -> String {
-    base64_words::encode(signature)
-}
-
-/// Reads [`encode_signature`]'s string, or the list of integers that indexes of format 4 hold.
-fn decode_signature(value: &serde_json::Value) -> Option<Vec<u32>> {
-    match value {
-        serde_json::Value::String(text) => base64_words::decode(text),
-        serde_json::Value::Array(items) => items
-            .iter()
-            .map(|x| x.as_u64().and_then(|x| u32::try_from(x).ok()))
-            .collect(),
-        _ => None,
-    }
 }
 
 #[cfg(test)]

@@ -25,9 +25,10 @@ use qdrant_client::qdrant::{
 };
 use tokio::runtime::Runtime;
 
+use super::payload::{parse_payload, payload_json};
 use super::{
     Fetched, GraphSettings, Neighbour, OpenMode, Quantization, SearchOptions, ServerOptions,
-    StoredPoint, VectorStore, parse_payload, payload_json, unit_cosine,
+    StoredPoint, VectorStore, unit_cosine,
 };
 use crate::error::{Error, Result};
 
@@ -235,9 +236,6 @@ impl VectorStore for ServerStore {
     }
 
     fn build_index(&self) -> Result<bool> {
-        if !self.graph.build {
-            return Ok(false);
-        }
         // The same graph as the embedded store's, so that both engines give the same answers.
         let graph = self.graph;
         let enable = UpdateCollectionBuilder::new(&self.options.collection).hnsw_config(

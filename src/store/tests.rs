@@ -1,6 +1,7 @@
 //! One suite for every engine present: the embedded engine always, a Qdrant server when
 //! `QDRANT_URL` is set (and the `qdrant` feature is built).
 
+use super::payload::*;
 use super::*;
 
 /// Graph search for `k` neighbours, with or without payload.

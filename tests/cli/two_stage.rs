@@ -196,6 +196,41 @@ fn records_that_share_a_title_share_what_their_title_finds() {
     }
 }
 
+#[test]
+fn with_cells_a_title_only_copy_minhash_proposes_is_scored_by_the_title_not_the_whole_record() {
+    // A record with a long abstract, two copies of its title alone and one with a note: the
+    // note's copy is third to the title (whose query takes two title-only hits at `--top-k 1`)
+    // and far from the whole record's vector, yet MinHash proposes it under the same title,
+    // and the title rule confirms it.
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("titles.jsonl");
+    let title = "robot gait training after stroke";
+    let abstract_ = "a randomised trial of adults living at home with weekly physiotherapy \
+        outcomes measured by walking speed balance and falls over twelve weeks in four \
+        hospitals where patients who walked within two days of admission went home sooner \
+        and more of them could dress wash and cook alone three months later without more \
+        falls or other adverse events in either group";
+    let record = |id: &str, title: &str, abstract_: &str| {
+        serde_json::json!({"core_id": id, "processed_title": title, "processed_abstract": abstract_})
+            .to_string()
+    };
+    let lines = [
+        record("record", title, abstract_),
+        record("title", title, ""),
+        record("again", title, ""),
+        record("noted", &format!("{title} [erratum]"), ""),
+    ];
+    std::fs::write(&data, lines.join("\n") + "\n").unwrap();
+    let vectors = dir.path().join("words.txt");
+    random_word_vectors(&data, &vectors);
+    let out = dir.path().join("out");
+    dedup_with_glove_top(&data, &vectors, &out, "1", &["--cells", "1"]);
+    let pairs = pair_ids(&out);
+    let noted = ("noted".to_owned(), "record".to_owned());
+    let candidates = std::fs::read_to_string(out.join("candidates.jsonl")).unwrap();
+    assert!(pairs.contains(&noted), "{pairs:?} {candidates}");
+}
+
 /// `neardup dedup DATA` with the GloVe `vectors`, 10 neighbours a document and `flags`, into
 /// `out`.
 fn dedup_with_glove(data: &Path, vectors: &Path, out: &Path, flags: &[&str]) {

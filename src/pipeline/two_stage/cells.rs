@@ -176,6 +176,11 @@ impl Cells {
             .collect()
     }
 
+    /// The cosine of `vector` and document `doc`'s.
+    pub(super) fn cosine_to(&self, vector: &[f32], doc: u32) -> f32 {
+        crate::embed::cosine(vector, self.vector(doc))
+    }
+
     fn vector(&self, doc: u32) -> &[f32] {
         let start = doc as usize * self.width;
         &self.vectors[start..start + self.width]

@@ -56,6 +56,9 @@ pub(super) enum Upsert {
     VectorsOnly,
     /// Nothing: the shared index of a split run already holds every document.
     Nothing,
+    /// Nothing: the run searches within cells, from the spilled query vectors, and would never
+    /// read a throwaway index's copy of them (a gigabyte at a million documents).
+    Unread,
 }
 
 /// The corpus as it streams in: sketches kept (compact), texts embedded a batch at a time,
@@ -197,7 +200,7 @@ impl<'a> Loader<'a> {
         self.embed_seconds += started.elapsed().as_secs_f64();
 
         let started = Instant::now();
-        if self.upsert != Upsert::Nothing {
+        if matches!(self.upsert, Upsert::WithSketches | Upsert::VectorsOnly) {
             let ids: Vec<&str> = self.ids.iter().map(String::as_str).collect();
             let sketches: Option<Vec<SketchRef<'_>>> =
                 (self.upsert == Upsert::WithSketches).then(|| {
@@ -293,7 +296,9 @@ pub(super) fn load(
     let n = corpus.ids.len();
     tracing::info!(documents = n, embedder = %index.embedder().describe(), "embedded, signed and stored");
 
-    if upsert == Upsert::Nothing {
+    if upsert == Upsert::Unread {
+        // No index to build.
+    } else if upsert == Upsert::Nothing {
         let indexed = index.manifest().documents;
         if indexed != n {
             return Err(Error::Usage(format!(

@@ -35,6 +35,7 @@ use self::cells::Cells;
 use self::load::{Loaded, Upsert, load};
 use self::part::open_shared;
 use self::queries::QueryFile;
+use self::search::Proposed;
 use self::title_only::TitleOnlyStore;
 use super::minhash::proposed_pairs;
 use super::{Found, MethodName};
@@ -173,9 +174,12 @@ pub(super) fn run(
             Upsert::WithSketches,
         ),
         (None, None) => (
-            // A throwaway index searched within cells is never walked: it needs no graph.
-            DocumentIndex::create_with_graph(&dir, &config.settings, models, !use_cells)?,
-            Upsert::VectorsOnly,
+            DocumentIndex::create(&dir, &config.settings, models)?,
+            if use_cells {
+                Upsert::Unread
+            } else {
+                Upsert::VectorsOnly
+            },
         ),
     };
     let mut queries = QueryFile::create(&dir, index.embedder().dimensions())?;
@@ -221,7 +225,15 @@ pub(super) fn run(
     // Cells may part two near-copies whose vectors sit near a boundary: what MinHash proposes,
     // cheap beside the search, joins the candidates.
     let cells_and_proposed = cells.as_ref().map(|cells| {
-        let proposed = proposed_pairs(&signatures, &sketches, &config.settings.confirm);
+        let proposed = Proposed {
+            pairs: proposed_pairs(&signatures, &sketches, &config.settings.confirm),
+            title_only: (0..documents)
+                .map(|doc| {
+                    let facts = sketches.facts(doc);
+                    facts.title.is_some() && !facts.body
+                })
+                .collect(),
+        };
         (cells, proposed)
     });
     let neighbours = search::candidates(

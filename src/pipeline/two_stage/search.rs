@@ -18,11 +18,20 @@ use crate::store::SearchOptions;
 /// Queries per search call.
 const SEARCH_BATCH: usize = 2048;
 
+/// The pairs MinHash proposed, to join the neighbours found within cells.
+pub(super) struct Proposed {
+    /// The pairs `(a, b)`, `a < b`.
+    pub pairs: Vec<(u32, u32)>,
+    /// Whether each document is a title and nothing else.
+    pub title_only: Vec<bool>,
+}
+
 /// The candidate pairs `(a, b, cosine)` of every query in `queries`: its `top_k` nearest
 /// documents (the title-only documents, for a title): within the document's nearest cells
 /// where `cells` are given, else in `index` by the graph or, with `exact_search`, a full scan.
 /// With the cells come the pairs MinHash proposed, candidates too, scored by the cells'
-/// vectors. `doc_of_key` turns the store's point keys back into documents. A candidate below
+/// vectors, or, for a title-only document and a record with more, by the record's title
+/// vector. `doc_of_key` turns the store's point keys back into documents. A candidate below
 /// `min_cosine` is dropped: the classifier would refuse it unread, and on a large corpus most
 /// of the `top_k` are such. A title's neighbours are also those of the records in
 /// `title_copies` under its record.
@@ -32,14 +41,16 @@ pub(super) fn candidates(
     mut queries: QueryReader,
     doc_of_key: &HashMap<u64, u32>,
     title_copies: &HashMap<u32, Vec<u32>>,
-    cells: Option<(&Cells, Vec<(u32, u32)>)>,
+    cells: Option<(&Cells, Proposed)>,
     config: &TwoStageConfig,
 ) -> Result<Vec<(u32, u32, f32)>> {
     let (top_k, min_cosine) = (config.top_k, config.settings.min_cosine);
     let searched_in_cells = cells.is_some();
     let mut neighbours = Vec::new();
+    let mut by_title = TitleOnlyPartners::default();
     if let Some((cells, proposed)) = cells {
-        neighbours = cells.with_cosines(&proposed);
+        neighbours = cells.with_cosines(&proposed.pairs);
+        by_title = TitleOnlyPartners::of(cells, &neighbours, &proposed.title_only, min_cosine);
         drop(proposed);
         let clock = std::time::Instant::now();
         let found = cells.neighbours(top_k);
@@ -71,10 +82,15 @@ pub(super) fn candidates(
         };
         let mut hits = index.store().search(&vectors_of(&documents), search)?;
         hits.extend(title_only.search(&vectors_of(&titles), search)?);
-        let searched = documents.iter().chain(&titles).map(|(query, _)| query);
-        for (query, hits) in searched.zip(hits) {
+        let searched = documents.iter().chain(&titles);
+        for ((query, vector), hits) in searched.zip(hits) {
             let copies = query.title.then(|| title_copies.get(&query.doc)).flatten();
             let docs = std::iter::once(query.doc).chain(copies.into_iter().flatten().copied());
+            if query.title {
+                for doc in docs.clone() {
+                    by_title.score(doc, vector, min_cosine, &mut neighbours);
+                }
+            }
             for hit in hits {
                 let other = *doc_of_key.get(&hit.key).ok_or_else(|| {
                     Error::store(format!("the index returned an unknown point {}", hit.key))
@@ -91,6 +107,54 @@ pub(super) fn candidates(
     bar.finish_and_clear();
     drop(queries);
     Ok(distinct_pairs(neighbours))
+}
+
+/// The title-only documents MinHash proposed for a record with more than a title, whose
+/// vectors are too far apart to be a candidate: a title-only copy lies near the record's title
+/// vector, not the whole record's, so the pair is scored again at the record's title query.
+#[derive(Default)]
+struct TitleOnlyPartners<'c> {
+    cells: Option<&'c Cells>,
+    partners: HashMap<u32, Vec<u32>>,
+}
+
+impl<'c> TitleOnlyPartners<'c> {
+    /// The pairs of `scored` below `min_cosine` that join a title-only document to another.
+    fn of(
+        cells: &'c Cells,
+        scored: &[(u32, u32, f32)],
+        title_only: &[bool],
+        min_cosine: f32,
+    ) -> Self {
+        let mut partners: HashMap<u32, Vec<u32>> = HashMap::new();
+        for &(a, b, cosine) in scored {
+            if cosine >= min_cosine {
+                continue;
+            }
+            match (title_only[a as usize], title_only[b as usize]) {
+                (false, true) => partners.entry(a).or_default().push(b),
+                (true, false) => partners.entry(b).or_default().push(a),
+                _ => {}
+            }
+        }
+        TitleOnlyPartners {
+            cells: Some(cells),
+            partners,
+        }
+    }
+
+    /// Adds to `found` the partners of `doc` that its `title` vector is near.
+    fn score(&self, doc: u32, title: &[f32], min_cosine: f32, found: &mut Vec<(u32, u32, f32)>) {
+        let (Some(cells), Some(partners)) = (self.cells, self.partners.get(&doc)) else {
+            return;
+        };
+        for &other in partners {
+            let cosine = cells.cosine_to(title, other);
+            if cosine >= min_cosine {
+                found.push((doc.min(other), doc.max(other), cosine));
+            }
+        }
+    }
 }
 
 /// The vectors of queries paired with them.
