@@ -124,10 +124,9 @@ pub fn run(args: ExplainArgs, models: &Path) -> Result<()> {
 }
 
 /// The settings that decide, as `dedup` would take them from the same flags, and whether the
-/// method embeds. `--centre` is refused here: two records given on the command line carry no
-/// corpus centre.
+/// method embeds. The vectors are compared as made: two records carry no corpus centre.
 fn settings(args: &ExplainArgs) -> Result<(IndexSettings, bool)> {
-    let (settings, embeds) = match args.method {
+    let (mut settings, embeds) = match args.method {
         ExplainMethod::TwoStage => (args.flags.config::<TwoStageConfig>()?.settings, true),
         ExplainMethod::Minhash => (
             IndexSettings {
@@ -140,11 +139,11 @@ fn settings(args: &ExplainArgs) -> Result<(IndexSettings, bool)> {
     };
     if embeds && settings.centre {
         // The centre is the mean of a corpus's first documents, which two records do not give.
-        return Err(Error::Usage(
-            "--centre needs the corpus's centre: explain two documents of a centred index with \
-             --index DIR and their ids"
-                .into(),
-        ));
+        settings.centre = false;
+        eprintln!(
+            "note: the cosine is of the two vectors as made; a run centres them on its corpus \
+             (explain two documents of a kept index with --index DIR for its cosine)"
+        );
     }
     Ok((settings, embeds))
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 use clap::Args;
 
 use crate::error::{Error, Result};
-use crate::index::{DocumentIndex, too_few_to_centre};
+use crate::index::DocumentIndex;
 use crate::pipeline::TwoStageConfig;
 use crate::serve::{ServeOptions, listen, serve};
 use crate::settings::Scope;
@@ -52,20 +52,22 @@ pub struct ServeArgs {
 
 pub fn run(args: ServeArgs, models: &Path) -> Result<()> {
     args.settings.refuse_part("serve")?;
-    let config: TwoStageConfig = args.settings.config()?;
+    let mut config: TwoStageConfig = args.settings.config()?;
     let dir = config
         .index_dir
         .ok_or_else(|| Error::Usage("--index DIR is required".into()))?;
     let empty = holds_nothing(&dir)?;
-    if empty && config.settings.centre {
-        // Served writes come one at a time; none is a corpus to learn a centre from.
-        return Err(too_few_to_centre(0));
-    }
     let listener = listen(args.addr)?;
     let index = if empty {
+        // Served writes come one at a time; none is a corpus to learn a centre from.
+        config.settings.centre = false;
         let mut index = DocumentIndex::create(&dir, &config.settings, models)?;
         index.finish()?;
-        eprintln!("made an empty index in {}", dir.display());
+        eprintln!(
+            "made an empty index in {}, its vectors as made (an index built by `neardup index` \
+             from 1,000 documents or more is centred on them)",
+            dir.display()
+        );
         index
     } else {
         let fixed: Vec<String> = args

@@ -87,9 +87,36 @@ fn arg(setting: &Setting) -> clap::Arg {
     }
 }
 
+/// Whether `setting` is a switch some method turns on by default: it gets a `--no-` flag.
+fn switched_on(setting: &Setting) -> bool {
+    matches!(setting.kind, Kind::Switch)
+        && setting
+            .methods
+            .iter()
+            .any(|&m| setting.default_for(m) == Value::Bool(true))
+}
+
+/// The `--no-KEY` flag of a switch on by default (`--no-centre`): the same as `--KEY false`.
+fn off_arg(setting: &Setting) -> clap::Arg {
+    let flag = setting.key.replace('_', "-");
+    clap::Arg::new(off_id(setting))
+        .long(format!("no-{flag}"))
+        .action(clap::ArgAction::SetTrue)
+        .conflicts_with(setting.key)
+        .help(format!("Turn --{flag} off"))
+        .help_heading(setting.heading)
+}
+
+fn off_id(setting: &Setting) -> String {
+    format!("no_{}", setting.key)
+}
+
 /// The value of `setting` given on the command line, as its JSON value.
 fn given(setting: &Setting, m: &clap::ArgMatches) -> Option<Value> {
     let key = setting.key;
+    if switched_on(setting) && m.get_flag(&off_id(setting)) {
+        return Some(false.into());
+    }
     match setting.kind {
         Kind::Count => m.get_one::<usize>(key).map(|v| (*v).into()),
         Kind::Count32 => m.get_one::<u32>(key).map(|v| (*v).into()),
@@ -137,6 +164,10 @@ impl clap::FromArgMatches for MethodFlags {
 impl clap::Args for MethodFlags {
     fn augment_args(cmd: clap::Command) -> clap::Command {
         let cmd = SETTINGS.iter().fold(cmd, |cmd, s| cmd.arg(arg(s)));
+        let cmd = SETTINGS
+            .iter()
+            .filter(|s| switched_on(s))
+            .fold(cmd, |cmd, s| cmd.arg(off_arg(s)));
         // Two pairs of settings belong together.
         cmd.mut_arg("char_ngram", |a| a.conflicts_with("ngram"))
             .mut_arg("bands", |a| a.requires("rows"))
@@ -237,11 +268,13 @@ mod tests {
 
     #[test]
     fn every_setting_has_its_flag_and_every_flag_a_setting() {
-        let flags: std::collections::BTreeSet<String> = Flags::command()
+        let (off, flags): (std::collections::BTreeSet<String>, _) = Flags::command()
             .get_arguments()
             .map(|a| a.get_id().to_string())
-            .collect();
+            .partition(|id| id.starts_with("no_"));
         assert_eq!(flags, method_keys());
+        // A switch on by default also has its `--no-` flag.
+        assert_eq!(off, ["no_centre".to_owned()].into());
     }
 
     #[test]

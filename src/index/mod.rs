@@ -10,7 +10,5 @@ mod documents;
 mod journal;
 mod resemblance;
 
-pub use documents::{
-    DocumentIndex, IndexSettings, MANIFEST, Manifest, Match, NewDocument, too_few_to_centre,
-};
+pub use documents::{DocumentIndex, IndexSettings, MANIFEST, Manifest, Match, NewDocument};
 pub use resemblance::{ResemblanceSettings, ResemblanceStore};

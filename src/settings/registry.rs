@@ -312,9 +312,9 @@ pub const SETTINGS: &[Setting] = &[
     setting("cells", &[TwoStage], "0", TWO_STAGE, Kind::Count, "Two-stage: cut the documents' vectors into this many k-means cells and compare each document exactly with the documents of its nearest --cell-probes cells, instead of walking the graph; the pairs MinHash proposes (shared bands, same titles) join the candidates (about twice the square root of the number of documents: 633 at 100,000; 0: walk the graph). Not with --exact-search or --part, which search the whole index"),
     setting("cell_probes", &[TwoStage], "3", TWO_STAGE, Kind::Count, "Two-stage: the nearest cells each document is searched in")
         .range(Range::closed(1.0, 64.0)),
-    setting("min_cosine", &[TwoStage], "0.5", TWO_STAGE, Kind::Number32, "Two-stage: neighbours below this cosine are not candidates")
+    setting("min_cosine", &[TwoStage], "0.25", TWO_STAGE, Kind::Number32, "Two-stage: neighbours below this cosine are not candidates (chosen for centred vectors; uncentred ones lie above it)")
         .range(Range::closed(-1.0, 1.0)),
-    setting("centre", &[TwoStage], "false", TWO_STAGE, Kind::Switch, "Two-stage: centre every vector on the mean of the first 8,192 documents' vectors before it is stored or searched: unrelated documents then point apart, which the HNSW graph needs, and the graph is built and walked on int8 codes, rescored with the full vectors (a kept index needs at least 1,000 documents to learn the centre from)"),
+    setting("centre", &[TwoStage], "true", TWO_STAGE, Kind::Switch, "Two-stage: centre every vector on the mean of the first 8,192 documents' vectors before it is stored or searched: unrelated documents then point apart, which the HNSW graph needs, and the graph is built and walked on int8 codes, rescored with the full vectors. Fewer than 1,000 documents give no centre: their vectors stay as made (--no-centre: always)"),
     setting("store", &[TwoStage], "null", TWO_STAGE, Kind::Choice(choices::<StoreKind>), "Two-stage: vector store")
         .scopes(&[Scope::Local])
         .default_note("edge, or qdrant with --qdrant-url"),

@@ -624,18 +624,22 @@ fn explain_names_the_rule_for_a_rescued_and_a_refused_pair() {
     assert!(json["jaccard_exact"].as_f64().unwrap() > 0.8);
     let missing = rejected(&["explain", s(&data), "stroke/id_0000271", "nope"]);
     assert!(missing.contains("no record \"nope\""), "{missing}");
-    // Two records carry no corpus centre; the cosine would silently be an uncentred one.
-    let centred = rejected(&["explain", "--text", "a b", "--text", "a c", "--centre"]);
-    assert!(
-        centred.contains("--centre needs the corpus's centre"),
-        "{centred}"
-    );
-    // Refused before the input is read: a file that is not there is never opened.
-    let unread = rejected(&["explain", "not-there.jsonl", "a", "b", "--centre"]);
-    assert!(
-        unread.contains("--centre needs the corpus's centre"),
-        "{unread}"
-    );
+    // Two records carry no corpus centre: the cosine is of the vectors as made, and says so.
+    let as_made = ok(&[
+        "explain", "--text", "a b c d", "--text", "a b c e", "--centre",
+    ]);
+    let note = String::from_utf8_lossy(&as_made.stderr);
+    assert!(note.contains("vectors as made"), "{note}");
+    let quiet = ok(&[
+        "explain",
+        "--text",
+        "a b c d",
+        "--text",
+        "a b c e",
+        "--no-centre",
+    ]);
+    assert!(quiet.stderr.is_empty(), "{quiet:?}");
+    assert_eq!(as_made.stdout, quiet.stdout, "the same cosine either way");
 }
 
 #[test]

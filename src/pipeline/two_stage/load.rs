@@ -191,10 +191,7 @@ impl<'a> Loader<'a> {
             .map(String::as_str)
             .collect();
         let mut vectors = self.index.embedder().embed(&texts)?;
-        self.index.learn_centre(
-            &vectors[..self.texts.len()],
-            self.upsert == Upsert::WithSketches,
-        )?;
+        self.index.learn_centre(&vectors[..self.texts.len()]);
         self.index.centre_all(&mut vectors);
         let titles = vectors.split_off(self.texts.len());
         self.embed_seconds += started.elapsed().as_secs_f64();

@@ -66,7 +66,7 @@ pub(super) fn candidates(
     let search = SearchOptions {
         k: top_k + 1,
         with_payload: false,
-        exact: config.exact_search,
+        exact: config.exact_search || index.search_exactly(),
     };
     while let Some((batch, flat)) = queries.next_batch(SEARCH_BATCH)? {
         let vectors = flat.chunks_exact(index.embedder().dimensions());
