@@ -38,7 +38,8 @@
 //!    one, share half their words: a truncated abstract, a glued prefix ("abstractthe"),
 //!    added boilerplate, a different stop-word processing of the same text;
 //! 5. **title**: so are a record and a copy with its title only, when their titles (notes
-//!    removed, at least 4 words) reach a Jaccard of 0.8.
+//!    removed, at least 4 words, 5 where they differ) reach a Jaccard of 0.8: four words and
+//!    a fifth is another title ("letter to the editor" and its "reply").
 //!
 //! Anything else is **below**; a two-stage neighbour under `min_cosine` is **distant**.
 //! `--confirm estimate --threshold 0.7` is the design card's plain rule (the Jaccard estimate

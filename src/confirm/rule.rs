@@ -77,6 +77,9 @@ pub struct ConfirmRule {
 
 /// Titles shorter than this (in distinct words, notes removed) are too common to match on.
 const MIN_TITLE_WORDS: usize = 4;
+/// Titles that differ need this many: four words and a fifth is another title ("letter to
+/// the editor" and its "reply"), where the four are common words it is a title of many records.
+const MIN_DIFFERING_TITLE_WORDS: usize = 5;
 /// The containment rule needs a smaller text of at least this many distinct words: fewer are
 /// contained in too many unrelated texts (catalogue entries made of a few common tokens).
 const MIN_CONTAINED_WORDS: u32 = 10;
@@ -141,8 +144,14 @@ impl ConfirmRule {
         {
             (true, Rule::Containment)
         } else if !e.both_bodies
-            && e.title_words >= MIN_TITLE_WORDS
-            && e.title_jaccard.is_some_and(|t| t >= self.title_threshold)
+            && e.title_jaccard.is_some_and(|t| {
+                let least = if t < 1.0 {
+                    MIN_DIFFERING_TITLE_WORDS
+                } else {
+                    MIN_TITLE_WORDS
+                };
+                t >= self.title_threshold && e.title_words >= least
+            })
         {
             (true, Rule::Title)
         } else {
@@ -232,6 +241,27 @@ mod tests {
             .shingler(crate::text::UNIGRAMS)
             .unwrap();
         Sketch::of(&record, &shingler, &MinHashParams::default().hasher()).0
+    }
+
+    #[test]
+    fn a_title_only_copy_passes_and_a_short_title_with_a_word_more_is_another() {
+        let rule = ConfirmRule::default();
+        let banding = MinHashParams::default().banding(&rule);
+        let body = "we asked the editors of forty journals how they handle the letters readers \
+            send about published trials and what share of them reach print";
+        let decide = |a: &Sketch, b: &Sketch| rule.decide(a.as_ref(), b.as_ref(), banding).1;
+        let record = sketch_of("letter to the editor", body);
+        // The same four words, a note aside: a copy of the title.
+        let copy = sketch_of("Letter to the editor [erratum]", "");
+        assert_eq!(decide(&copy, &record).rule, Rule::Title);
+        // Four words and a fifth: title Jaccard 0.8, but another title.
+        let reply = sketch_of("letter to the editor reply", "");
+        assert!(!decide(&reply, &record).duplicate);
+        // Longer titles may differ by a word (a prefix glued to the first one).
+        let long = "robot assisted gait training after stroke in older adults";
+        let glued = sketch_of(&format!("abstractobjectives{long}"), "");
+        let verdict = decide(&glued, &sketch_of(long, body));
+        assert_eq!(verdict.rule, Rule::Title);
     }
 
     #[test]
