@@ -45,6 +45,8 @@ pub(super) struct Cells {
     vectors: Vec<f32>,
     /// Each document's `probes` nearest cells, nearest first.
     nearest: Vec<u32>,
+    /// The cells' unit centroids, row-major.
+    centroids: Vec<f32>,
     probes: usize,
     /// The documents whose nearest cell each cell is, ascending.
     members: Vec<Vec<u32>>,
@@ -102,6 +104,7 @@ impl Cells {
             width,
             vectors,
             nearest,
+            centroids,
             probes,
             members,
         })
@@ -164,6 +167,44 @@ impl Cells {
                     .iter()
                     .filter(move |&&(cosine, other)| cosine > f32::NEG_INFINITY && other != doc)
                     .map(move |&(cosine, other)| (doc.min(other), doc.max(other), cosine))
+            })
+            .collect()
+    }
+
+    /// The members of each cell that `keep` holds (by document number).
+    pub(super) fn members_among(&self, keep: &[bool]) -> Vec<Vec<u32>> {
+        self.members
+            .iter()
+            .map(|docs| docs.iter().copied().filter(|&d| keep[d as usize]).collect())
+            .collect()
+    }
+
+    /// Each of `queries`' `k` nearest documents among `members` (a subset of each cell's, from
+    /// [`Cells::members_among`]) of the `probes` cells nearest to it, as `(cosine, document)`,
+    /// best first. A title is searched so among the title-only records: its copies lie near
+    /// it, so in the cells nearest to it, where a graph over every title-only record of a
+    /// large corpus is walked one title at a time.
+    pub(super) fn nearest_among(
+        &self,
+        queries: &[&[f32]],
+        members: &[Vec<u32>],
+        k: usize,
+    ) -> Vec<Vec<(f32, u32)>> {
+        let cells: Vec<u64> = (0..members.len() as u64).collect();
+        let probed = scan(&self.centroids, &cells, self.width, queries, self.probes);
+        queries
+            .par_iter()
+            .zip(probed)
+            .map(|(query, probed)| {
+                let mut best = Vec::new();
+                for (_, cell) in probed {
+                    for &doc in &members[cell as usize] {
+                        best.push((crate::embed::cosine(query, self.vector(doc)), doc));
+                    }
+                }
+                best.sort_unstable_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
+                best.truncate(k);
+                best
             })
             .collect()
     }
@@ -336,6 +377,40 @@ mod tests {
                     "{doc}-{other}: {held} against {cosine}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn a_title_probing_every_cell_finds_the_exact_top_k_among_the_members_kept() {
+        let (documents, width, cells_count, k) = (600, 8, 6, 4);
+        let vectors = random_vectors(documents, width, 11);
+        let dir = tempfile::tempdir().unwrap();
+        let mut file = super::super::queries::QueryFile::create(dir.path(), width).unwrap();
+        for (doc, vector) in vectors.iter().enumerate() {
+            let query = super::super::queries::Query {
+                doc: doc as u32,
+                title: false,
+            };
+            file.append(query, vector).unwrap();
+        }
+        let mut queries = file.into_reader().unwrap();
+        let cells = Cells::learn(&mut queries, documents, cells_count, cells_count).unwrap();
+        let kept: Vec<bool> = (0..documents).map(|d| d % 3 == 0).collect();
+        let members = cells.members_among(&kept);
+        assert_eq!(
+            members.iter().map(Vec::len).sum::<usize>(),
+            documents.div_ceil(3)
+        );
+        let titles = random_vectors(20, width, 12);
+        let titles: Vec<&[f32]> = titles.iter().map(Vec::as_slice).collect();
+        for (title, found) in titles.iter().zip(cells.nearest_among(&titles, &members, k)) {
+            let mut expected: Vec<(f32, u32)> = (0..documents as u32)
+                .filter(|&d| kept[d as usize])
+                .map(|d| (crate::embed::cosine(title, &vectors[d as usize]), d))
+                .collect();
+            expected.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
+            let ids = |v: &[(f32, u32)]| v.iter().map(|p| p.1).collect::<Vec<_>>();
+            assert_eq!(ids(&found), ids(&expected[..k]));
         }
     }
 }

@@ -205,7 +205,8 @@ pub(super) fn run(
         read,
         &mut index,
         Some(&mut queries),
-        Some(&mut title_only),
+        // Within cells, the titles are searched among the cells' own title-only members.
+        (!use_cells).then_some(&mut title_only),
         upsert,
         config.part,
     )?;

@@ -45,12 +45,14 @@ pub(super) fn candidates(
     config: &TwoStageConfig,
 ) -> Result<Vec<(u32, u32, f32)>> {
     let (top_k, min_cosine) = (config.top_k, config.settings.min_cosine);
-    let searched_in_cells = cells.is_some();
     let mut neighbours = Vec::new();
     let mut by_title = TitleOnlyPartners::default();
+    // The cells, with their title-only members, which the titles are searched among.
+    let mut in_cells = None;
     if let Some((cells, proposed)) = cells {
         neighbours = cells.with_cosines(&proposed.pairs);
         by_title = TitleOnlyPartners::of(cells, &neighbours, &proposed.title_only, min_cosine);
+        in_cells = Some((cells, cells.members_among(&proposed.title_only)));
         drop(proposed);
         let clock = std::time::Instant::now();
         let found = cells.neighbours(top_k);
@@ -74,16 +76,20 @@ pub(super) fn candidates(
             .iter()
             .zip(vectors)
             .partition(|(query, _)| query.title);
-        // The cells found the documents' neighbours already.
-        let documents = if searched_in_cells {
-            Vec::new()
-        } else {
-            documents
+        let (documents, mut hits) = match &in_cells {
+            // The cells found the documents' neighbours already.
+            Some((cells, title_only_members)) => (
+                Vec::new(),
+                cells.nearest_among(&vectors_of(&titles), title_only_members, search.k),
+            ),
+            None => {
+                let mut hits = index.store().search(&vectors_of(&documents), search)?;
+                hits.extend(title_only.search(&vectors_of(&titles), search)?);
+                (documents, as_documents(hits, doc_of_key)?)
+            }
         };
-        let mut hits = index.store().search(&vectors_of(&documents), search)?;
-        hits.extend(title_only.search(&vectors_of(&titles), search)?);
         let searched = documents.iter().chain(&titles);
-        for ((query, vector), hits) in searched.zip(hits) {
+        for ((query, vector), hits) in searched.zip(hits.drain(..)) {
             let copies = query.title.then(|| title_copies.get(&query.doc)).flatten();
             let docs = std::iter::once(query.doc).chain(copies.into_iter().flatten().copied());
             if query.title {
@@ -91,13 +97,10 @@ pub(super) fn candidates(
                     by_title.score(doc, vector, min_cosine, &mut neighbours);
                 }
             }
-            for hit in hits {
-                let other = *doc_of_key.get(&hit.key).ok_or_else(|| {
-                    Error::store(format!("the index returned an unknown point {}", hit.key))
-                })?;
+            for (cosine, other) in hits {
                 for doc in docs.clone() {
-                    if other != doc && hit.cosine >= min_cosine {
-                        neighbours.push((doc.min(other), doc.max(other), hit.cosine));
+                    if other != doc && cosine >= min_cosine {
+                        neighbours.push((doc.min(other), doc.max(other), cosine));
                     }
                 }
             }
@@ -155,6 +158,26 @@ impl<'c> TitleOnlyPartners<'c> {
             }
         }
     }
+}
+
+/// A store's hits as `(cosine, document)`, its point keys turned back into documents.
+fn as_documents(
+    hits: Vec<Vec<crate::store::Neighbour>>,
+    doc_of_key: &HashMap<u64, u32>,
+) -> Result<Vec<Vec<(f32, u32)>>> {
+    hits.into_iter()
+        .map(|hits| {
+            hits.into_iter()
+                .map(|hit| match doc_of_key.get(&hit.key) {
+                    Some(&doc) => Ok((hit.cosine, doc)),
+                    None => Err(Error::store(format!(
+                        "the index returned an unknown point {}",
+                        hit.key
+                    ))),
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// The vectors of queries paired with them.
