@@ -1,6 +1,6 @@
 //! The second stage: every query (each document's vector, and each title's) asks the vector
-//! store for its nearest neighbours; each pair found is a candidate, kept once with its highest
-//! cosine.
+//! store for its nearest neighbours, or, searching within cells, the documents of its nearest
+//! cells; each pair found is a candidate, kept once with its highest cosine.
 
 use std::collections::HashMap;
 
@@ -76,7 +76,7 @@ pub(super) fn candidates(
             .iter()
             .zip(vectors)
             .partition(|(query, _)| query.title);
-        let (documents, mut hits) = match &in_cells {
+        let (documents, hits) = match &in_cells {
             // The cells found the documents' neighbours already.
             Some((cells, title_only_members)) => (
                 Vec::new(),
@@ -89,7 +89,7 @@ pub(super) fn candidates(
             }
         };
         let searched = documents.iter().chain(&titles);
-        for ((query, vector), hits) in searched.zip(hits.drain(..)) {
+        for ((query, vector), hits) in searched.zip(hits) {
             let copies = query.title.then(|| title_copies.get(&query.doc)).flatten();
             let docs = std::iter::once(query.doc).chain(copies.into_iter().flatten().copied());
             if query.title {
