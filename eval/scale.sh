@@ -3,8 +3,8 @@
 # on the embedded store and on a Qdrant server (one node from eval/qdrant/run.sh, when a Qdrant
 # binary is found):
 #   eval/scale.sh [DOCS...]        (default 100000)
-# For each size: `--method minhash`, then two-stage searching k-means cells (`--cells` twice
-# the square root of the documents, `--cell-probes 3`, the default centring and cosine floor;
+# For each size: `--method minhash`, then two-stage searching k-means cells (`--cells` one per
+# 160 documents, `--cell-probes 3`, the default centring and cosine floor;
 # CELL_FLAGS replaces these, e.g. adding `--min-cosine 0.5`);
 # for each run its wall time and the ratio to MinHash's, neardup's peak RSS (and the server's),
 # accuracy, the share of labelled pairs among its candidates (eval/scaling/recall.py) and each
@@ -59,7 +59,7 @@ echo "|---|---|---|---|---|---|---|---|---|"
 for docs in "${sizes[@]}"; do
   corpus=$WORK/gen-$docs-seed$SEED.jsonl
   [[ -f $corpus ]] || "$NEARDUP" gen --docs "$docs" --seed "$SEED" --out "$corpus" -q > /dev/null
-  read -r -a cells <<< "${CELL_FLAGS:-"--cells $(python3 -c "print(round(2 * $docs ** 0.5))") --cell-probes 3"}"
+  read -r -a cells <<< "${CELL_FLAGS:-"--cells $((docs > 160 ? docs / 160 : 1)) --cell-probes 3"}"
   run minhash "$corpus" "$WORK/minhash-$docs" --method minhash
   run "edge, cells" "$corpus" "$WORK/edge-$docs" "${cells[@]}"
   if $server; then

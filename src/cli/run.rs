@@ -98,18 +98,22 @@ pub(super) fn report(summary: &RunSummary, dir: &Path) {
         summary.documents as f64 / total.max(1e-9),
     );
     if s.embed > 0.0 {
-        let rate = |seconds: f64| summary.documents as f64 / seconds.max(1e-9);
+        // A rate over a few milliseconds (a run within cells stores next to nothing) says
+        // nothing.
+        let with_rate = |stage: &str, seconds: f64| match seconds >= 0.01 {
+            true => format!(
+                "{stage} {seconds:.2} s ({:.0} docs/s)",
+                summary.documents as f64 / seconds
+            ),
+            false => format!("{stage} {seconds:.2} s"),
+        };
         println!(
-            "stages: read+sign {:.2} s, embed {:.2} s ({:.0} docs/s), upsert {:.2} s ({:.0} docs/s), \
-             index build {:.2} s, search {:.2} s ({:.0} docs/s), confirm {:.2} s, group {:.2} s, write {:.2} s",
+            "stages: read+sign {:.2} s, {}, {}, index build {:.2} s, {}, confirm {:.2} s, group {:.2} s, write {:.2} s",
             s.sketch,
-            s.embed,
-            rate(s.embed),
-            s.upsert,
-            rate(s.upsert),
+            with_rate("embed", s.embed),
+            with_rate("upsert", s.upsert),
             s.index,
-            s.search,
-            rate(s.search),
+            with_rate("search", s.search),
             s.confirm,
             s.group,
             summary.write_seconds

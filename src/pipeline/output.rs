@@ -11,9 +11,7 @@ use crate::error::{Error, Result};
 use crate::export::{self, Fate, OutputFormat};
 use crate::group::{Candidate, KeepPolicy, KeepValue, choose_kept};
 use crate::io::{FolderLock, Input, RawRecord, ReadOptions, for_each_document};
-use crate::results::{
-    CANDIDATES, GROUPS, GroupRecord, PAIRS, PairRecord, RunFile, RunSummary, RunWriter,
-};
+use crate::results::{CANDIDATES, GROUPS, GroupRecord, PAIRS, RunFile, RunSummary, RunWriter};
 
 /// Writes the run's files into the folder `lock` holds ([`RunWriter::lock`]) and returns the
 /// summary; `output` says in which format the records go out and which member of a group is
@@ -31,9 +29,9 @@ pub fn write_results(
     let mut run = RunWriter::begin(lock)?;
     let ids = &dedup.corpus.ids;
 
-    run.write_lines(PAIRS, pair_records(ids, &dedup.pairs, dedup.score_name))?;
+    PairRecords::new(ids, &dedup.pairs, dedup.score_name).write(&mut run, PAIRS)?;
     if let Some(scored) = &dedup.scored_candidates {
-        run.write_lines(CANDIDATES, pair_records(ids, scored, dedup.score_name))?;
+        PairRecords::new(ids, scored, dedup.score_name).write(&mut run, CANDIDATES)?;
     }
     if dedup.part.is_some() {
         // A part's groups and unique records are the merge's to write.
@@ -99,32 +97,97 @@ fn summary(
 /// Pairs as records, `id_a < id_b`, sorted. Only the order is held: each record is made as
 /// it is written (a two-stage run of 100,000 documents scores two million candidates, which
 /// as records at once took 1.6 GB).
-fn pair_records<'a>(
+struct PairRecords<'a> {
     ids: &'a [String],
     pairs: &'a [super::Pair],
     score_name: &'static str,
-) -> impl Iterator<Item = PairRecord> + 'a {
-    let ordered = |p: &super::Pair| {
-        let (x, y) = (&ids[p.a as usize], &ids[p.b as usize]);
-        (x.min(y), x.max(y))
-    };
-    let mut order: Vec<u32> = (0..pairs.len() as u32).collect();
-    order.par_sort_unstable_by(|&i, &j| {
-        ordered(&pairs[i as usize]).cmp(&ordered(&pairs[j as usize]))
-    });
-    order.into_iter().map(move |i| {
-        let p = &pairs[i as usize];
-        let (a, b) = ordered(p);
-        let mut scores = std::collections::BTreeMap::from([(score_name.to_owned(), p.score)]);
-        if let Some(cosine) = p.cosine {
-            scores.insert("cosine".to_owned(), shortest_f64(cosine));
+    /// The pairs' indexes in the order of their records.
+    order: Vec<u32>,
+}
+
+impl<'a> PairRecords<'a> {
+    fn new(ids: &'a [String], pairs: &'a [super::Pair], score_name: &'static str) -> Self {
+        // Each document's place among the sorted ids: pairs are then sorted as two integers,
+        // not by comparing strings scattered over the heap (38 million candidates of a million
+        // documents took most of the writing so).
+        let mut by_id: Vec<u32> = (0..ids.len() as u32).collect();
+        by_id.par_sort_unstable_by(|&x, &y| ids[x as usize].cmp(&ids[y as usize]));
+        let mut place = vec![0u32; ids.len()];
+        for (rank, &doc) in by_id.iter().enumerate() {
+            place[doc as usize] = rank as u32;
         }
-        PairRecord {
-            a: a.clone(),
-            b: b.clone(),
-            scores,
+        drop(by_id);
+        // (smaller place, larger place, index) in one integer.
+        let mut keyed: Vec<u128> = pairs
+            .par_iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let (x, y) = (place[p.a as usize], place[p.b as usize]);
+                (u128::from(x.min(y)) << 64) | (u128::from(x.max(y)) << 32) | i as u128
+            })
+            .collect();
+        keyed.par_sort_unstable();
+        PairRecords {
+            ids,
+            pairs,
+            score_name,
+            order: keyed.into_iter().map(|key| key as u32).collect(),
         }
-    })
+    }
+
+    fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    /// The `i`th record.
+    fn record(&self, i: usize) -> PairLine<'a> {
+        let p = &self.pairs[self.order[i] as usize];
+        let (x, y) = (&self.ids[p.a as usize], &self.ids[p.b as usize]);
+        PairLine {
+            a: x.min(y),
+            b: x.max(y),
+            score_name: self.score_name,
+            score: p.score,
+            cosine: p.cosine.map(shortest_f64),
+        }
+    }
+
+    /// Writes the records into the run's file `name`.
+    fn write(&self, run: &mut RunWriter, name: &'static str) -> Result<()> {
+        run.write_lines_in_parallel(name, self.len(), |i| self.record(i))
+    }
+}
+
+/// A [`crate::results::PairRecord`] as it is written, borrowing the ids: tens of millions of candidates are
+/// serialised without allocating.
+struct PairLine<'a> {
+    a: &'a str,
+    b: &'a str,
+    score_name: &'static str,
+    score: f64,
+    cosine: Option<f64>,
+}
+
+impl serde::Serialize for PairLine<'_> {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("id_a", self.a)?;
+        map.serialize_entry("id_b", self.b)?;
+        // The scores by name, as the map of a `PairRecord` orders them (by name).
+        let method = (self.score_name, Some(self.score));
+        let mut scores = [("cosine", self.cosine), method];
+        scores.sort_unstable_by_key(|(name, _)| *name);
+        for (name, score) in scores {
+            if let Some(score) = score {
+                map.serialize_entry(name, &score)?;
+            }
+        }
+        map.end()
+    }
 }
 
 /// An `f32` as the `f64` with the same shortest decimal form, so that it prints as `0.9123`,
@@ -354,6 +417,49 @@ mod tests {
     use super::*;
     use crate::io::{DEFAULT_MAX_DOC_BYTES, FieldSpec};
     use crate::pipeline::{Method, MethodName, dedup};
+
+    #[test]
+    fn pair_lines_are_the_json_of_pair_records_sorted_by_their_ids() {
+        use crate::pipeline::Pair;
+        use crate::results::PairRecord;
+        let ids: Vec<String> = ["b", "a10", "a9", "c"].map(String::from).to_vec();
+        let pair = |a, b, score, cosine| Pair {
+            a,
+            b,
+            score,
+            cosine,
+        };
+        let pairs = [
+            pair(3, 0, 0.5, Some(0.25)),
+            pair(0, 2, 0.8125, Some(0.9123)),
+            pair(1, 2, 1.0, None),
+        ];
+        for score_name in [
+            "jaccard_estimate",
+            "resemblance",
+            "simhash_similarity",
+            "a_score",
+        ] {
+            let records = PairRecords::new(&ids, &pairs, score_name);
+            let lines: Vec<String> = (0..records.len())
+                .map(|i| serde_json::to_string(&records.record(i)).unwrap())
+                .collect();
+            let read: Vec<PairRecord> = lines
+                .iter()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            let as_records: Vec<String> = read
+                .iter()
+                .map(|r| serde_json::to_string(r).unwrap())
+                .collect();
+            assert_eq!(lines, as_records, "{score_name}");
+            let order: Vec<(&str, &str)> =
+                read.iter().map(|r| (r.a.as_str(), r.b.as_str())).collect();
+            assert_eq!(order, [("a10", "a9"), ("a9", "b"), ("b", "c")]);
+            assert_eq!(read[1].scores["cosine"], 0.9123);
+            assert!(!read[0].scores.contains_key("cosine"));
+        }
+    }
 
     #[test]
     fn a_record_edited_between_the_reads_stops_the_unique_file() {

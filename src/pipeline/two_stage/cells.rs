@@ -22,19 +22,25 @@
 //! ndarray and their own BLAS for what is a loop around the matrix product this crate already
 //! has ([`crate::matrix`]).
 
+mod router;
+
 use rayon::prelude::*;
 
+use self::router::Router;
 use super::queries::QueryReader;
 use crate::error::Result;
 use crate::progress;
 use crate::store::{place, scan};
 
-/// Lloyd iterations: the cells only need to keep near vectors together, not to converge.
-const ITERATIONS: usize = 6;
 /// Sampled vectors per cell the centroids are learned from.
 const SAMPLE_PER_CELL: usize = 32;
 /// Query vectors read back at a time.
 const BLOCK: usize = 1024;
+/// Documents whose nearest cells are found at a time.
+const ROUTE_BLOCK: usize = 1 << 16;
+/// In [`Cells::nearest`], a place no cell fills (a document may find fewer cells than it
+/// probes through coarse cells that hold few).
+const NO_CELL: u32 = u32::MAX;
 /// Cells searched before their answers are merged.
 const MERGE_CELLS: usize = 64;
 
@@ -43,10 +49,11 @@ pub(super) struct Cells {
     width: usize,
     /// Every document's vector, row-major by document number.
     vectors: Vec<f32>,
-    /// Each document's `probes` nearest cells, nearest first.
+    /// Each document's `probes` nearest cells, nearest first, [`NO_CELL`] after the last
+    /// found.
     nearest: Vec<u32>,
-    /// The cells' unit centroids, row-major.
-    centroids: Vec<f32>,
+    /// The cells' centroids, and how a vector finds its nearest.
+    router: Router,
     probes: usize,
     /// The documents whose nearest cell each cell is, ascending.
     members: Vec<Vec<u32>>,
@@ -74,7 +81,7 @@ impl Cells {
         queries.rewind()?;
 
         let count = count.clamp(1, documents.max(1));
-        let probes = probes.min(count);
+        let probes = probes.clamp(1, count);
         let stride = (documents / (count * SAMPLE_PER_CELL)).max(1);
         let sample: Vec<f32> = vectors
             .chunks_exact(width)
@@ -82,18 +89,29 @@ impl Cells {
             .flatten()
             .copied()
             .collect();
-        let centroids = centroids(&sample, width, count);
-        let nearest: Vec<u32> = nearest_cells(&vectors, &centroids, width, probes)
-            .into_iter()
-            .flatten()
-            .collect();
-        let mut members = vec![Vec::new(); count];
+        let router = Router::learn(&sample, width, count);
+        let rows: Vec<&[f32]> = vectors.chunks_exact(width).collect();
+        let mut nearest = Vec::with_capacity(documents * probes);
+        for rows in rows.chunks(ROUTE_BLOCK) {
+            for cells in router.nearest(rows, probes) {
+                nearest.extend(
+                    cells
+                        .iter()
+                        .copied()
+                        .chain(std::iter::repeat(NO_CELL))
+                        .take(probes),
+                );
+            }
+        }
+        drop(rows);
+        let mut members = vec![Vec::new(); router.cells()];
         for (doc, cells) in nearest.chunks_exact(probes).enumerate() {
             members[cells[0] as usize].push(doc as u32);
         }
         let sizes: Vec<usize> = members.iter().map(Vec::len).collect();
         tracing::info!(
-            cells = count,
+            cells = router.cells(),
+            coarse = router.coarse_cells(),
             probes,
             sample = sample.len() / width,
             largest = sizes.iter().max().copied().unwrap_or(0),
@@ -104,7 +122,7 @@ impl Cells {
             width,
             vectors,
             nearest,
-            centroids,
+            router,
             probes,
             members,
         })
@@ -113,59 +131,37 @@ impl Cells {
     /// Each document's `k` nearest other documents among those of the cells it probes, as
     /// pairs `(a, b, cosine)` with `a < b` (a pair found from both ends is there twice).
     ///
-    /// Cell by cell, the documents that probe it are compared with its documents in one
-    /// matrix product, and each document keeps its best `k + 1` (itself among them) over its
-    /// cells. Cells are taken a few hundred at a time, so that only their answers wait to be
-    /// merged.
+    /// Each document keeps its best `k + 1` (itself among them) over the cells it probes
+    /// ([`Cells::search_cells`]).
     pub(super) fn neighbours(&self, k: usize) -> Vec<(u32, u32, f32)> {
         let documents = self.vectors.len() / self.width;
         let mut probing: Vec<Vec<u32>> = vec![Vec::new(); self.members.len()];
         for (doc, cells) in self.nearest.chunks_exact(self.probes).enumerate() {
-            for &cell in cells {
+            for &cell in cells.iter().filter(|&&cell| cell != NO_CELL) {
                 probing[cell as usize].push(doc as u32);
             }
         }
-        let kept = k + 1;
-        // Each document's best (cosine, document), ranked by `place`; a place not yet filled
-        // scores minus infinity.
-        let mut best = vec![(f32::NEG_INFINITY, u32::MAX); documents * kept];
+        let mut best = Ranked::new(documents, k + 1);
         let bar = progress::items(self.members.len() as u64, "searching cells");
-        let cells: Vec<usize> = (0..self.members.len()).collect();
-        for cells in cells.chunks(MERGE_CELLS) {
-            let found: Vec<_> = cells
-                .par_iter()
-                .map(|&cell| {
-                    let (docs, members) = (&probing[cell], &self.members[cell]);
-                    let mut pool = Vec::with_capacity(members.len() * self.width);
-                    for &doc in members {
-                        pool.extend_from_slice(self.vector(doc));
-                    }
-                    let keys: Vec<u64> = members.iter().map(|&d| u64::from(d)).collect();
-                    let queries: Vec<&[f32]> = docs.iter().map(|&d| self.vector(d)).collect();
-                    (
-                        docs.as_slice(),
-                        scan(&pool, &keys, self.width, &queries, kept),
-                    )
-                })
-                .collect();
-            for (docs, hits) in found {
+        self.search_cells(
+            &probing,
+            &self.members,
+            |doc| self.vector(doc),
+            k + 1,
+            |docs, hits| {
                 for (&doc, hits) in docs.iter().zip(hits) {
-                    let slots = &mut best[doc as usize * kept..(doc as usize + 1) * kept];
-                    for (cosine, other) in hits {
-                        place(slots, (cosine, other as u32));
-                    }
+                    best.offer(doc, hits);
                 }
-            }
-            bar.inc(cells.len() as u64);
-        }
+                bar.inc(1);
+            },
+        );
         bar.finish_and_clear();
-        best.chunks_exact(kept)
+        best.lists()
             .enumerate()
-            .flat_map(|(doc, slots)| {
+            .flat_map(|(doc, best)| {
                 let doc = doc as u32;
-                slots
-                    .iter()
-                    .filter(move |&&(cosine, other)| cosine > f32::NEG_INFINITY && other != doc)
+                best.iter()
+                    .filter(move |&&(_, other)| other != doc)
                     .map(move |&(cosine, other)| (doc.min(other), doc.max(other), cosine))
             })
             .collect()
@@ -181,32 +177,83 @@ impl Cells {
 
     /// Each of `queries`' `k` nearest documents among `members` (a subset of each cell's, from
     /// [`Cells::members_among`]) of the `probes` cells nearest to it, as `(cosine, document)`,
-    /// best first. A title is searched so among the title-only records: its copies lie near
-    /// it, so in the cells nearest to it, where a graph over every title-only record of a
-    /// large corpus is walked one title at a time.
+    /// best first (of equal cosines the lower document). A title is searched so among the
+    /// title-only records: its copies lie near it, so in the cells nearest to it, where a graph
+    /// over every title-only record of a large corpus is walked one title at a time. Give many
+    /// queries at once: each cell is one matrix product with the queries that probe it.
     pub(super) fn nearest_among(
         &self,
         queries: &[&[f32]],
         members: &[Vec<u32>],
         k: usize,
     ) -> Vec<Vec<(f32, u32)>> {
-        let cells: Vec<u64> = (0..members.len() as u64).collect();
-        let probed = scan(&self.centroids, &cells, self.width, queries, self.probes);
-        queries
-            .par_iter()
-            .zip(probed)
-            .map(|(query, probed)| {
-                let mut best = Vec::new();
-                for (_, cell) in probed {
-                    for &doc in &members[cell as usize] {
-                        best.push((crate::embed::cosine(query, self.vector(doc)), doc));
-                    }
+        if k == 0 {
+            return vec![Vec::new(); queries.len()];
+        }
+        let mut probing: Vec<Vec<u32>> = vec![Vec::new(); members.len()];
+        for (query, probed) in self
+            .router
+            .nearest(queries, self.probes)
+            .into_iter()
+            .enumerate()
+        {
+            for cell in probed {
+                probing[cell as usize].push(query as u32);
+            }
+        }
+        let mut best = Ranked::new(queries.len(), k);
+        self.search_cells(
+            &probing,
+            members,
+            |query| queries[query as usize],
+            k,
+            |probing, hits| {
+                for (&query, hits) in probing.iter().zip(hits) {
+                    best.offer(query, hits);
                 }
-                best.sort_unstable_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
-                best.truncate(k);
-                best
-            })
-            .collect()
+            },
+        );
+        best.lists().map(<[_]>::to_vec).collect()
+    }
+
+    /// Searches each cell: the queries of `probing[cell]` (numbers that `query` turns into
+    /// vectors) are compared with the documents of `members[cell]` in one matrix product, and
+    /// each query's `k` best there, as `(cosine, document)`, go to `merge` with the queries.
+    /// Cells are searched a few dozen at a time on every core, so that only their answers
+    /// wait to be merged.
+    fn search_cells<'q>(
+        &self,
+        probing: &[Vec<u32>],
+        members: &[Vec<u32>],
+        query: impl Fn(u32) -> &'q [f32] + Sync,
+        k: usize,
+        mut merge: impl FnMut(&[u32], Vec<Vec<(f32, u64)>>),
+    ) {
+        let cells: Vec<usize> = (0..members.len()).collect();
+        for cells in cells.chunks(MERGE_CELLS) {
+            let found: Vec<_> = cells
+                .par_iter()
+                .map(|&cell| {
+                    let (queries, members) = (&probing[cell], &members[cell]);
+                    if queries.is_empty() || members.is_empty() {
+                        return (queries.as_slice(), Vec::new());
+                    }
+                    let mut pool = Vec::with_capacity(members.len() * self.width);
+                    for &doc in members {
+                        pool.extend_from_slice(self.vector(doc));
+                    }
+                    let keys: Vec<u64> = members.iter().map(|&d| u64::from(d)).collect();
+                    let vectors: Vec<&[f32]> = queries.iter().map(|&q| query(q)).collect();
+                    (
+                        queries.as_slice(),
+                        scan(&pool, &keys, self.width, &vectors, k),
+                    )
+                })
+                .collect();
+            for (queries, hits) in found {
+                merge(queries, hits);
+            }
+        }
     }
 
     /// The pairs `(a, b)` with the cosine of their vectors.
@@ -228,93 +275,53 @@ impl Cells {
     }
 }
 
-/// `count` unit centroids learned from the row-major unit vectors `sample` by spherical
-/// k-means, started from evenly spaced sample vectors.
-fn centroids(sample: &[f32], width: usize, count: usize) -> Vec<f32> {
-    let rows = sample.len() / width;
-    let step = (rows / count).max(1);
-    let mut centroids: Vec<f32> = (0..count)
-        .flat_map(|c| {
-            let row = (c * step) % rows.max(1);
-            sample[row * width..(row + 1) * width].iter().copied()
-        })
-        .collect();
-    for _ in 0..ITERATIONS {
-        let assigned: Vec<u32> = nearest_cells(sample, &centroids, width, 1)
-            .into_iter()
-            .map(|cells| cells[0])
-            .collect();
-        let mut sums = vec![0f32; count * width];
-        for (vector, &cell) in sample.chunks_exact(width).zip(&assigned) {
-            let sum = &mut sums[cell as usize * width..(cell as usize + 1) * width];
-            sum.iter_mut().zip(vector).for_each(|(s, x)| *s += x);
-        }
-        for (centroid, sum) in centroids
-            .chunks_exact_mut(width)
-            .zip(sums.chunks_exact(width))
-        {
-            let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt();
-            // A cell no vector chose keeps its centroid: it may win vectors later.
-            if norm > 0.0 {
-                centroid
-                    .iter_mut()
-                    .zip(sum)
-                    .for_each(|(c, s)| *c = s / norm);
-            }
-        }
-    }
-    centroids
+/// Each query's best `k` of the hits offered to it, `(cosine, key)`, ranked by [`place`]: a
+/// higher cosine first, of equal ones the lower key.
+struct Ranked {
+    k: usize,
+    /// `k` places a query; a place not yet filled scores minus infinity.
+    places: Vec<(f32, u32)>,
 }
 
-/// For each row of `vectors`, its `probes` nearest centroids, nearest first (of equally near
-/// ones, the lower cell).
-fn nearest_cells(vectors: &[f32], centroids: &[f32], width: usize, probes: usize) -> Vec<Vec<u32>> {
-    let cells: Vec<u64> = (0..(centroids.len() / width) as u64).collect();
-    let rows: Vec<&[f32]> = vectors.chunks_exact(width).collect();
-    scan(centroids, &cells, width, &rows, probes)
-        .into_iter()
-        .map(|nearest| nearest.into_iter().map(|(_, cell)| cell as u32).collect())
-        .collect()
+impl Ranked {
+    fn new(queries: usize, k: usize) -> Self {
+        Ranked {
+            k,
+            places: vec![(f32::NEG_INFINITY, u32::MAX); queries * k],
+        }
+    }
+
+    /// Offers query `query` the hits `(cosine, key)` of one more search.
+    fn offer(&mut self, query: u32, hits: Vec<(f32, u64)>) {
+        let start = query as usize * self.k;
+        for (cosine, key) in hits {
+            place(
+                &mut self.places[start..start + self.k],
+                (cosine, key as u32),
+            );
+        }
+    }
+
+    /// Each query's best, best first: fewer than `k` where fewer were offered.
+    fn lists(&self) -> impl Iterator<Item = &[(f32, u32)]> {
+        self.places.chunks_exact(self.k.max(1)).map(|places| {
+            let filled = places.partition_point(|&(cosine, _)| cosine > f32::NEG_INFINITY);
+            &places[..filled]
+        })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn unit(v: &[f32]) -> Vec<f32> {
+    pub(super) fn unit(v: &[f32]) -> Vec<f32> {
         let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
         v.iter().map(|x| x / norm).collect()
     }
 
-    #[test]
-    fn vectors_near_one_another_share_a_cell_and_each_row_gets_its_nearest_first() {
-        // Three tight clusters on the axes of a 3-dimensional space.
-        let mut sample = Vec::new();
-        for axis in 0..3 {
-            for i in 0..20 {
-                let mut v = [0.05 * (i % 3) as f32; 3];
-                v[axis] = 1.0;
-                sample.extend(unit(&v));
-            }
-        }
-        let centroids = centroids(&sample, 3, 3);
-        let cells = nearest_cells(&sample, &centroids, 3, 2);
-        for axis in 0..3 {
-            let first = cells[axis * 20][0];
-            assert!(
-                cells[axis * 20..(axis + 1) * 20]
-                    .iter()
-                    .all(|c| c[0] == first),
-                "a cluster in one cell: {cells:?}"
-            );
-            assert!(cells[axis * 20].len() == 2 && cells[axis * 20][1] != first);
-        }
-        let distinct: std::collections::HashSet<u32> = cells.iter().map(|c| c[0]).collect();
-        assert_eq!(distinct.len(), 3, "three clusters, three cells");
-    }
-
     /// Random unit vectors of `width`, from `seed`.
-    fn random_vectors(count: usize, width: usize, seed: u64) -> Vec<Vec<f32>> {
+    pub(super) fn random_vectors(count: usize, width: usize, seed: u64) -> Vec<Vec<f32>> {
         use rand::{RngExt, SeedableRng};
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
         (0..count)

@@ -226,6 +226,7 @@ pub(super) fn run(
     // Cells may part two near-copies whose vectors sit near a boundary: what MinHash proposes,
     // cheap beside the search, joins the candidates.
     let cells_and_proposed = cells.as_ref().map(|cells| {
+        let clock = Instant::now();
         let proposed = Proposed {
             pairs: proposed_pairs(&signatures, &sketches, &config.settings.confirm),
             title_only: (0..documents)
@@ -235,6 +236,11 @@ pub(super) fn run(
                 })
                 .collect(),
         };
+        tracing::info!(
+            pairs = proposed.pairs.len(),
+            seconds = clock.elapsed().as_secs_f64(),
+            "MinHash proposed its pairs"
+        );
         (cells, proposed)
     });
     let neighbours = search::candidates(

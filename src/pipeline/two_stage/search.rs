@@ -17,6 +17,9 @@ use crate::store::SearchOptions;
 
 /// Queries per search call.
 const SEARCH_BATCH: usize = 2048;
+/// Queries read at a time within cells: each cell is one matrix product with the titles of a
+/// batch that probe it, so a batch is many times the cells.
+const CELL_SEARCH_BATCH: usize = 1 << 14;
 
 /// The pairs MinHash proposed, to join the neighbours found within cells.
 pub(super) struct Proposed {
@@ -50,10 +53,15 @@ pub(super) fn candidates(
     // The cells, with their title-only members, which the titles are searched among.
     let mut in_cells = None;
     if let Some((cells, proposed)) = cells {
+        let clock = std::time::Instant::now();
         neighbours = cells.with_cosines(&proposed.pairs);
         by_title = TitleOnlyPartners::of(cells, &neighbours, &proposed.title_only, min_cosine);
         in_cells = Some((cells, cells.members_among(&proposed.title_only)));
         drop(proposed);
+        tracing::info!(
+            seconds = clock.elapsed().as_secs_f64(),
+            "MinHash's pairs scored by their vectors"
+        );
         let clock = std::time::Instant::now();
         let found = cells.neighbours(top_k);
         tracing::info!(
@@ -64,13 +72,18 @@ pub(super) fn candidates(
         neighbours.extend(found);
     }
     neighbours.retain(|&(_, _, cosine)| cosine >= min_cosine);
+    let clock = std::time::Instant::now();
     let bar = progress::items(queries.len() as u64, "searching");
     let search = SearchOptions {
         k: top_k + 1,
         with_payload: false,
         exact: config.exact_search || index.search_exactly(),
     };
-    while let Some((batch, flat)) = queries.next_batch(SEARCH_BATCH)? {
+    let batch_size = match in_cells {
+        Some(_) => CELL_SEARCH_BATCH,
+        None => SEARCH_BATCH,
+    };
+    while let Some((batch, flat)) = queries.next_batch(batch_size)? {
         let vectors = flat.chunks_exact(index.embedder().dimensions());
         let (titles, documents): (Vec<_>, Vec<_>) = batch
             .iter()
@@ -109,7 +122,19 @@ pub(super) fn candidates(
     }
     bar.finish_and_clear();
     drop(queries);
-    Ok(distinct_pairs(neighbours))
+    tracing::info!(
+        found = neighbours.len(),
+        seconds = clock.elapsed().as_secs_f64(),
+        "queries searched"
+    );
+    let clock = std::time::Instant::now();
+    let neighbours = distinct_pairs(neighbours);
+    tracing::info!(
+        candidates = neighbours.len(),
+        seconds = clock.elapsed().as_secs_f64(),
+        "candidates kept once each"
+    );
+    Ok(neighbours)
 }
 
 /// The title-only documents MinHash proposed for a record with more than a title, whose
