@@ -100,12 +100,13 @@ pub(super) fn report(summary: &RunSummary, dir: &Path) {
     if s.embed > 0.0 {
         // A rate over a few milliseconds (a run within cells stores next to nothing) says
         // nothing.
-        let with_rate = |stage: &str, seconds: f64| match seconds >= 0.01 {
-            true => format!(
-                "{stage} {seconds:.2} s ({:.0} docs/s)",
-                summary.documents as f64 / seconds
-            ),
-            false => format!("{stage} {seconds:.2} s"),
+        let with_rate = |stage: &str, seconds: f64| {
+            if seconds >= 0.01 {
+                let rate = summary.documents as f64 / seconds;
+                format!("{stage} {seconds:.2} s ({rate:.0} docs/s)")
+            } else {
+                format!("{stage} {seconds:.2} s")
+            }
         };
         println!(
             "stages: read+sign {:.2} s, {}, {}, index build {:.2} s, {}, confirm {:.2} s, group {:.2} s, write {:.2} s",

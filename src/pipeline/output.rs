@@ -158,8 +158,8 @@ impl<'a> PairRecords<'a> {
     }
 }
 
-/// A [`crate::results::PairRecord`] as it is written, borrowing the ids: tens of millions of candidates are
-/// serialised without allocating.
+/// A [`crate::results::PairRecord`] as it is written, borrowing the ids: tens of millions of
+/// candidates are serialised without allocating.
 struct PairLine<'a> {
     a: &'a str,
     b: &'a str,
@@ -177,7 +177,7 @@ impl serde::Serialize for PairLine<'_> {
         let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("id_a", self.a)?;
         map.serialize_entry("id_b", self.b)?;
-        // The scores by name, as the map of a `PairRecord` orders them (by name).
+        // The scores in the order of their names, as a `PairRecord`'s map writes them.
         let method = (self.score_name, Some(self.score));
         let mut scores = [("cosine", self.cosine), method];
         scores.sort_unstable_by_key(|(name, _)| *name);

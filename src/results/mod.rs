@@ -169,9 +169,7 @@ impl RunWriter {
                 .map(|&start| {
                     let mut bytes = Vec::new();
                     for i in start..(start + PARALLEL_BLOCK).min(count) {
-                        serde_json::to_writer(&mut bytes, &record(i))
-                            .map_err(|e| Error::io(&target, std::io::Error::other(e)))?;
-                        bytes.push(b'\n');
+                        json_line(&mut bytes, &record(i), &target)?;
                     }
                     Ok(bytes)
                 })
@@ -209,9 +207,8 @@ pub struct RunFile {
 impl RunFile {
     /// Writes one JSON record and its newline.
     pub fn write_record(&mut self, record: &impl Serialize) -> Result<()> {
-        let mut line = serde_json::to_vec(record)
-            .map_err(|e| Error::io(self.file.target(), std::io::Error::other(e)))?;
-        line.push(b'\n');
+        let mut line = Vec::new();
+        json_line(&mut line, record, self.file.target())?;
         self.write_all(&line)
             .map_err(|e| Error::io(self.file.target(), e))
     }
@@ -233,6 +230,14 @@ impl Write for RunFile {
     fn flush(&mut self) -> std::io::Result<()> {
         self.file.flush()
     }
+}
+
+/// Appends `record` as one JSON line to `bytes`, bound for the file `target`.
+fn json_line(bytes: &mut Vec<u8>, record: &impl Serialize, target: &Path) -> Result<()> {
+    serde_json::to_writer(&mut *bytes, record)
+        .map_err(|e| Error::io(target, std::io::Error::other(e)))?;
+    bytes.push(b'\n');
+    Ok(())
 }
 
 /// A complete run's folder, for reading: its summary, and its files checked against it.

@@ -135,12 +135,11 @@ impl Cells {
     /// ([`Cells::search_cells`]).
     pub(super) fn neighbours(&self, k: usize) -> Vec<(u32, u32, f32)> {
         let documents = self.vectors.len() / self.width;
-        let mut probing: Vec<Vec<u32>> = vec![Vec::new(); self.members.len()];
-        for (doc, cells) in self.nearest.chunks_exact(self.probes).enumerate() {
-            for &cell in cells.iter().filter(|&&cell| cell != NO_CELL) {
-                probing[cell as usize].push(doc as u32);
-            }
-        }
+        let nearest = self.nearest.chunks_exact(self.probes);
+        let probing = probing(
+            self.members.len(),
+            nearest.map(|cells| cells.iter().copied().filter(|&cell| cell != NO_CELL)),
+        );
         let mut best = Ranked::new(documents, k + 1);
         let bar = progress::items(self.members.len() as u64, "searching cells");
         self.search_cells(
@@ -187,20 +186,7 @@ impl Cells {
         members: &[Vec<u32>],
         k: usize,
     ) -> Vec<Vec<(f32, u32)>> {
-        if k == 0 {
-            return vec![Vec::new(); queries.len()];
-        }
-        let mut probing: Vec<Vec<u32>> = vec![Vec::new(); members.len()];
-        for (query, probed) in self
-            .router
-            .nearest(queries, self.probes)
-            .into_iter()
-            .enumerate()
-        {
-            for cell in probed {
-                probing[cell as usize].push(query as u32);
-            }
-        }
+        let probing = probing(members.len(), self.router.nearest(queries, self.probes));
         let mut best = Ranked::new(queries.len(), k);
         self.search_cells(
             &probing,
@@ -278,6 +264,7 @@ impl Cells {
 /// Each query's best `k` of the hits offered to it, `(cosine, key)`, ranked by [`place`]: a
 /// higher cosine first, of equal ones the lower key.
 struct Ranked {
+    queries: usize,
     k: usize,
     /// `k` places a query; a place not yet filled scores minus infinity.
     places: Vec<(f32, u32)>,
@@ -286,6 +273,7 @@ struct Ranked {
 impl Ranked {
     fn new(queries: usize, k: usize) -> Self {
         Ranked {
+            queries,
             k,
             places: vec![(f32::NEG_INFINITY, u32::MAX); queries * k],
         }
@@ -304,11 +292,26 @@ impl Ranked {
 
     /// Each query's best, best first: fewer than `k` where fewer were offered.
     fn lists(&self) -> impl Iterator<Item = &[(f32, u32)]> {
-        self.places.chunks_exact(self.k.max(1)).map(|places| {
+        (0..self.queries).map(|query| {
+            let places = &self.places[query * self.k..(query + 1) * self.k];
             let filled = places.partition_point(|&(cosine, _)| cosine > f32::NEG_INFINITY);
             &places[..filled]
         })
     }
+}
+
+/// The queries that probe each of `cells` cells, ascending, from each query's cells.
+fn probing<C: IntoIterator<Item = u32>>(
+    cells: usize,
+    cells_of_queries: impl IntoIterator<Item = C>,
+) -> Vec<Vec<u32>> {
+    let mut probing = vec![Vec::new(); cells];
+    for (query, probed) in cells_of_queries.into_iter().enumerate() {
+        for cell in probed {
+            probing[cell as usize].push(query as u32);
+        }
+    }
+    probing
 }
 
 #[cfg(test)]
@@ -335,27 +338,30 @@ mod tests {
             .collect()
     }
 
+    /// `count` cells learned from the documents' `vectors` spilled as queries, each followed
+    /// by a title query (the next document's vector) where `titles`.
+    fn learned(vectors: &[Vec<f32>], titles: bool, count: usize, probes: usize) -> Cells {
+        use super::super::queries::{Query, QueryFile};
+        let dir = tempfile::tempdir().unwrap();
+        let mut file = QueryFile::create(dir.path(), vectors[0].len()).unwrap();
+        for (doc, vector) in vectors.iter().enumerate() {
+            let doc = doc as u32;
+            file.append(Query { doc, title: false }, vector).unwrap();
+            if titles {
+                let next = &vectors[(doc as usize + 1) % vectors.len()];
+                file.append(Query { doc, title: true }, next).unwrap();
+            }
+        }
+        let mut queries = file.into_reader().unwrap();
+        Cells::learn(&mut queries, vectors.len(), count, probes).unwrap()
+    }
+
     #[test]
     fn each_document_gets_its_exact_top_k_within_the_cells_it_probes() {
         let (documents, width, k) = (3000, 16, 5);
         let vectors = random_vectors(documents, width, 7);
-        let dir = tempfile::tempdir().unwrap();
-        let mut file = super::super::queries::QueryFile::create(dir.path(), width).unwrap();
-        for (doc, vector) in vectors.iter().enumerate() {
-            let query = super::super::queries::Query {
-                doc: doc as u32,
-                title: false,
-            };
-            file.append(query, vector).unwrap();
-            // A title query in between is not a document.
-            let title = super::super::queries::Query {
-                doc: doc as u32,
-                title: true,
-            };
-            file.append(title, &vectors[(doc + 1) % documents]).unwrap();
-        }
-        let mut queries = file.into_reader().unwrap();
-        let cells = Cells::learn(&mut queries, documents, 40, 3).unwrap();
+        // A title query in between is not a document.
+        let cells = learned(&vectors, true, 40, 3);
         assert_eq!(cells.members.iter().map(Vec::len).sum::<usize>(), documents);
 
         let found = cells.neighbours(k);
@@ -391,17 +397,7 @@ mod tests {
     fn a_title_probing_every_cell_finds_the_exact_top_k_among_the_members_kept() {
         let (documents, width, cells_count, k) = (600, 8, 6, 4);
         let vectors = random_vectors(documents, width, 11);
-        let dir = tempfile::tempdir().unwrap();
-        let mut file = super::super::queries::QueryFile::create(dir.path(), width).unwrap();
-        for (doc, vector) in vectors.iter().enumerate() {
-            let query = super::super::queries::Query {
-                doc: doc as u32,
-                title: false,
-            };
-            file.append(query, vector).unwrap();
-        }
-        let mut queries = file.into_reader().unwrap();
-        let cells = Cells::learn(&mut queries, documents, cells_count, cells_count).unwrap();
+        let cells = learned(&vectors, false, cells_count, cells_count);
         let kept: Vec<bool> = (0..documents).map(|d| d % 3 == 0).collect();
         let members = cells.members_among(&kept);
         assert_eq!(

@@ -293,26 +293,29 @@ pub(super) fn load(
     let n = corpus.ids.len();
     tracing::info!(documents = n, embedder = %index.embedder().describe(), "embedded, signed and stored");
 
-    if upsert == Upsert::Unread {
-        // No index to build.
-    } else if upsert == Upsert::Nothing {
-        let indexed = index.manifest().documents;
-        if indexed != n {
-            return Err(Error::Usage(format!(
-                "the shared index holds {indexed} documents and the input {n}: every part must \
-                 read the input the index was built from"
-            )));
+    match upsert {
+        // Nothing stored: no index to build.
+        Upsert::Unread => {}
+        Upsert::Nothing => {
+            let indexed = index.manifest().documents;
+            if indexed != n {
+                return Err(Error::Usage(format!(
+                    "the shared index holds {indexed} documents and the input {n}: every part \
+                     must read the input the index was built from"
+                )));
+            }
         }
-    } else {
-        let clock = Instant::now();
-        let graph = index.finish()?;
-        times.index = clock.elapsed().as_secs_f64();
-        tracing::info!(
-            documents = n,
-            hnsw = graph,
-            seconds = times.index,
-            "index ready"
-        );
+        Upsert::WithSketches | Upsert::VectorsOnly => {
+            let clock = Instant::now();
+            let graph = index.finish()?;
+            times.index = clock.elapsed().as_secs_f64();
+            tracing::info!(
+                documents = n,
+                hnsw = graph,
+                seconds = times.index,
+                "index ready"
+            );
+        }
     }
     if let Some(title_only) = title_only {
         let clock = Instant::now();

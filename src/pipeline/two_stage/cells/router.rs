@@ -10,7 +10,7 @@
 
 use rayon::prelude::*;
 
-use super::Ranked;
+use super::{Ranked, probing};
 use crate::store::scan;
 
 /// Lloyd iterations: the cells only need to keep near vectors together, not to converge.
@@ -92,20 +92,17 @@ impl Router {
     /// cell); among the cells of its nearest coarse cells where there are coarse cells.
     pub(super) fn nearest(&self, rows: &[&[f32]], probes: usize) -> Vec<Vec<u32>> {
         let width = self.width;
-        if probes == 0 {
-            return vec![Vec::new(); rows.len()];
-        }
         if self.coarse.is_empty() {
             return nearest_of_all(rows, &self.centroids, width, probes);
         }
         let coarse_cells: Vec<u64> = (0..self.coarse_cells() as u64).collect();
         let routed = scan(&self.coarse, &coarse_cells, width, rows, COARSE_PROBES);
-        let mut probing: Vec<Vec<u32>> = vec![Vec::new(); self.coarse_cells()];
-        for (row, coarse) in routed.into_iter().enumerate() {
-            for (_, cell) in coarse {
-                probing[cell as usize].push(row as u32);
-            }
-        }
+        let probing = probing(
+            self.coarse_cells(),
+            routed
+                .into_iter()
+                .map(|coarse| coarse.into_iter().map(|(_, cell)| cell as u32)),
+        );
         // A coarse cell at a time, its cells compared with the rows routed to it in one
         // matrix product.
         let found: Vec<Vec<Vec<(f32, u64)>>> = probing
