@@ -58,6 +58,19 @@ impl Confirmer {
         self.settings.rule.decide(a, b, self.banding)
     }
 
+    /// [`Confirmer::decide`]'s Jaccard estimate and whether the pair is a duplicate, without
+    /// the rest of the evidence ([`ConfirmRule::judge`](super::ConfirmRule::judge)): what a run over every candidate needs.
+    pub fn judge(&self, a: SketchRef<'_>, b: SketchRef<'_>) -> (f64, bool) {
+        self.settings.rule.judge(a, b, self.banding)
+    }
+
+    /// [`Confirmer::confirm`]'s Jaccard estimate and whether the candidate is a duplicate,
+    /// without the rest of the evidence.
+    pub fn judge_candidate(&self, a: SketchRef<'_>, b: SketchRef<'_>, cosine: f32) -> (f64, bool) {
+        let (jaccard, duplicate) = self.judge(a, b);
+        (jaccard, duplicate && cosine >= self.min_cosine)
+    }
+
     /// The verdict on a two-stage candidate (two documents' sketches and the cosine of their
     /// embeddings), with the evidence it rests on. A neighbour below `min_cosine` is no
     /// candidate at all.

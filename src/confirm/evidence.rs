@@ -12,10 +12,12 @@
 //! [`ConfirmRule::decide`](super::ConfirmRule::decide) turns it into a
 //! [`Verdict`](super::Verdict) that names the rule that decided.
 
+use std::io::{self, Read, Write};
+
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::io::Record;
+use crate::io::{Record, read_list, write_list};
 use crate::similarity::{set_jaccard, shared_count};
 use crate::sketch::{MinHasher, Signatures, jaccard_estimate};
 use crate::text::{Shingler, for_each_word, is_number_word, without_notes};
@@ -211,7 +213,7 @@ impl Sketch {
 
 /// The shingle counts and facts of a corpus, beside its [`Signatures`]: together they give
 /// each document's [`SketchRef`].
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SketchFacts {
     shingles: Vec<u32>,
     facts: Vec<Facts>,
@@ -241,6 +243,40 @@ impl SketchFacts {
             shingles: self.shingles[doc],
             facts: &self.facts[doc],
         }
+    }
+
+    /// Writes them in the form [`SketchFacts::read_from`] reads: set aside on disk while a run
+    /// needs the memory (the samples alone are 512 MB at a million documents).
+    pub fn write_to(&self, w: &mut impl Write) -> io::Result<()> {
+        write_list(w, &self.shingles)?;
+        for facts in &self.facts {
+            let flags = u8::from(facts.title.is_some()) | (u8::from(facts.body) << 1);
+            w.write_all(&[flags])?;
+            write_list(w, facts.title.as_deref().unwrap_or_default())?;
+            write_list(w, &facts.numbers)?;
+            write_list(w, &facts.title_numbers)?;
+            write_list(w, &facts.sample)?;
+        }
+        Ok(())
+    }
+
+    /// Reads what [`SketchFacts::write_to`] wrote.
+    pub fn read_from(r: &mut impl Read) -> io::Result<Self> {
+        let shingles = read_list(r)?;
+        let mut facts = Vec::with_capacity(shingles.len());
+        for _ in 0..shingles.len() {
+            let mut flags = [0u8];
+            r.read_exact(&mut flags)?;
+            let title = read_list(r)?;
+            facts.push(Facts {
+                title: (flags[0] & 1 != 0).then_some(title),
+                numbers: read_list(r)?,
+                title_numbers: read_list(r)?,
+                body: flags[0] & 2 != 0,
+                sample: read_list(r)?,
+            });
+        }
+        Ok(SketchFacts { shingles, facts })
     }
 }
 
@@ -275,6 +311,14 @@ pub struct Evidence {
 impl Evidence {
     /// Gathers the evidence of two sketches.
     pub fn of(a: SketchRef<'_>, b: SketchRef<'_>) -> Evidence {
+        let mut evidence = Evidence::without_containment(a, b);
+        (evidence.containment, evidence.containment_sampled) = containment(a, b, evidence.jaccard);
+        evidence
+    }
+
+    /// Everything but the containment (left 0, not sampled), which reads both texts'
+    /// samples: a rule asks for [`containment`] only where its verdict turns on it.
+    pub(super) fn without_containment(a: SketchRef<'_>, b: SketchRef<'_>) -> Evidence {
         let empty = a.shingles == 0 || b.shingles == 0;
         let jaccard = if empty {
             0.0
@@ -282,15 +326,6 @@ impl Evidence {
             jaccard_estimate(a.signature, b.signature)
         };
         let smaller = a.shingles.min(b.shingles);
-        let sampled = sampled_containment(a, b);
-        let containment = match sampled {
-            _ if smaller == 0 => 0.0,
-            Some(containment) => containment,
-            None => {
-                let shared = jaccard * f64::from(a.shingles + b.shingles) / (1.0 + jaccard);
-                (shared / f64::from(smaller)).min(1.0)
-            }
-        };
         let (title_jaccard, title_words, title_numbers_differ) =
             match (&a.facts.title, &b.facts.title) {
                 (Some(x), Some(y)) => {
@@ -308,14 +343,30 @@ impl Evidence {
             && has_extra(&b.facts.numbers, &a.facts.numbers);
         Evidence {
             jaccard,
-            containment,
-            containment_sampled: sampled.is_some() && smaller > 0,
+            containment: 0.0,
+            containment_sampled: false,
             title_jaccard,
             title_words,
             numbers_differ,
             title_numbers_differ,
             smaller,
             both_bodies: a.facts.body && b.facts.body,
+        }
+    }
+}
+
+/// [`Evidence::containment`] of two sketches whose signatures estimate `jaccard`, and whether
+/// it came from their samples.
+pub(super) fn containment(a: SketchRef<'_>, b: SketchRef<'_>, jaccard: f64) -> (f64, bool) {
+    let smaller = a.shingles.min(b.shingles);
+    if smaller == 0 {
+        return (0.0, false);
+    }
+    match sampled_containment(a, b) {
+        Some(containment) => (containment, true),
+        None => {
+            let shared = jaccard * f64::from(a.shingles + b.shingles) / (1.0 + jaccard);
+            ((shared / f64::from(smaller)).min(1.0), false)
         }
     }
 }

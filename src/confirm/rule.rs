@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 #[cfg(test)]
 use super::evidence::Sketch;
-use super::evidence::{Evidence, SketchRef};
+use super::evidence::{Evidence, SketchRef, containment};
 use crate::sketch::{LshParams, share_band};
 
 /// How a candidate pair is confirmed.
@@ -102,6 +102,30 @@ impl ConfirmRule {
         banding: LshParams,
     ) -> (Evidence, Verdict) {
         let evidence = Evidence::of(a, b);
+        let verdict = self.verdict(&evidence, a, b, banding, || evidence.containment);
+        (evidence, verdict)
+    }
+
+    /// [`ConfirmRule::decide`]'s verdict alone, and the Jaccard estimate: the two texts'
+    /// samples are read only where the verdict turns on their containment, which most
+    /// candidates of a large run never reach (their titles disagree, or one has no body).
+    pub fn judge(&self, a: SketchRef<'_>, b: SketchRef<'_>, banding: LshParams) -> (f64, bool) {
+        let evidence = Evidence::without_containment(a, b);
+        let verdict = self.verdict(&evidence, a, b, banding, || {
+            containment(a, b, evidence.jaccard).0
+        });
+        (evidence.jaccard, verdict.duplicate)
+    }
+
+    /// The verdict on `evidence` of `a` and `b`, whose containment `containment` gives.
+    fn verdict(
+        &self,
+        evidence: &Evidence,
+        a: SketchRef<'_>,
+        b: SketchRef<'_>,
+        banding: LshParams,
+        containment: impl FnOnce() -> f64,
+    ) -> Verdict {
         let accept = |rule| Verdict {
             duplicate: true,
             rule,
@@ -110,7 +134,7 @@ impl ConfirmRule {
             duplicate: false,
             rule,
         };
-        let verdict = match self.confirm {
+        match self.confirm {
             Confirm::Estimate if evidence.jaccard >= self.threshold => accept(Rule::Jaccard),
             Confirm::Band
                 if evidence.jaccard > 0.0 && share_band(a.signature, b.signature, banding) =>
@@ -118,12 +142,11 @@ impl ConfirmRule {
                 accept(Rule::Band)
             }
             Confirm::Estimate | Confirm::Band => refuse(Rule::Below),
-            Confirm::Evidence => self.weigh(&evidence),
-        };
-        (evidence, verdict)
+            Confirm::Evidence => self.weigh(evidence, containment),
+        }
     }
 
-    fn weigh(&self, e: &Evidence) -> Verdict {
+    fn weigh(&self, e: &Evidence, containment: impl FnOnce() -> f64) -> Verdict {
         let numbers_differ = match self.number_guard {
             NumberGuard::Title => e.title_numbers_differ.unwrap_or(e.numbers_differ),
             NumberGuard::Text => e.numbers_differ,
@@ -140,7 +163,7 @@ impl ConfirmRule {
             && e.both_bodies
             && e.smaller >= MIN_CONTAINED_WORDS
             && titles_agree
-            && e.containment >= self.containment
+            && containment() >= self.containment
         {
             (true, Rule::Containment)
         } else if !e.both_bodies
@@ -241,6 +264,51 @@ mod tests {
             .shingler(crate::text::UNIGRAMS)
             .unwrap();
         Sketch::of(&record, &shingler, &MinHashParams::default().hasher()).0
+    }
+
+    #[test]
+    fn judging_without_the_evidence_gives_the_verdicts_and_estimates_of_deciding() {
+        let rule = ConfirmRule::default();
+        let banding = MinHashParams::default().banding(&rule);
+        let words = |from: usize, count: usize| -> String {
+            (from..from + count)
+                .map(|i| format!("w{}", i * 7 % 101))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        // Records, their truncated and title-only copies, retitled and renumbered ones.
+        let mut sketches = Vec::new();
+        for paper in 0..6 {
+            let title = format!(
+                "study {} of gait training after stroke",
+                words(paper * 3, 4)
+            );
+            let body = words(paper * 11, 60 + paper * 20);
+            sketches.push(sketch_of(&title, &body));
+            sketches.push(sketch_of(&title, &body[..body.len() / 2]));
+            sketches.push(sketch_of(&title, ""));
+            sketches.push(sketch_of(&format!("another {title} entirely"), &body));
+            sketches.push(sketch_of(&format!("{title} phase {paper}"), &body));
+        }
+        let mut rules = Vec::new();
+        for a in &sketches {
+            for b in &sketches {
+                let (evidence, verdict) = rule.decide(a.as_ref(), b.as_ref(), banding);
+                let judged = rule.judge(a.as_ref(), b.as_ref(), banding);
+                assert_eq!(
+                    judged,
+                    (evidence.jaccard, verdict.duplicate),
+                    "{evidence:?}"
+                );
+                rules.push(verdict.rule);
+            }
+        }
+        for rule in [Rule::Jaccard, Rule::Containment, Rule::Title, Rule::Below] {
+            assert!(
+                rules.contains(&rule),
+                "no pair decided by {rule:?}: {rules:?}"
+            );
+        }
     }
 
     #[test]

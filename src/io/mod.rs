@@ -25,6 +25,7 @@ mod output;
 #[cfg(feature = "parquet")]
 mod parquet;
 mod scratch;
+mod words;
 
 pub use corpus::{
     Corpus, DEFAULT_MAX_DOC_BYTES, ReadOptions, SkipReport, for_each_chunk, for_each_document,
@@ -34,6 +35,7 @@ pub use lines::for_each_line;
 pub use lock::FolderLock;
 pub use output::{AtomicFile, write_json_lines, write_json_pretty};
 pub use scratch::ScratchDir;
+pub use words::{read_count, read_list, read_words, write_count, write_list, write_words};
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};

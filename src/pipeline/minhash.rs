@@ -6,7 +6,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::{Found, Pair, StageTimes};
+use super::{Found, Pair, ScoredPairs, StageTimes};
 use crate::confirm::{Confirm, ConfirmSettings, Confirmer, SketchFacts};
 use crate::error::Result;
 use crate::group::Linkage;
@@ -56,23 +56,26 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) 
     );
 
     let clock = Instant::now();
-    let verdicts: Vec<(Pair, bool)> = candidates
+    let (scores, duplicate): (Vec<f64>, Vec<bool>) = candidates
         .par_iter()
         .map(|&(a, b)| {
             let (x, y) = (a as usize, b as usize);
-            let (evidence, verdict) =
-                confirmer.decide(sketches.get(&signatures, x), sketches.get(&signatures, y));
-            let pair = Pair {
-                a,
-                b,
-                score: evidence.jaccard,
-                cosine: None,
-            };
-            (pair, verdict.duplicate)
+            confirmer.judge(sketches.get(&signatures, x), sketches.get(&signatures, y))
+        })
+        .unzip();
+    let pairs: Vec<Pair> = candidates
+        .iter()
+        .zip(&scores)
+        .zip(&duplicate)
+        .filter(|(_, duplicate)| **duplicate)
+        .map(|((&(a, b), &score), _)| Pair {
+            a,
+            b,
+            score,
+            cosine: None,
         })
         .collect();
-    let pairs: Vec<Pair> = verdicts.iter().filter(|v| v.1).map(|v| v.0).collect();
-    let scored = verdicts.into_iter().map(|v| v.0).collect();
+    let scored = ScoredPairs::without_cosines(&candidates, scores);
     times.confirm = clock.elapsed().as_secs_f64();
     tracing::info!(pairs = pairs.len(), "confirmed");
 

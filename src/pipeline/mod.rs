@@ -237,6 +237,61 @@ pub struct Pair {
     pub cosine: Option<f32>,
 }
 
+/// Every candidate a method scored, in the order it judged them: the pairs `(a, b, cosine)`
+/// and each one's score, in two columns. A two-stage run at a million documents scores tens of
+/// millions of candidates; so held they take 20 bytes each, not a [`Pair`]'s 24, and the
+/// search's own list of candidates is kept as it came.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ScoredPairs {
+    pairs: Vec<(u32, u32, f32)>,
+    scores: Vec<f64>,
+    /// Whether the pairs carry their embeddings' cosine (two-stage), or a 0 in its place.
+    cosines: bool,
+}
+
+impl ScoredPairs {
+    /// Candidates `(a, b, cosine)` and their `scores`, in the same order.
+    pub fn with_cosines(pairs: Vec<(u32, u32, f32)>, scores: Vec<f64>) -> Self {
+        assert_eq!(pairs.len(), scores.len(), "a score for each candidate");
+        ScoredPairs {
+            pairs,
+            scores,
+            cosines: true,
+        }
+    }
+
+    /// Candidates `(a, b)` and their `scores`, in the same order, of a method with no cosine.
+    pub fn without_cosines(pairs: &[(u32, u32)], scores: Vec<f64>) -> Self {
+        assert_eq!(pairs.len(), scores.len(), "a score for each candidate");
+        ScoredPairs {
+            pairs: pairs.iter().map(|&(a, b)| (a, b, 0.0)).collect(),
+            scores,
+            cosines: false,
+        }
+    }
+
+    /// How many candidates there are.
+    pub fn len(&self) -> usize {
+        self.pairs.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.pairs.is_empty()
+    }
+
+    /// The `i`th candidate, scored.
+    pub fn get(&self, i: usize) -> Pair {
+        let (a, b, cosine) = self.pairs[i];
+        Pair {
+            a,
+            b,
+            score: self.scores[i],
+            cosine: self.cosines.then_some(cosine),
+        }
+    }
+}
+
 /// The outcome of a deduplication run, before it is written.
 pub struct Dedup {
     /// The documents read.
@@ -245,7 +300,7 @@ pub struct Dedup {
     pub candidates: usize,
     /// Every candidate with its score, where the method scores more pairs than it confirms
     /// (MinHash: all LSH collisions), for threshold sweeps.
-    pub scored_candidates: Option<Vec<Pair>>,
+    pub scored_candidates: Option<ScoredPairs>,
     /// Confirmed pairs.
     pub pairs: Vec<Pair>,
     /// What a pair's score is.
@@ -268,7 +323,7 @@ pub struct Dedup {
 struct Found {
     corpus: Corpus,
     candidates: usize,
-    scored_candidates: Option<Vec<Pair>>,
+    scored_candidates: Option<ScoredPairs>,
     pairs: Vec<Pair>,
     similarity: Box<dyn Fn(u32, u32) -> f64 + Sync>,
     probes: Option<usize>,

@@ -6,7 +6,7 @@ use rayon::prelude::*;
 
 use std::collections::HashMap;
 
-use super::{Dedup, OutputSpec};
+use super::{Dedup, OutputSpec, Pair, ScoredPairs};
 use crate::error::{Error, Result};
 use crate::export::{self, Fate, OutputFormat};
 use crate::group::{Candidate, KeepPolicy, KeepValue, choose_kept};
@@ -94,19 +94,44 @@ fn summary(
     }
 }
 
+/// Pairs a run writes, by their place in the method's order: the confirmed pairs, or every
+/// candidate scored.
+trait PairList: Sync {
+    fn len(&self) -> usize;
+    fn get(&self, i: usize) -> Pair;
+}
+
+impl PairList for Vec<Pair> {
+    fn len(&self) -> usize {
+        Vec::len(self)
+    }
+    fn get(&self, i: usize) -> Pair {
+        self[i]
+    }
+}
+
+impl PairList for ScoredPairs {
+    fn len(&self) -> usize {
+        ScoredPairs::len(self)
+    }
+    fn get(&self, i: usize) -> Pair {
+        ScoredPairs::get(self, i)
+    }
+}
+
 /// Pairs as records, `id_a < id_b`, sorted. Only the order is held: each record is made as
 /// it is written (a two-stage run of 100,000 documents scores two million candidates, which
 /// as records at once took 1.6 GB).
 struct PairRecords<'a> {
     ids: &'a [String],
-    pairs: &'a [super::Pair],
+    pairs: &'a dyn PairList,
     score_name: &'static str,
     /// The pairs' indexes in the order of their records.
     order: Vec<u32>,
 }
 
 impl<'a> PairRecords<'a> {
-    fn new(ids: &'a [String], pairs: &'a [super::Pair], score_name: &'static str) -> Self {
+    fn new(ids: &'a [String], pairs: &'a dyn PairList, score_name: &'static str) -> Self {
         // Each document's place among the sorted ids: pairs are then sorted as two integers,
         // not by comparing strings scattered over the heap (38 million candidates of a million
         // documents took most of the writing so).
@@ -118,10 +143,10 @@ impl<'a> PairRecords<'a> {
         }
         drop(by_id);
         // (smaller place, larger place, index) in one integer.
-        let mut keyed: Vec<u128> = pairs
-            .par_iter()
-            .enumerate()
-            .map(|(i, p)| {
+        let mut keyed: Vec<u128> = (0..pairs.len())
+            .into_par_iter()
+            .map(|i| {
+                let p = pairs.get(i);
                 let (x, y) = (place[p.a as usize], place[p.b as usize]);
                 (u128::from(x.min(y)) << 64) | (u128::from(x.max(y)) << 32) | i as u128
             })
@@ -141,7 +166,7 @@ impl<'a> PairRecords<'a> {
 
     /// The `i`th record.
     fn record(&self, i: usize) -> PairLine<'a> {
-        let p = &self.pairs[self.order[i] as usize];
+        let p = self.pairs.get(self.order[i] as usize);
         let (x, y) = (&self.ids[p.a as usize], &self.ids[p.b as usize]);
         PairLine {
             a: x.min(y),
@@ -429,7 +454,7 @@ mod tests {
             score,
             cosine,
         };
-        let pairs = [
+        let pairs = vec![
             pair(3, 0, 0.5, Some(0.25)),
             pair(0, 2, 0.8125, Some(0.9123)),
             pair(1, 2, 1.0, None),
@@ -459,6 +484,38 @@ mod tests {
             assert_eq!(read[1].scores["cosine"], 0.9123);
             assert!(!read[0].scores.contains_key("cosine"));
         }
+    }
+
+    #[test]
+    fn scored_pairs_are_written_as_the_pairs_they_hold() {
+        let ids: Vec<String> = ["b", "a10", "a9", "c"].map(String::from).to_vec();
+        let lines = |pairs: &dyn PairList| {
+            let records = PairRecords::new(&ids, pairs, "jaccard_estimate");
+            (0..records.len())
+                .map(|i| serde_json::to_string(&records.record(i)).unwrap())
+                .collect::<Vec<_>>()
+        };
+        let candidates = vec![(0, 3, 0.25), (0, 2, 0.9123), (1, 2, -0.5)];
+        let scores = vec![0.5, 0.8125, 1.0 / 3.0];
+        let as_pairs = |cosine: fn(f32) -> Option<f32>| -> Vec<Pair> {
+            candidates
+                .iter()
+                .zip(&scores)
+                .map(|(&(a, b, c), &score)| Pair {
+                    a,
+                    b,
+                    score,
+                    cosine: cosine(c),
+                })
+                .collect()
+        };
+        let with = ScoredPairs::with_cosines(candidates.clone(), scores.clone());
+        assert_eq!(lines(&with), lines(&as_pairs(Some)));
+        let ends: Vec<(u32, u32)> = candidates.iter().map(|&(a, b, _)| (a, b)).collect();
+        let without = ScoredPairs::without_cosines(&ends, scores.clone());
+        assert_eq!(lines(&without), lines(&as_pairs(|_| None)));
+        assert!(!lines(&without)[0].contains("cosine"));
+        assert_eq!(without.get(2).score, 1.0 / 3.0);
     }
 
     #[test]

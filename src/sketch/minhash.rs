@@ -20,9 +20,13 @@
 //! fill their empty bins alike and a slot still agrees with probability equal to the Jaccard
 //! similarity. One hash a shingle instead of `num_perm`.
 
+use std::io::{self, Read, Write};
+
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
+
+use crate::io::{read_count, read_list, write_count, write_list};
 
 /// How a signature's slots are drawn from a shingle set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
@@ -191,7 +195,7 @@ pub fn jaccard_estimate(a: &[u32], b: &[u32]) -> f64 {
 
 /// The signatures of a whole corpus, one row of `num_perm` slots per document, in one
 /// contiguous allocation (512 bytes a document at 128 permutations).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Signatures {
     num_perm: usize,
     slots: Vec<u32>,
@@ -247,6 +251,34 @@ impl Signatures {
             return 0.0;
         }
         jaccard_estimate(self.row(x), self.row(y))
+    }
+
+    /// Writes the matrix in the form [`Signatures::read_from`] reads: set aside on disk while
+    /// a run needs the memory (512 MB at a million documents).
+    pub fn write_to(&self, w: &mut impl Write) -> io::Result<()> {
+        write_count(w, self.num_perm)?;
+        write_list(w, &self.slots)?;
+        let empty: Vec<u8> = self.empty.iter().map(|&e| u8::from(e)).collect();
+        w.write_all(&empty)
+    }
+
+    /// Reads a matrix [`Signatures::write_to`] wrote.
+    pub fn read_from(r: &mut impl Read) -> io::Result<Self> {
+        let num_perm = read_count(r)?;
+        let slots = read_list(r)?;
+        if num_perm == 0 || slots.len() % num_perm != 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "signature slots are not whole rows",
+            ));
+        }
+        let mut empty = vec![0u8; slots.len() / num_perm];
+        r.read_exact(&mut empty)?;
+        Ok(Signatures {
+            num_perm,
+            slots,
+            empty: empty.into_iter().map(|e| e != 0).collect(),
+        })
     }
 }
 

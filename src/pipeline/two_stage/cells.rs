@@ -129,11 +129,12 @@ impl Cells {
     }
 
     /// Each document's `k` nearest other documents among those of the cells it probes, as
-    /// pairs `(a, b, cosine)` with `a < b` (a pair found from both ends is there twice).
+    /// pairs `(a, b, cosine)` with `a < b` (a pair found from both ends is there twice),
+    /// added to `found`.
     ///
     /// Each document keeps its best `k + 1` (itself among them) over the cells it probes
     /// ([`Cells::search_cells`]).
-    pub(super) fn neighbours(&self, k: usize) -> Vec<(u32, u32, f32)> {
+    pub(super) fn neighbours(&self, k: usize, found: &mut Vec<(u32, u32, f32)>) {
         let documents = self.vectors.len() / self.width;
         let nearest = self.nearest.chunks_exact(self.probes);
         let probing = probing(
@@ -155,15 +156,12 @@ impl Cells {
             },
         );
         bar.finish_and_clear();
-        best.lists()
-            .enumerate()
-            .flat_map(|(doc, best)| {
-                let doc = doc as u32;
-                best.iter()
-                    .filter(move |&&(_, other)| other != doc)
-                    .map(move |&(cosine, other)| (doc.min(other), doc.max(other), cosine))
-            })
-            .collect()
+        found.extend(best.lists().enumerate().flat_map(|(doc, best)| {
+            let doc = doc as u32;
+            best.iter()
+                .filter(move |&&(_, other)| other != doc)
+                .map(move |&(cosine, other)| (doc.min(other), doc.max(other), cosine))
+        }));
     }
 
     /// The members of each cell that `keep` holds (by document number).
@@ -364,7 +362,8 @@ mod tests {
         let cells = learned(&vectors, true, 40, 3);
         assert_eq!(cells.members.iter().map(Vec::len).sum::<usize>(), documents);
 
-        let found = cells.neighbours(k);
+        let mut found = Vec::new();
+        cells.neighbours(k, &mut found);
         let mut by_doc: Vec<Vec<(u32, f32)>> = vec![Vec::new(); documents];
         for &(a, b, cosine) in &found {
             assert!(a < b);

@@ -4,63 +4,84 @@
 use rayon::prelude::*;
 
 use crate::confirm::{Confirmer, SketchFacts};
-use crate::pipeline::Pair;
+use crate::pipeline::{Pair, ScoredPairs};
 use crate::sketch::Signatures;
 
 /// Candidates with their scores, and those confirmed.
 pub(in crate::pipeline) struct Confirmed {
     /// Every candidate, scored, in the order given.
-    pub scored: Vec<Pair>,
+    pub scored: ScoredPairs,
     /// The confirmed ones, in the same order.
     pub pairs: Vec<Pair>,
 }
 
-/// Candidates judged at a time; each batch's memory goes back before the next.
-const CONFIRM_BATCH: usize = 1 << 20;
+/// Candidates judged at a time, where they are read in batches.
+pub(super) const CONFIRM_BATCH: usize = 1 << 20;
 
-/// Judges every candidate `(a, b, cosine)` by the documents' sketches. The candidates are
-/// consumed from the back, a batch at a time, so that their memory shrinks as the scored
-/// pairs (twice their size) grow: at a million documents they are tens of millions.
+/// The scores and verdicts of the candidates judged so far, in their order: the candidates
+/// themselves may wait elsewhere (on disk, at a million documents) while they are judged.
+#[derive(Default)]
+pub(super) struct Verdicts {
+    scores: Vec<f64>,
+    duplicate: Vec<bool>,
+}
+
+impl Verdicts {
+    /// Judges `candidates` `(a, b, cosine)`, after those judged before, by the documents'
+    /// sketches.
+    pub(super) fn judge(
+        &mut self,
+        confirmer: &Confirmer,
+        signatures: &Signatures,
+        sketches: &SketchFacts,
+        candidates: &[(u32, u32, f32)],
+    ) {
+        let (scores, duplicate): (Vec<f64>, Vec<bool>) = candidates
+            .par_iter()
+            .map(|&(a, b, cosine)| {
+                confirmer.judge_candidate(
+                    sketches.get(signatures, a as usize),
+                    sketches.get(signatures, b as usize),
+                    cosine,
+                )
+            })
+            .unzip();
+        self.scores.extend(scores);
+        self.duplicate.extend(duplicate);
+    }
+
+    /// The `candidates` judged, the same ones in the same order, with their scores, and the
+    /// confirmed ones among them.
+    pub(super) fn confirmed(self, candidates: Vec<(u32, u32, f32)>) -> Confirmed {
+        let pairs = candidates
+            .iter()
+            .zip(&self.scores)
+            .zip(&self.duplicate)
+            .filter(|(_, duplicate)| **duplicate)
+            .map(|((&(a, b, cosine), &score), _)| Pair {
+                a,
+                b,
+                score,
+                cosine: Some(cosine),
+            })
+            .collect();
+        Confirmed {
+            scored: ScoredPairs::with_cosines(candidates, self.scores),
+            pairs,
+        }
+    }
+}
+
+/// Judges every candidate `(a, b, cosine)` by the documents' sketches.
 pub(in crate::pipeline) fn confirm_candidates(
     confirmer: &Confirmer,
     signatures: &Signatures,
     sketches: &SketchFacts,
-    mut candidates: Vec<(u32, u32, f32)>,
+    candidates: Vec<(u32, u32, f32)>,
 ) -> Confirmed {
-    let mut scored = Vec::with_capacity(candidates.len());
-    let mut duplicate = Vec::with_capacity(candidates.len());
-    while !candidates.is_empty() {
-        let start = candidates.len().saturating_sub(CONFIRM_BATCH);
-        let (batch, verdicts): (Vec<Pair>, Vec<bool>) = candidates[start..]
-            .par_iter()
-            .rev()
-            .map(|&(a, b, cosine)| {
-                let (evidence, verdict) = confirmer.confirm(
-                    sketches.get(signatures, a as usize),
-                    sketches.get(signatures, b as usize),
-                    cosine,
-                );
-                let pair = Pair {
-                    a,
-                    b,
-                    score: evidence.jaccard,
-                    cosine: Some(cosine),
-                };
-                (pair, verdict.duplicate)
-            })
-            .unzip();
-        scored.extend(batch);
-        duplicate.extend(verdicts);
-        candidates.truncate(start);
-        candidates.shrink_to_fit();
+    let mut verdicts = Verdicts::default();
+    for batch in candidates.chunks(CONFIRM_BATCH) {
+        verdicts.judge(confirmer, signatures, sketches, batch);
     }
-    scored.reverse();
-    duplicate.reverse();
-    let pairs = scored
-        .iter()
-        .zip(&duplicate)
-        .filter(|&(_, &d)| d)
-        .map(|(p, _)| *p)
-        .collect();
-    Confirmed { scored, pairs }
+    verdicts.confirmed(candidates)
 }

@@ -8,7 +8,8 @@
 //! One file a stage, in the order a run goes through them:
 //! - [`load`]: read, sign, embed, upsert, spill the query vectors;
 //! - [`cells`]: with `cells` set, k-means cells that each document is searched within;
-//! - [`search`]: each query's nearest neighbours become candidate pairs;
+//! - [`search`]: each query's nearest neighbours become candidate pairs, while the sketches
+//!   wait on disk ([`set_aside`]);
 //! - [`confirm`]: the classifier judges each candidate on the two sketches.
 //!
 //! Beside them: [`queries`] (the spilled query vectors), [`title_only`] (the store a title is
@@ -20,9 +21,11 @@ mod load;
 mod part;
 mod queries;
 mod search;
+mod set_aside;
 mod title_only;
 
 pub(super) use confirm::confirm_candidates;
+use confirm::{CONFIRM_BATCH, Verdicts};
 pub use part::Part;
 pub(super) use search::distinct_pairs;
 
@@ -36,6 +39,7 @@ use self::load::{Loaded, Upsert, load};
 use self::part::open_shared;
 use self::queries::QueryFile;
 use self::search::Proposed;
+use self::set_aside::{CandidatesAside, SketchesAside};
 use self::title_only::TitleOnlyStore;
 use super::minhash::proposed_pairs;
 use super::{Found, MethodName};
@@ -213,20 +217,12 @@ pub(super) fn run(
     let mut queries = queries.into_reader()?;
 
     let documents = corpus.ids.len();
-    let cells = if use_cells && documents > 0 {
-        let clock = Instant::now();
-        let cells = Cells::learn(&mut queries, documents, config.cells, config.cell_probes)?;
-        times.index += clock.elapsed().as_secs_f64();
-        Some(cells)
-    } else {
-        None
-    };
-
+    let use_cells = use_cells && documents > 0;
     let clock = Instant::now();
     // Cells may part two near-copies whose vectors sit near a boundary: what MinHash proposes,
-    // cheap beside the search, joins the candidates.
-    let cells_and_proposed = cells.as_ref().map(|cells| {
-        let clock = Instant::now();
+    // cheap beside the search, joins the candidates. It is read off the sketches before they
+    // go aside.
+    let proposed = use_cells.then(|| {
         let proposed = Proposed {
             pairs: proposed_pairs(&signatures, &sketches, &config.settings.confirm),
             title_only: (0..documents)
@@ -241,20 +237,39 @@ pub(super) fn run(
             seconds = clock.elapsed().as_secs_f64(),
             "MinHash proposed its pairs"
         );
-        (cells, proposed)
+        proposed
     });
+    let aside_clock = Instant::now();
+    let sketches_aside = SketchesAside::write(&dir, signatures, sketches)?;
+    tracing::debug!(
+        seconds = aside_clock.elapsed().as_secs_f64(),
+        "sketches set aside for the search"
+    );
+    let mut search_seconds = clock.elapsed().as_secs_f64();
+
+    let cells = if use_cells {
+        let clock = Instant::now();
+        let cells = Cells::learn(&mut queries, documents, config.cells, config.cell_probes)?;
+        times.index += clock.elapsed().as_secs_f64();
+        Some(cells)
+    } else {
+        None
+    };
+
+    let clock = Instant::now();
     let neighbours = search::candidates(
         &index,
         &title_only,
         queries,
         &doc_of_key,
         &title_copies,
-        cells_and_proposed,
+        cells.as_ref().zip(proposed),
         config,
     )?;
-    drop(cells);
+    drop((cells, doc_of_key, title_copies));
     let candidates = neighbours.len();
-    times.search = clock.elapsed().as_secs_f64();
+    search_seconds += clock.elapsed().as_secs_f64();
+    times.search = search_seconds;
     times.candidates = times.upsert + times.index + times.search;
     title_only.discard()?;
     if config.index_dir.is_none() {
@@ -264,8 +279,21 @@ pub(super) fn run(
     // its memory back before the candidates are judged.
     let confirmer = index.into_confirmer();
 
+    // The candidates wait on disk while the sketches come back, and are judged as they are
+    // read: the two are never held at once.
     let clock = Instant::now();
-    let confirmed = confirm_candidates(&confirmer, &signatures, &sketches, neighbours);
+    let mut candidates_aside = CandidatesAside::write(&dir, neighbours)?;
+    let (signatures, sketches) = sketches_aside.read_back()?;
+    tracing::debug!(
+        seconds = clock.elapsed().as_secs_f64(),
+        "candidates set aside, sketches read back"
+    );
+    let mut verdicts = Verdicts::default();
+    candidates_aside.for_each_batch(CONFIRM_BATCH, |batch| {
+        verdicts.judge(&confirmer, &signatures, &sketches, batch)
+    })?;
+    drop(sketches);
+    let confirmed = verdicts.confirmed(candidates_aside.read_back()?);
     times.confirm = clock.elapsed().as_secs_f64();
 
     Ok(Found {

@@ -48,13 +48,20 @@ pub(super) fn candidates(
     config: &TwoStageConfig,
 ) -> Result<Vec<(u32, u32, f32)>> {
     let (top_k, min_cosine) = (config.top_k, config.settings.min_cosine);
-    let mut neighbours = Vec::new();
+    // Room for every pair the search can find, taken once: a list of tens of millions that
+    // grows by doubling is copied each time, and holds both copies for a moment. Only the
+    // room that is filled takes memory.
+    let copies: usize = title_copies.values().map(Vec::len).sum();
+    let proposed = cells
+        .as_ref()
+        .map_or(0, |(_, proposed)| proposed.pairs.len());
+    let mut neighbours = Vec::with_capacity((top_k + 1) * (queries.len() + copies) + 2 * proposed);
     let mut by_title = TitleOnlyPartners::default();
     // The cells, with their title-only members, which the titles are searched among.
     let mut in_cells = None;
     if let Some((cells, proposed)) = cells {
         let clock = std::time::Instant::now();
-        neighbours = cells.with_cosines(&proposed.pairs);
+        neighbours.extend(cells.with_cosines(&proposed.pairs));
         by_title = TitleOnlyPartners::of(cells, &neighbours, &proposed.title_only, min_cosine);
         in_cells = Some((cells, cells.members_among(&proposed.title_only)));
         drop(proposed);
@@ -63,13 +70,13 @@ pub(super) fn candidates(
             "MinHash's pairs scored by their vectors"
         );
         let clock = std::time::Instant::now();
-        let found = cells.neighbours(top_k);
+        let before = neighbours.len();
+        cells.neighbours(top_k, &mut neighbours);
         tracing::info!(
-            pairs = found.len(),
+            pairs = neighbours.len() - before,
             seconds = clock.elapsed().as_secs_f64(),
             "documents searched within their cells"
         );
-        neighbours.extend(found);
     }
     neighbours.retain(|&(_, _, cosine)| cosine >= min_cosine);
     let clock = std::time::Instant::now();

@@ -1,0 +1,218 @@
+//! What waits on disk while a stage needs the memory.
+//!
+//! The confirm stage needs every document's signature and facts (1.2 GB at a million
+//! documents), and the search needs every document's vector (1 GB in cells) and the
+//! candidates it finds (tens of millions): held at once, they were most of a run's peak
+//! memory. Between the two stages nothing reads the sketches, so they wait in an unnamed file
+//! ([`SketchesAside`]); while the sketches are read, the candidates wait in another
+//! ([`CandidatesAside`]) and come back a batch at a time. Each is written once and read back
+//! in a second or two at a million documents.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Seek, Write};
+use std::path::{Path, PathBuf};
+
+use crate::confirm::SketchFacts;
+use crate::error::{Error, Result};
+use crate::sketch::Signatures;
+
+/// Bytes buffered on each side of a file.
+const BUFFER: usize = 1 << 20;
+/// Bytes a candidate `(a, b, cosine)` takes in its file.
+const CANDIDATE_BYTES: usize = 12;
+
+/// An unnamed file in a folder (removed by the system when closed, even on a crash).
+struct AsideFile {
+    file: File,
+    /// The folder holding the file, for errors (the file itself has no name).
+    dir: PathBuf,
+}
+
+impl AsideFile {
+    /// Writes a new file in `dir` through `write`.
+    fn write(
+        dir: &Path,
+        write: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
+    ) -> Result<Self> {
+        let io = |e| Error::io(dir, e);
+        let file = tempfile::tempfile_in(dir).map_err(io)?;
+        let mut writer = BufWriter::with_capacity(BUFFER, file);
+        write(&mut writer).map_err(io)?;
+        let file = writer.into_inner().map_err(|e| io(e.into_error()))?;
+        Ok(AsideFile {
+            file,
+            dir: dir.to_owned(),
+        })
+    }
+
+    /// Reads the file from its start through `read`.
+    fn read<T>(
+        &mut self,
+        read: impl FnOnce(&mut BufReader<&File>) -> std::io::Result<T>,
+    ) -> Result<T> {
+        let io = |e| Error::io(&self.dir, e);
+        self.file.rewind().map_err(io)?;
+        read(&mut BufReader::with_capacity(BUFFER, &self.file)).map_err(io)
+    }
+}
+
+/// Sketches waiting in a file for the confirm stage.
+pub(super) struct SketchesAside(AsideFile);
+
+impl SketchesAside {
+    /// Writes `signatures` and `sketches` to an unnamed file in `dir` and gives their memory
+    /// back.
+    pub(super) fn write(dir: &Path, signatures: Signatures, sketches: SketchFacts) -> Result<Self> {
+        AsideFile::write(dir, |w| {
+            signatures.write_to(w)?;
+            drop(signatures);
+            sketches.write_to(w)
+        })
+        .map(SketchesAside)
+    }
+
+    /// The signatures and sketches, read back.
+    pub(super) fn read_back(mut self) -> Result<(Signatures, SketchFacts)> {
+        self.0
+            .read(|r| Ok((Signatures::read_from(r)?, SketchFacts::read_from(r)?)))
+    }
+}
+
+/// Candidate pairs `(a, b, cosine)` waiting in a file while the sketches are read back.
+pub(super) struct CandidatesAside {
+    file: AsideFile,
+    len: usize,
+}
+
+impl CandidatesAside {
+    /// Writes `candidates` to an unnamed file in `dir` and gives their memory back.
+    pub(super) fn write(dir: &Path, candidates: Vec<(u32, u32, f32)>) -> Result<Self> {
+        let len = candidates.len();
+        let file = AsideFile::write(dir, |w| {
+            for &(a, b, cosine) in &candidates {
+                w.write_all(&a.to_le_bytes())?;
+                w.write_all(&b.to_le_bytes())?;
+                w.write_all(&cosine.to_le_bytes())?;
+            }
+            Ok(())
+        })?;
+        Ok(CandidatesAside { file, len })
+    }
+
+    /// Hands the candidates to `each`, in order, `batch` at a time.
+    pub(super) fn for_each_batch(
+        &mut self,
+        batch: usize,
+        mut each: impl FnMut(&[(u32, u32, f32)]),
+    ) -> Result<()> {
+        let len = self.len;
+        self.file.read(|r| {
+            let mut read = 0;
+            let mut candidates = Vec::with_capacity(batch.min(len));
+            while read < len {
+                let n = batch.min(len - read);
+                read_candidates(r, n, &mut candidates)?;
+                each(&candidates);
+                candidates.clear();
+                read += n;
+            }
+            Ok(())
+        })
+    }
+
+    /// All the candidates, read back.
+    pub(super) fn read_back(mut self) -> Result<Vec<(u32, u32, f32)>> {
+        let len = self.len;
+        self.file.read(|r| {
+            let mut candidates = Vec::with_capacity(len);
+            read_candidates(r, len, &mut candidates)?;
+            Ok(candidates)
+        })
+    }
+}
+
+/// Appends `n` candidates read from `r` to `into`.
+fn read_candidates(
+    r: &mut impl Read,
+    n: usize,
+    into: &mut Vec<(u32, u32, f32)>,
+) -> std::io::Result<()> {
+    let word = |b: &[u8]| [b[0], b[1], b[2], b[3]];
+    let mut bytes = vec![0u8; BUFFER / CANDIDATE_BYTES * CANDIDATE_BYTES];
+    let mut left = n;
+    while left > 0 {
+        let take = left.min(bytes.len() / CANDIDATE_BYTES);
+        let bytes = &mut bytes[..take * CANDIDATE_BYTES];
+        r.read_exact(bytes)?;
+        into.extend(bytes.chunks_exact(CANDIDATE_BYTES).map(|c| {
+            (
+                u32::from_le_bytes(word(&c[0..4])),
+                u32::from_le_bytes(word(&c[4..8])),
+                f32::from_le_bytes(word(&c[8..12])),
+            )
+        }));
+        left -= take;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::confirm::Facts;
+
+    #[test]
+    fn sketches_set_aside_come_back_as_they_were_and_leave_no_file() {
+        let mut signatures = Signatures::new(3);
+        signatures.push(&[1, 2, 3], false);
+        signatures.push(&[u32::MAX, 0, 7], true);
+        let mut sketches = SketchFacts::default();
+        sketches.push(
+            9,
+            Facts {
+                title: Some(vec![5, 6]),
+                numbers: vec![2009],
+                title_numbers: vec![],
+                body: true,
+                sample: vec![1, 4, 9],
+            },
+        );
+        // A title with no words is not the same as no title.
+        sketches.push(
+            0,
+            Facts {
+                title: Some(vec![]),
+                ..Facts::default()
+            },
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let aside = SketchesAside::write(dir.path(), signatures.clone(), sketches.clone()).unwrap();
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        let (signatures_back, sketches_back) = aside.read_back().unwrap();
+        assert_eq!(signatures_back, signatures);
+        assert_eq!(sketches_back, sketches);
+        assert_ne!(sketches_back.facts(1).title, None);
+    }
+
+    #[test]
+    fn candidates_set_aside_come_back_in_order_in_batches_and_whole() {
+        // More than one read buffer holds.
+        let candidates: Vec<(u32, u32, f32)> = (0..200_000u32)
+            .map(|i| (i, i * 7 + 1, i as f32 / 1000.0 - 0.25))
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let mut aside = CandidatesAside::write(dir.path(), candidates.clone()).unwrap();
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        let mut batches = Vec::new();
+        let mut seen = Vec::new();
+        aside
+            .for_each_batch(90_000, |batch| {
+                batches.push(batch.len());
+                seen.extend_from_slice(batch);
+            })
+            .unwrap();
+        assert_eq!(batches, [90_000, 90_000, 20_000]);
+        assert_eq!(seen, candidates);
+        assert_eq!(aside.read_back().unwrap(), candidates);
+    }
+}
