@@ -59,7 +59,8 @@ impl Confirmer {
     }
 
     /// [`Confirmer::decide`]'s Jaccard estimate and whether the pair is a duplicate, without
-    /// the rest of the evidence ([`ConfirmRule::judge`](super::ConfirmRule::judge)): what a run over every candidate needs.
+    /// the rest of the evidence ([`ConfirmRule::judge`](super::ConfirmRule::judge)): what a
+    /// run over every candidate needs.
     pub fn judge(&self, a: SketchRef<'_>, b: SketchRef<'_>) -> (f64, bool) {
         self.settings.rule.judge(a, b, self.banding)
     }

@@ -35,7 +35,7 @@ pub use lines::for_each_line;
 pub use lock::FolderLock;
 pub use output::{AtomicFile, write_json_lines, write_json_pretty};
 pub use scratch::ScratchDir;
-pub use words::{read_count, read_list, read_words, write_count, write_list, write_words};
+pub use words::{read_count, read_list, write_count, write_list};
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::{Found, Pair, ScoredPairs, StageTimes};
+use super::{Found, ScoredPairs, StageTimes};
 use crate::confirm::{Confirm, ConfirmSettings, Confirmer, SketchFacts};
 use crate::error::Result;
 use crate::group::Linkage;
@@ -63,19 +63,8 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) 
             confirmer.judge(sketches.get(&signatures, x), sketches.get(&signatures, y))
         })
         .unzip();
-    let pairs: Vec<Pair> = candidates
-        .iter()
-        .zip(&scores)
-        .zip(&duplicate)
-        .filter(|(_, duplicate)| **duplicate)
-        .map(|((&(a, b), &score), _)| Pair {
-            a,
-            b,
-            score,
-            cosine: None,
-        })
-        .collect();
     let scored = ScoredPairs::without_cosines(&candidates, scores);
+    let pairs = scored.selected(&duplicate);
     times.confirm = clock.elapsed().as_secs_f64();
     tracing::info!(pairs = pairs.len(), "confirmed");
 

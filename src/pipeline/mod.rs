@@ -280,6 +280,15 @@ impl ScoredPairs {
         self.pairs.is_empty()
     }
 
+    /// The candidates whose place in `selected` is true (the confirmed ones), in order.
+    pub fn selected(&self, selected: &[bool]) -> Vec<Pair> {
+        assert_eq!(selected.len(), self.len(), "a verdict for each candidate");
+        (0..self.len())
+            .filter(|&i| selected[i])
+            .map(|i| self.get(i))
+            .collect()
+    }
+
     /// The `i`th candidate, scored.
     pub fn get(&self, i: usize) -> Pair {
         let (a, b, cosine) = self.pairs[i];

@@ -240,12 +240,13 @@ impl Cells {
         }
     }
 
-    /// The pairs `(a, b)` with the cosine of their vectors.
-    pub(super) fn with_cosines(&self, pairs: &[(u32, u32)]) -> Vec<(u32, u32, f32)> {
-        pairs
-            .par_iter()
-            .map(|&(a, b)| (a, b, crate::embed::cosine(self.vector(a), self.vector(b))))
-            .collect()
+    /// The pairs `(a, b)` with the cosine of their vectors, added to `found`.
+    pub(super) fn with_cosines(&self, pairs: &[(u32, u32)], found: &mut Vec<(u32, u32, f32)>) {
+        found.par_extend(
+            pairs
+                .par_iter()
+                .map(|&(a, b)| (a, b, crate::embed::cosine(self.vector(a), self.vector(b)))),
+        );
     }
 
     /// The cosine of `vector` and document `doc`'s.

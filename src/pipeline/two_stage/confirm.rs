@@ -53,21 +53,10 @@ impl Verdicts {
     /// The `candidates` judged, the same ones in the same order, with their scores, and the
     /// confirmed ones among them.
     pub(super) fn confirmed(self, candidates: Vec<(u32, u32, f32)>) -> Confirmed {
-        let pairs = candidates
-            .iter()
-            .zip(&self.scores)
-            .zip(&self.duplicate)
-            .filter(|(_, duplicate)| **duplicate)
-            .map(|((&(a, b, cosine), &score), _)| Pair {
-                a,
-                b,
-                score,
-                cosine: Some(cosine),
-            })
-            .collect();
+        let scored = ScoredPairs::with_cosines(candidates, self.scores);
         Confirmed {
-            scored: ScoredPairs::with_cosines(candidates, self.scores),
-            pairs,
+            pairs: scored.selected(&self.duplicate),
+            scored,
         }
     }
 }

@@ -61,7 +61,7 @@ pub(super) fn candidates(
     let mut in_cells = None;
     if let Some((cells, proposed)) = cells {
         let clock = std::time::Instant::now();
-        neighbours.extend(cells.with_cosines(&proposed.pairs));
+        cells.with_cosines(&proposed.pairs, &mut neighbours);
         by_title = TitleOnlyPartners::of(cells, &neighbours, &proposed.title_only, min_cosine);
         in_cells = Some((cells, cells.members_among(&proposed.title_only)));
         drop(proposed);
