@@ -15,6 +15,7 @@
 //! - [`io`]: reading corpora (JSONL, CSV, folders and zips of text files) and writing results
 //!   atomically;
 //! - `matrix`: dense matrix products (the encoder's layers, the exact scan's cosines);
+//! - `prefetch`: asking for memory ahead of scattered reads (confirming, writing candidates);
 //! - [`pipeline`]: the deduplication methods end to end;
 //! - [`export`]: input records written back out (kept records, an annotated copy) in the
 //!   input's format;
@@ -42,6 +43,7 @@ pub mod index;
 pub mod io;
 mod matrix;
 pub mod pipeline;
+mod prefetch;
 pub mod progress;
 pub mod results;
 pub mod serve;

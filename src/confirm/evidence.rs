@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::io::{Record, read_list, write_list};
+use crate::prefetch::prefetch;
 use crate::similarity::{set_jaccard, shared_count};
 use crate::sketch::{MinHasher, Signatures, jaccard_estimate};
 use crate::text::{Shingler, for_each_word, is_number_word, without_notes};
@@ -234,6 +235,32 @@ impl SketchFacts {
     /// The facts of document `doc`.
     pub fn facts(&self, doc: usize) -> &Facts {
         &self.facts[doc]
+    }
+
+    /// Starts loading the sketches that the pairs after the `i`th will read, one link further
+    /// the nearer they are (signature and facts, then the facts' words); `pair(j)` gives the
+    /// `j`th pair, `None` past the end. Candidates visit documents in no order, and a
+    /// visit's waits on memory overlap only when asked for ahead (see [`crate::prefetch`]).
+    pub fn prefetch_ahead(
+        &self,
+        signatures: &Signatures,
+        i: usize,
+        pair: impl Fn(usize) -> Option<(u32, u32)>,
+    ) {
+        const AHEAD: usize = 8;
+        for doc in pair(i + 2 * AHEAD).into_iter().flat_map(|(a, b)| [a, b]) {
+            for line in signatures.row(doc as usize).chunks(16) {
+                prefetch(line.as_ptr());
+            }
+            prefetch(&self.facts[doc as usize]);
+        }
+        for doc in pair(i + AHEAD).into_iter().flat_map(|(a, b)| [a, b]) {
+            let facts = &self.facts[doc as usize];
+            if let Some(title) = &facts.title {
+                prefetch(title.as_ptr());
+            }
+            prefetch(facts.numbers.as_ptr());
+        }
     }
 
     /// Document `doc`'s sketch, its signature taken from `signatures`.

@@ -73,17 +73,19 @@ fn annotate(object: &[u8], fate: &Fate) -> Option<Vec<u8>> {
         .any(|&b| b == b'{');
     let mut line = Vec::with_capacity(object.len() + 80);
     line.extend_from_slice(body);
-    let keys = serde_json::json!({
-        GROUP_COLUMN: fate.group,
-        KEEP_COLUMN: fate.kept,
-        DUPLICATE_OF_COLUMN: fate.duplicate_of,
-    })
-    .to_string();
-    // `keys` is `{...}`: its inside joins the record's.
     if !empty {
         line.push(b',');
     }
-    line.extend_from_slice(&keys.as_bytes()[1..]);
+    // Into a Vec, JSON of these values cannot fail.
+    let _ = write!(line, "\"{GROUP_COLUMN}\":");
+    let _ = serde_json::to_writer(&mut line, &fate.group);
+    let _ = write!(
+        line,
+        ",\"{KEEP_COLUMN}\":{},\"{DUPLICATE_OF_COLUMN}\":",
+        fate.kept
+    );
+    let _ = serde_json::to_writer(&mut line, &fate.duplicate_of);
+    line.push(b'}');
     Some(line)
 }
 
@@ -106,6 +108,12 @@ mod tests {
         assert_eq!(
             String::from_utf8(out).unwrap(),
             r#"{"id":"b", "n": 1.50 , "t":"x}","neardup_group":3,"neardup_keep":false,"neardup_duplicate_of":"a"}"#
+        );
+        let out = annotate(br#"{"id":"c"}"#, &fate(Some(0), false, Some("a \"b\"\n"))).unwrap();
+        let value: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(
+            value["neardup_duplicate_of"], "a \"b\"\n",
+            "an id is escaped"
         );
         let out = annotate(b"{ }", &fate(None, true, None)).unwrap();
         let value: serde_json::Value = serde_json::from_slice(&out).unwrap();

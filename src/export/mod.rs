@@ -163,12 +163,12 @@ pub trait RecordSink {
 
 /// A sink for `format` writing into `out` (named `path` in errors); `fields` names a text
 /// file's id and text. Parquet has no record sink: it is copied by [`parquet::export`].
-pub fn sink<'w, W: std::io::Write + 'w>(
+pub fn sink<'w, W: std::io::Write + Send + 'w>(
     format: OutputFormat,
     out: W,
     path: &std::path::Path,
     fields: &FieldSpec,
-) -> Result<Box<dyn RecordSink + 'w>> {
+) -> Result<Box<dyn RecordSink + Send + 'w>> {
     match format {
         OutputFormat::Jsonl => Ok(Box::new(JsonlSink::new(out, path, fields))),
         OutputFormat::Csv => Ok(Box::new(CsvSink::new(out, b',', path))),

@@ -11,9 +11,9 @@
 //! - a folder or a `.zip` of text files, id = the path inside it,
 //! - Parquet (cargo feature `parquet`, on by default), read in slices of rows.
 //!
-//! Results are written through [`AtomicFile`]: a temporary file beside the target, renamed into
-//! place only when complete. Large temporary work goes in a [`ScratchDir`], removed even when
-//! the run is interrupted.
+//! Results are written through [`AtomicFile`]: a temporary file beside the target, sent to disk
+//! as it grows (`writeback`) and renamed into place only when complete. Large temporary work
+//! goes in a [`ScratchDir`], removed even when the run is interrupted.
 
 mod corpus;
 mod csv_input;
@@ -26,6 +26,7 @@ mod output;
 mod parquet;
 mod scratch;
 mod words;
+mod writeback;
 
 pub use corpus::{
     Corpus, DEFAULT_MAX_DOC_BYTES, ReadOptions, SkipReport, for_each_chunk, for_each_document,

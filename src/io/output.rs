@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use tempfile::NamedTempFile;
 
+use super::writeback::{Writeback, WrittenBack};
 use crate::error::{Error, Result};
 
 /// A file that appears under its name only when [`AtomicFile::commit`] succeeds.
@@ -23,7 +24,7 @@ pub struct AtomicFile {
 
 /// Where the bytes go: a temporary file to rename, or the target itself.
 enum Sink {
-    Replace(NamedTempFile),
+    Replace(WrittenBack<NamedTempFile>),
     Through(std::fs::File),
 }
 
@@ -60,7 +61,7 @@ impl AtomicFile {
                     .open(&resolved)
                     .map_err(|e| Error::io(target, e))?,
             ),
-            _ => Sink::Replace(temporary_beside(&resolved)?),
+            _ => Sink::Replace(WrittenBack::new(temporary_beside(&resolved)?)),
         };
         Ok(AtomicFile {
             target: resolved,
@@ -81,6 +82,7 @@ impl AtomicFile {
             .into_inner()
             .map_err(|e| Error::io(&target, e.into_error()))?;
         if let Sink::Replace(temp) = sink {
+            let temp = temp.into_inner();
             temp.as_file()
                 .sync_all()
                 .map_err(|e| Error::io(&target, e))?;
@@ -88,6 +90,16 @@ impl AtomicFile {
                 .map_err(|e| Error::io(&target, e.error))?;
         }
         Ok(())
+    }
+}
+
+impl Writeback for NamedTempFile {
+    fn send(&self, offset: u64, len: u64, wait: bool) -> bool {
+        self.as_file().send(offset, len, wait)
+    }
+
+    fn forget(&self, offset: u64, len: u64) {
+        self.as_file().forget(offset, len)
     }
 }
 

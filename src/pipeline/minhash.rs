@@ -58,7 +58,9 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) 
     let clock = Instant::now();
     let (scores, duplicate): (Vec<f64>, Vec<bool>) = candidates
         .par_iter()
-        .map(|&(a, b)| {
+        .enumerate()
+        .map(|(i, &(a, b))| {
+            sketches.prefetch_ahead(&signatures, i, |j| candidates.get(j).copied());
             let (x, y) = (a as usize, b as usize);
             confirmer.judge(sketches.get(&signatures, x), sketches.get(&signatures, y))
         })

@@ -289,6 +289,12 @@ impl ScoredPairs {
             .collect()
     }
 
+    /// Starts loading the `i`th candidate ([`crate::prefetch`]).
+    pub(crate) fn prefetch(&self, i: usize) {
+        crate::prefetch::prefetch(&self.pairs[i]);
+        crate::prefetch::prefetch(&self.scores[i]);
+    }
+
     /// The `i`th candidate, scored.
     pub fn get(&self, i: usize) -> Pair {
         let (a, b, cosine) = self.pairs[i];

@@ -38,7 +38,11 @@ impl Verdicts {
     ) {
         let (scores, duplicate): (Vec<f64>, Vec<bool>) = candidates
             .par_iter()
-            .map(|&(a, b, cosine)| {
+            .enumerate()
+            .map(|(i, &(a, b, cosine))| {
+                sketches.prefetch_ahead(signatures, i, |j| {
+                    candidates.get(j).map(|&(a, b, _)| (a, b))
+                });
                 confirmer.judge_candidate(
                     sketches.get(signatures, a as usize),
                     sketches.get(signatures, b as usize),
