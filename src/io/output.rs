@@ -94,7 +94,7 @@ impl AtomicFile {
 }
 
 impl Writeback for NamedTempFile {
-    fn send(&self, offset: u64, len: u64, wait: bool) -> bool {
+    fn send(&self, offset: u64, len: u64, wait: bool) -> std::io::Result<()> {
         self.as_file().send(offset, len, wait)
     }
 

@@ -6,7 +6,9 @@
 //! cache once there, the same 6 GB took 2.5 s. Databases do the same (RocksDB's
 //! `bytes_per_sync`). The file's [`std::fs::File::sync_all`] at the end stays the promise that it
 //! is on disk; these calls only start that work early, and where they are refused (another
-//! system, a file system without them) the file is written as before.
+//! system, a file system without them) the file is written as before. A disk error they meet
+//! is the write's error: once reported here, Linux would not report it again to the final
+//! `sync_all`.
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -18,15 +20,14 @@ pub struct WrittenBack<W> {
     written: u64,
     /// Where the window not yet sent to disk starts.
     sent: u64,
-    /// False once the system refused a call: the rest is written plainly.
+    /// False once the system refused a call as unsupported: the rest is written plainly.
     enabled: bool,
 }
 
 /// A file whose pages can be sent to disk and dropped from the cache by range.
 pub trait Writeback {
-    /// Starts writing `[offset, offset + len)` to disk; waits for it too if `wait`. False if
-    /// the system refused.
-    fn send(&self, offset: u64, len: u64, wait: bool) -> bool;
+    /// Starts writing `[offset, offset + len)` to disk; waits for it too if `wait`.
+    fn send(&self, offset: u64, len: u64, wait: bool) -> io::Result<()>;
     /// Drops `[offset, offset + len)`, already on disk, from the page cache.
     fn forget(&self, offset: u64, len: u64);
 }
@@ -58,26 +59,41 @@ impl<W: Writeback + Write> WrittenBack<W> {
 
     /// Sends each full window to disk, and waits for and forgets the window before it, so
     /// that at most two windows are dirty while the disk writes one.
-    fn send_full_windows(&mut self) {
+    fn send_full_windows(&mut self) -> io::Result<()> {
         while self.enabled && self.written - self.sent >= self.window {
             let (start, len) = (self.sent, self.window);
-            self.enabled = self.file.send(start, len, false);
-            if self.enabled && start >= len {
-                self.enabled = self.file.send(start - len, len, true);
-                if self.enabled {
+            let sent = self.file.send(start, len, false).and_then(|()| {
+                if start >= len {
+                    self.file.send(start - len, len, true)?;
                     self.file.forget(start - len, len);
                 }
+                Ok(())
+            });
+            match sent {
+                Ok(()) => {}
+                Err(e) if unsupported(&e) => self.enabled = false,
+                Err(e) => return Err(e),
             }
             self.sent += len;
         }
+        Ok(())
     }
+}
+
+/// Whether `e` says that the calls do not apply to this file (not a regular file, a system
+/// without them), rather than that the disk failed.
+fn unsupported(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::Unsupported | io::ErrorKind::InvalidInput | io::ErrorKind::NotSeekable
+    )
 }
 
 impl<W: Writeback + Write> Write for WrittenBack<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let n = self.file.write(buf)?;
         self.written += n as u64;
-        self.send_full_windows();
+        self.send_full_windows()?;
         Ok(n)
     }
 
@@ -88,7 +104,7 @@ impl<W: Writeback + Write> Write for WrittenBack<W> {
 
 #[cfg(target_os = "linux")]
 impl Writeback for File {
-    fn send(&self, offset: u64, len: u64, wait: bool) -> bool {
+    fn send(&self, offset: u64, len: u64, wait: bool) -> io::Result<()> {
         use std::os::fd::AsRawFd;
         let flags = match wait {
             true => {
@@ -99,10 +115,13 @@ impl Writeback for File {
             false => libc::SYNC_FILE_RANGE_WRITE,
         };
         let (Ok(offset), Ok(len)) = (i64::try_from(offset), i64::try_from(len)) else {
-            return false;
+            return Err(io::ErrorKind::InvalidInput.into());
         };
         // SAFETY: a plain system call on a descriptor this file owns; no memory is passed.
-        unsafe { libc::sync_file_range(self.as_raw_fd(), offset, len, flags) == 0 }
+        match unsafe { libc::sync_file_range(self.as_raw_fd(), offset, len, flags) } {
+            0 => Ok(()),
+            _ => Err(io::Error::last_os_error()),
+        }
     }
 
     fn forget(&self, offset: u64, len: u64) {
@@ -117,8 +136,8 @@ impl Writeback for File {
 
 #[cfg(not(target_os = "linux"))]
 impl Writeback for File {
-    fn send(&self, _: u64, _: u64, _: bool) -> bool {
-        false
+    fn send(&self, _: u64, _: u64, _: bool) -> io::Result<()> {
+        Err(io::ErrorKind::Unsupported.into())
     }
 
     fn forget(&self, _: u64, _: u64) {}
@@ -130,11 +149,13 @@ mod tests {
     use std::cell::RefCell;
     use std::io::Read;
 
-    /// Records the calls a [`WrittenBack`] makes, and holds the bytes.
+    /// Records the calls a [`WrittenBack`] makes, and holds the bytes; with `failure`
+    /// `(calls, kind)`, a send fails with `kind` once `calls` calls are recorded.
     #[derive(Default)]
     struct Recorder {
         bytes: Vec<u8>,
         calls: RefCell<Vec<(&'static str, u64, u64)>>,
+        failure: Option<(usize, io::ErrorKind)>,
     }
 
     impl Write for Recorder {
@@ -150,10 +171,15 @@ mod tests {
     }
 
     impl Writeback for Recorder {
-        fn send(&self, offset: u64, len: u64, wait: bool) -> bool {
-            let name = if wait { "wait" } else { "send" };
-            self.calls.borrow_mut().push((name, offset, len));
-            true
+        fn send(&self, offset: u64, len: u64, wait: bool) -> io::Result<()> {
+            let mut calls = self.calls.borrow_mut();
+            if let Some((from, kind)) = self.failure
+                && calls.len() >= from
+            {
+                return Err(kind.into());
+            }
+            calls.push((if wait { "wait" } else { "send" }, offset, len));
+            Ok(())
         }
         fn forget(&self, offset: u64, len: u64) {
             self.calls.borrow_mut().push(("forget", offset, len));
@@ -180,6 +206,29 @@ mod tests {
                 ("forget", 10, 10),
             ]
         );
+    }
+
+    #[test]
+    fn a_refused_call_leaves_the_file_written_plainly_and_a_disk_error_fails_the_write() {
+        let data: Vec<u8> = (0..95u8).collect();
+        let refusing = Recorder {
+            failure: Some((1, io::ErrorKind::Unsupported)),
+            ..Recorder::default()
+        };
+        let mut file = WrittenBack::with_window(refusing, 10);
+        file.write_all(&data).unwrap();
+        assert!(!file.enabled);
+        let file = file.into_inner();
+        assert_eq!(file.bytes, data);
+        assert_eq!(file.calls.into_inner(), [("send", 0, 10)]);
+
+        let failing = Recorder {
+            failure: Some((2, io::ErrorKind::Other)),
+            ..Recorder::default()
+        };
+        let mut file = WrittenBack::with_window(failing, 10);
+        let err = file.write_all(&data).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::Other);
     }
 
     #[test]
