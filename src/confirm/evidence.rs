@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::io::{Record, read_list, write_list};
-use crate::prefetch::prefetch;
+use crate::prefetch::{AHEAD, prefetch};
 use crate::similarity::{set_jaccard, shared_count};
 use crate::sketch::{MinHasher, Signatures, jaccard_estimate};
 use crate::text::{Shingler, for_each_word, is_number_word, without_notes};
@@ -247,7 +247,6 @@ impl SketchFacts {
         i: usize,
         pair: impl Fn(usize) -> Option<(u32, u32)>,
     ) {
-        const AHEAD: usize = 8;
         for doc in pair(i + 2 * AHEAD).into_iter().flat_map(|(a, b)| [a, b]) {
             for line in signatures.row(doc as usize).chunks(16) {
                 prefetch(line.as_ptr());

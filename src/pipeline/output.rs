@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::export::{self, Fate, OutputFormat};
 use crate::group::{Candidate, KeepPolicy, KeepValue, choose_kept};
 use crate::io::{FolderLock, Input, RawRecord, ReadOptions, for_each_document};
-use crate::prefetch::prefetch;
+use crate::prefetch::{AHEAD, prefetch};
 use crate::results::{CANDIDATES, GROUPS, GroupRecord, PAIRS, RunFile, RunSummary, RunWriter};
 
 /// Writes the run's files into the folder `lock` holds ([`RunWriter::lock`]) and returns the
@@ -191,7 +191,6 @@ impl<'a> PairRecords<'a> {
     /// are: the pair, then its ids, then their bytes. Records in id order visit the pairs and
     /// ids in no order at all.
     fn prefetch_ahead(&self, i: usize) {
-        const AHEAD: usize = 8;
         let pair_at = |ahead: usize| Some(self.pairs.get(*self.order.get(i + ahead)? as usize));
         if let Some(&far) = self.order.get(i + 3 * AHEAD) {
             self.pairs.prefetch(far as usize);
