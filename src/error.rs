@@ -113,6 +113,14 @@ pub enum Error {
         /// What to do about it.
         hint: String,
     },
+    /// Fetching a model over the network failed: a failure of the moment, not of the input.
+    #[error("{problem} ({hint})")]
+    Fetch {
+        /// What failed.
+        problem: String,
+        /// What to do about it.
+        hint: String,
+    },
     /// The vector store (Qdrant's embedded engine or a server) failed.
     #[error("vector store: {message}{}", source.as_ref().map(|s| format!(": {s}")).unwrap_or_default())]
     Store {
@@ -144,6 +152,26 @@ pub enum Error {
     InputChanged {
         /// Where the difference was seen.
         location: String,
+    },
+    /// Too little disk space is left where neardup must write: refused before the write,
+    /// since a file the engine maps into memory cannot report a full disk any other way.
+    #[error(
+        "{}: {what} needs about {} MB free, and {} MB are: free some space there, or {hint}",
+        path.display(),
+        needed.div_ceil(1 << 20),
+        free >> 20
+    )]
+    DiskFull {
+        /// The folder written to.
+        path: PathBuf,
+        /// What was about to be written.
+        what: &'static str,
+        /// Bytes it needs.
+        needed: u64,
+        /// Bytes free.
+        free: u64,
+        /// What else the user can do.
+        hint: &'static str,
     },
     /// A server could not listen on its address.
     #[error("cannot listen on {addr}: {source} (is another server using it? give another --addr)")]
@@ -248,6 +276,8 @@ impl Error {
             | Error::Listen { .. }
             | Error::IdCollision { .. } => 2,
             Error::Io { .. }
+            | Error::DiskFull { .. }
+            | Error::Fetch { .. }
             | Error::Store { .. }
             | Error::Busy { .. }
             | Error::InputChanged { .. }

@@ -13,6 +13,24 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// frees gigabytes between stages and takes as much again at once.
 const PURGE_DELAY_MS: std::ffi::c_long = 100;
 
+/// What a SIGBUS means here. The stores check for room before they write (see
+/// `neardup::io::space`), but another process can fill the disk a moment later, and a page of
+/// a memory-mapped file that cannot be backed then stops the process with no error to return.
+const SIGBUS_MESSAGE: &[u8] = b"error: a file neardup maps into memory could not be written: \
+the disk that holds the index, or the temporary folder (TMPDIR), is probably full; free some \
+space there and run again (a run's temporary files are removed by the next run)\n";
+
+/// Says [`SIGBUS_MESSAGE`] and exits with 1, as other failures do. Only async-signal-safe
+/// calls: `write` and `_exit`.
+#[cfg(unix)]
+extern "C" fn on_sigbus(_: libc::c_int) {
+    // SAFETY: both calls are async-signal-safe and the message is static.
+    unsafe {
+        libc::write(2, SIGBUS_MESSAGE.as_ptr().cast(), SIGBUS_MESSAGE.len());
+        libc::_exit(1);
+    }
+}
+
 fn main() -> std::process::ExitCode {
     // Like other Unix tools, end quietly when the reader of our output goes away
     // (`neardup ... | head`), instead of failing to print.
@@ -21,6 +39,12 @@ fn main() -> std::process::ExitCode {
     // output exists.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+    #[cfg(unix)]
+    // SAFETY: installing a handler at start-up, before any thread exists; the handler only
+    // writes a static message and exits.
+    unsafe {
+        libc::signal(libc::SIGBUS, on_sigbus as *const () as libc::sighandler_t);
     }
     if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
         // SAFETY: setting an option at start-up, before any thread exists.
@@ -37,6 +61,12 @@ mod tests {
     fn the_purge_delay_option_is_the_one_mimalloc_documents() {
         // mimalloc's documented default for `purge_delay` in the pinned version (1,000 ms);
         // a different number would mean the option moved in its list.
+        #[cfg(unix)]
+        // SAFETY: installing a handler at start-up, before any thread exists; the handler only
+        // writes a static message and exits.
+        unsafe {
+            libc::signal(libc::SIGBUS, on_sigbus as *const () as libc::sighandler_t);
+        }
         if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
             // SAFETY: reading an option.
             assert_eq!(

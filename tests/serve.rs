@@ -275,14 +275,14 @@ fn a_restarted_server_redoes_its_journal_and_a_clean_stop_empties_it() {
 }
 
 #[test]
-fn an_index_of_format_4_is_served_and_says_7_from_its_first_write() {
+fn an_index_of_format_4_is_served_and_says_8_from_its_first_write() {
     let dir = tempfile::tempdir().unwrap();
     let index = empty_index(dir.path(), &[]);
     let manifest = index.join("neardup-index.json");
     let read = || -> serde_json::Value {
         serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap()
     };
-    assert_eq!(read()["format"], 7);
+    assert_eq!(read()["format"], 8);
     let mut old = read();
     old["format"] = 4.into();
     std::fs::write(&manifest, old.to_string()).unwrap();
@@ -296,13 +296,13 @@ fn an_index_of_format_4_is_served_and_says_7_from_its_first_write() {
         call(ureq::post(&url("/documents")), Some(body)).unwrap().0,
         201
     );
-    assert_eq!(read()["format"], 7, "an older neardup must now refuse it");
+    assert_eq!(read()["format"], 8, "an older neardup must now refuse it");
     let body = r#"{"text": "w1 w2 w3 w4 w5 w6"}"#;
     let (status, found) = call(ureq::post(&url("/similar")), Some(body)).unwrap();
     assert_eq!(status, 200);
     assert_eq!(found["duplicates"][0]["id"], "a", "{found}");
     server.stop();
-    assert_eq!(read()["format"], 7);
+    assert_eq!(read()["format"], 8);
 }
 
 #[test]
@@ -613,4 +613,63 @@ fn a_missing_index_folder_gets_a_new_index_and_heavy_work_is_bounded() {
     let (status, _) = call(ureq::get(&format!("{}/stats", server.url)), None).unwrap();
     assert_eq!(status, 200);
     server.kill();
+}
+
+#[test]
+fn an_array_killed_halfway_is_stored_whole_or_not_at_all_and_can_be_sent_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = empty_index(dir.path(), &[]);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    let mut cut_short = 0;
+    for round in 0..6u64 {
+        let ids: Vec<String> = (0..300).map(|i| format!("r{round}-{i}")).collect();
+        let body = serde_json::to_string(
+            &ids.iter()
+                .map(|id| serde_json::json!({"id": id, "text": text(&mut rng)}))
+                .collect::<Vec<_>>(),
+        )
+        .unwrap();
+        let server = Server::start(&index, &[]);
+        let url = format!("{}/documents", server.url);
+        let sent = {
+            let (url, body) = (url.clone(), body.clone());
+            std::thread::spawn(move || call(ureq::post(&url), Some(&body)))
+        };
+        // Killed at a different point of the array each round.
+        std::thread::sleep(Duration::from_millis(20 + 60 * round));
+        server.kill();
+        let answered = sent.join().unwrap().map(|(status, _)| status).ok();
+
+        let server = Server::start(&index, &[]);
+        let stored = ids
+            .iter()
+            .filter(|id| {
+                let url = format!("{}/documents/{id}", server.url);
+                call(ureq::get(&url), None).unwrap().0 == 200
+            })
+            .count();
+        match answered {
+            Some(201) => assert_eq!(stored, ids.len(), "round {round}: acknowledged"),
+            _ => {
+                assert!(
+                    stored == 0 || stored == ids.len(),
+                    "round {round}: {stored} of {} stored",
+                    ids.len()
+                );
+                cut_short += usize::from(stored == 0);
+            }
+        }
+        // Sent again: added whole, or refused whole because it is all there.
+        let (status, answer) = call(
+            ureq::post(&format!("{}/documents", server.url)),
+            Some(&body),
+        )
+        .unwrap();
+        match stored {
+            0 => assert_eq!(status, 201, "round {round}: {answer}"),
+            _ => assert_eq!(status, 409, "round {round}: {answer}"),
+        }
+        server.stop();
+    }
+    assert!(cut_short > 0, "no round killed the server inside an array");
 }

@@ -20,6 +20,10 @@ pub struct CompletionsArgs {
 
 pub fn run(args: CompletionsArgs) -> Result<()> {
     let mut command = super::Cli::command();
-    clap_complete::generate(args.shell, &mut command, "neardup", &mut std::io::stdout());
+    // clap_complete panics on a failed write: it writes into memory, and the script goes out
+    // as any other result.
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut command, "neardup", &mut script);
+    out!("{}", String::from_utf8_lossy(&script));
     Ok(())
 }

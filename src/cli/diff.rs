@@ -1,6 +1,5 @@
 //! `neardup diff`: what two documents share and where they differ.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
@@ -10,7 +9,7 @@ use crate::error::Result;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Color {
-    /// Colour when standard output is a terminal.
+    /// Colour when standard output is a terminal and NO_COLOR is not set.
     Auto,
     Always,
     Never,
@@ -43,16 +42,16 @@ pub fn run(args: DiffArgs) -> Result<()> {
     let color = match args.color {
         Color::Always => true,
         Color::Never => false,
-        Color::Auto => std::io::stdout().is_terminal(),
+        Color::Auto => super::colour_on(&std::io::stdout()),
     };
-    println!("{}", d.render(color).trim_end());
-    println!();
-    println!(
+    outln!("{}", d.render(color).trim_end());
+    outln!();
+    outln!(
         "overlap {}: {:.3} of its tokens are shared",
         args.a.display(),
         d.overlap_a
     );
-    println!(
+    outln!(
         "overlap {}: {:.3} of its tokens are shared",
         args.b.display(),
         d.overlap_b

@@ -53,13 +53,18 @@ pub fn run(args: EvalArgs) -> Result<()> {
         (Some(dir), _) => {
             let run = RunFolder::open(dir)?;
             let predicted = load_predictions(&run, args.predicted)?;
+            truth.check_run(&args.truth, &run, &predicted)?;
             (Some((dir, run)), predicted)
         }
-        (None, Some(groups)) => (None, load_foreign_groups(groups)?),
+        (None, Some(groups)) => {
+            let predicted = load_foreign_groups(groups)?;
+            truth.check_predicted(&args.truth, &predicted)?;
+            (None, predicted)
+        }
         (None, None) => return Err(Error::Usage("give --pred or --pred-groups".into())),
     };
     let evaluation = evaluate(&truth, &predicted);
-    print!("{}", render_table(&evaluation));
+    out!(to super::report_stream(args.json.as_deref()); "{}", render_table(&evaluation));
     if let Some(path) = &args.json {
         write_json_pretty(path, &evaluation)?;
     }
@@ -128,6 +133,10 @@ pub struct SweepArgs {
     json: Option<PathBuf>,
 }
 
+/// The most thresholds one sweep scores: a step of 0.001 over [0, 1]. Each costs a pass over
+/// the labels, and a tiny step would ask for trillions.
+const MAX_THRESHOLDS: usize = 1001;
+
 /// The score a sweep thresholds when the run stores several: MinHash's estimate.
 const JACCARD_ESTIMATE: &str = "jaccard_estimate";
 
@@ -135,8 +144,21 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
     if !(args.step > 0.0 && args.from <= args.to) {
         return Err(Error::Usage("need --step > 0 and --from <= --to".into()));
     }
+    let count = (args.to - args.from) / args.step + 1.0;
+    if count > MAX_THRESHOLDS as f64 {
+        return Err(Error::Usage(format!(
+            "--from {} --to {} --step {} makes {count:.0} thresholds; at most {MAX_THRESHOLDS} \
+             are scored: raise --step to {} or more, or narrow --from and --to",
+            args.from,
+            args.to,
+            args.step,
+            (args.to - args.from) / (MAX_THRESHOLDS - 1) as f64
+        )));
+    }
+    let mut report = super::report_stream(args.json.as_deref());
     let truth = Truth::load(&args.truth, &args.id_field)?;
     let run = RunFolder::open(&args.pred)?;
+    truth.check_run(&args.truth, &run, &load_predictions(&run, args.predicted)?)?;
     let pairs = run.scored_pairs()?;
     let names = score_names(&pairs);
     // The evidence rule confirms some pairs below the threshold (containment, titles) and
@@ -161,7 +183,7 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
     };
     if names.len() > 1 || evidence {
         let others: Vec<String> = names.iter().filter(|n| **n != score).cloned().collect();
-        println!(
+        outln!(to report;
             "thresholding {score} alone{}; the run's own rule{} weighs more than that one \
              score, so a row can differ from `neardup eval` of the run at that threshold\n",
             match others.is_empty() {
@@ -181,18 +203,18 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
         &thresholds(args.from, args.to, args.step),
         args.predicted,
     );
-    println!(
+    outln!(to report;
         "{:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
         "threshold", "pairs", "accuracy", "macro-F1", "P dup", "R dup"
     );
     for p in &points {
-        println!(
+        outln!(to report;
             "{:>9.3} {:>9} {:>9.4} {:>9.4} {:>9.4} {:>9.4}",
             p.threshold, p.pairs, p.accuracy, p.macro_f1, p.dup_precision, p.dup_recall
         );
     }
     if let Some(top) = best(&points) {
-        println!(
+        outln!(to report;
             "\nbest {score} threshold by macro-F1: {:.3} (macro-F1 {:.4}, accuracy {:.4}); confirm it on another labelled set",
             top.threshold, top.macro_f1, top.accuracy
         );

@@ -82,6 +82,8 @@ struct Explanation {
 }
 
 pub fn run(args: ExplainArgs, models: &Path) -> Result<()> {
+    // Whether the run's centring was left out, to say so once the answer is there.
+    let mut uncentred = false;
     let explanation = match (args.flags.index_dir(), args.texts.len()) {
         (Some(dir), 0) => from_index(&dir, &args.args, models)?,
         (Some(_), _) => {
@@ -94,7 +96,9 @@ pub fn run(args: ExplainArgs, models: &Path) -> Result<()> {
                 Record::plain("text 1".into(), args.texts[0].clone()),
                 Record::plain("text 2".into(), args.texts[1].clone()),
             ];
-            from_records(settings(&args)?, records, models)?
+            let (settings, embeds, dropped) = settings(&args)?;
+            uncentred = dropped;
+            from_records((settings, embeds), records, models)?
         }
         (None, 0) => {
             let [path, a, b] = args.args.as_slice() else {
@@ -104,9 +108,10 @@ pub fn run(args: ExplainArgs, models: &Path) -> Result<()> {
                 ));
             };
             // Settings are checked before the input is read: a refusal should not wait for it.
-            let settings = settings(&args)?;
+            let (settings, embeds, dropped) = settings(&args)?;
             let records = read_two(&args.input, Path::new(path), a, b)?;
-            from_records(settings, records, models)?
+            uncentred = dropped;
+            from_records((settings, embeds), records, models)?
         }
         (None, n) => {
             return Err(Error::Usage(format!(
@@ -114,18 +119,25 @@ pub fn run(args: ExplainArgs, models: &Path) -> Result<()> {
             )));
         }
     };
+    if uncentred {
+        eprintln!(
+            "note: the cosine is of the two vectors as made; a run centres them on its corpus \
+             (explain two documents of a kept index with --index DIR for its cosine)"
+        );
+    }
     if args.json {
         let json = serde_json::to_string_pretty(&explanation).expect("serialisable");
-        println!("{json}");
+        outln!("{json}");
     } else {
-        print!("{}", render(&explanation));
+        out!("{}", render(&explanation));
     }
     Ok(())
 }
 
-/// The settings that decide, as `dedup` would take them from the same flags, and whether the
-/// method embeds. The vectors are compared as made: two records carry no corpus centre.
-fn settings(args: &ExplainArgs) -> Result<(IndexSettings, bool)> {
+/// The settings that decide, as `dedup` would take them from the same flags, whether the
+/// method embeds, and whether it would have centred the vectors: two records carry no corpus
+/// centre, so they are compared as made.
+fn settings(args: &ExplainArgs) -> Result<(IndexSettings, bool, bool)> {
     let (mut settings, embeds) = match args.method {
         ExplainMethod::TwoStage => (args.flags.config::<TwoStageConfig>()?.settings, true),
         ExplainMethod::Minhash => (
@@ -137,15 +149,10 @@ fn settings(args: &ExplainArgs) -> Result<(IndexSettings, bool)> {
             false,
         ),
     };
-    if embeds && settings.centre {
-        // The centre is the mean of a corpus's first documents, which two records do not give.
-        settings.centre = false;
-        eprintln!(
-            "note: the cosine is of the two vectors as made; a run centres them on its corpus \
-             (explain two documents of a kept index with --index DIR for its cosine)"
-        );
-    }
-    Ok((settings, embeds))
+    let uncentred = embeds && settings.centre;
+    // The centre is the mean of a corpus's first documents, which two records do not give.
+    settings.centre &= !uncentred;
+    Ok((settings, embeds, uncentred))
 }
 
 fn read_two(input: &super::InputArgs, path: &Path, a: &str, b: &str) -> Result<[Record; 2]> {
@@ -156,9 +163,14 @@ fn read_two(input: &super::InputArgs, path: &Path, a: &str, b: &str) -> Result<[
         &read,
         |record| (record.id == a || record.id == b).then(|| record.clone()),
         |record| {
+            // The same id twice compares a record with itself.
             if let Some(record) = record {
-                let slot = usize::from(record.id != a);
-                found[slot] = Some(record);
+                if record.id == b {
+                    found[1] = Some(record.clone());
+                }
+                if record.id == a {
+                    found[0] = Some(record);
+                }
             }
         },
     )?;

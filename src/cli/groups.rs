@@ -88,10 +88,10 @@ pub fn run(args: GroupsArgs) -> Result<()> {
                 matrix: args.matrix.then(|| matrix.clone()),
             };
             let line = serde_json::to_string(&record).expect("a group serialises");
-            println!("{line}");
+            outln!("{line}");
             continue;
         }
-        println!(
+        outln!(
             "group {}: {} documents, representative {} (mean similarity {:.3})",
             n + 1,
             g.members.len(),
@@ -105,27 +105,27 @@ pub fn run(args: GroupsArgs) -> Result<()> {
             } else {
                 format!("{:.3}", scorer.score(m as usize, g.representative as usize))
             };
-            println!("  {mark} {:<40} {to_rep}", ids[m as usize]);
+            outln!("  {mark} {:<40} {to_rep}", ids[m as usize]);
         }
         if args.matrix {
-            print!("    {:>6}", "");
+            out!("    {:>6}", "");
             for j in 0..g.members.len() {
-                print!(" {:>6}", format!("[{}]", j + 1));
+                out!(" {:>6}", format!("[{}]", j + 1));
             }
-            println!();
+            outln!();
             for (i, row) in matrix.iter().enumerate() {
-                print!("    {:>6}", format!("[{}]", i + 1));
+                out!("    {:>6}", format!("[{}]", i + 1));
                 for v in row {
-                    print!(" {v:>6.3}");
+                    out!(" {v:>6.3}");
                 }
-                println!();
+                outln!();
             }
         }
-        println!();
+        outln!();
     }
     if !args.json {
         let grouped: usize = groups.iter().map(|g| g.members.len()).sum();
-        println!(
+        outln!(
             "{} documents, {} groups ({} documents), {} on their own",
             ids.len(),
             groups.len(),

@@ -68,7 +68,7 @@ pub fn run_index(args: IndexArgs, models: &Path) -> Result<()> {
     let (inputs, read) = args.input.open(&args.inputs)?;
     let clock = Instant::now();
     let built = pipeline::build_index(&inputs, &read, &config.settings, &dir, models)?;
-    println!(
+    outln!(
         "{} documents indexed in {} ({:.2} s: embed {:.2}, upsert {:.2}, index build {:.2})",
         built.documents,
         dir.display(),
@@ -93,21 +93,21 @@ pub fn run_query(args: QueryArgs, models: &Path) -> Result<()> {
     let shown: Vec<&Match> = matches.iter().filter(|m| args.all || m.duplicate).collect();
     if args.json {
         for m in &shown {
-            println!("{}", serde_json::to_string(m).expect("a match serialises"));
+            outln!("{}", serde_json::to_string(m).expect("a match serialises"));
         }
         return Ok(());
     }
     if shown.is_empty() {
-        println!(
+        outln!(
             "no duplicates among the {} nearest documents{}",
             matches.len(),
             if args.all { "" } else { " (--all lists them)" }
         );
         return Ok(());
     }
-    println!("{:<40} {:>7} {:>8}  duplicate", "id", "cosine", "jaccard");
+    outln!("{:<40} {:>7} {:>8}  duplicate", "id", "cosine", "jaccard");
     for m in shown {
-        println!(
+        outln!(
             "{:<40} {:>7.4} {:>8.4}  {}",
             m.id,
             m.cosine,

@@ -36,6 +36,6 @@ pub fn run(args: JaccardArgs) -> Result<()> {
             super::read_text_arg(&PathBuf::from(&args.b))?,
         )
     };
-    println!("{}", jaccard(&a, &b));
+    outln!("{}", jaccard(&a, &b));
     Ok(())
 }

@@ -37,7 +37,7 @@ pub fn run(args: MergeArgs) -> Result<()> {
         &merged.spec.output,
         settings,
     )?;
-    super::run::report(&summary, &args.out);
+    super::run::report(&summary, &args.out)?;
     super::report_skipped(&merged.dedup.corpus.skipped);
     Ok(())
 }

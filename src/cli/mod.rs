@@ -2,6 +2,27 @@
 //!
 //! Exit codes: 0 success, 1 failure (I/O and the like), 2 bad usage or bad input.
 
+/// `println!` for a command's results: standard output that cannot take them (`> /dev/full`)
+/// is an error that says so, not a panic. A closed pipe (`| head`) ends the process quietly
+/// instead (see main.rs).
+/// `outln!(to STREAM; ...)` writes to another stream (see [`report_stream`]).
+macro_rules! outln {
+    (to $stream:expr; $($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!($stream, $($arg)*).map_err($crate::cli::stdout_failed)?
+    }};
+    ($($arg:tt)*) => { outln!(to std::io::stdout(); $($arg)*) };
+}
+
+/// `print!` as [`outln!`] is `println!`.
+macro_rules! out {
+    (to $stream:expr; $($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!($stream, $($arg)*).map_err($crate::cli::stdout_failed)?
+    }};
+    ($($arg:tt)*) => { out!(to std::io::stdout(); $($arg)*) };
+}
+
 mod completions;
 mod dedup;
 mod diff;
@@ -82,6 +103,26 @@ enum Command {
     Gen(synth::GenArgs),
 }
 
+/// Where a command's report for people goes: standard output, or standard error when
+/// standard output carries the copy for machines (`--json -`).
+fn report_stream(json: Option<&Path>) -> Box<dyn std::io::Write> {
+    match json {
+        Some(path) if path == Path::new(crate::io::STDOUT) => Box::new(std::io::stderr()),
+        _ => Box::new(std::io::stdout()),
+    }
+}
+
+/// Whether text for `stream` may carry colour codes: on a terminal, unless `NO_COLOR` is set
+/// (<https://no-color.org>).
+fn colour_on(stream: &impl std::io::IsTerminal) -> bool {
+    stream.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// Standard output could not be written.
+fn stdout_failed(e: std::io::Error) -> Error {
+    Error::io(Path::new("standard output"), e)
+}
+
 /// Parses the process arguments, runs the command and returns its exit code.
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
@@ -110,6 +151,11 @@ pub fn run() -> ExitCode {
         Command::Eval(args) => eval::run(args),
         Command::Gen(args) => synth::run(args),
     };
+    // What is still buffered must reach standard output too, or fail as loudly.
+    let result = result.and_then(|()| {
+        use std::io::Write as _;
+        std::io::stdout().flush().map_err(stdout_failed)
+    });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         // On the command line a setting is its flag: `--threshold: must lie in ...`.
@@ -161,9 +207,7 @@ fn init_logging(quiet: bool, verbose: u8, format: LogFormat) {
     let _ = match format {
         LogFormat::Json => logs.json().try_init(),
         // Colour codes only on a terminal: a log redirected to a file stays plain text.
-        LogFormat::Text => logs
-            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-            .try_init(),
+        LogFormat::Text => logs.with_ansi(colour_on(&std::io::stderr())).try_init(),
     };
 }
 

@@ -35,7 +35,7 @@ pub fn run(args: ModelsArgs, root: &Path) -> Result<()> {
                 ModelName::Minilm => models::ensure_minilm(root)?,
                 ModelName::Static => models::ensure_static(root)?,
             };
-            println!("{}", dir.display());
+            outln!("{}", dir.display());
             Ok(())
         }
     }

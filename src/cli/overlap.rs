@@ -31,14 +31,14 @@ pub fn run(args: OverlapArgs) -> Result<()> {
     let n = texts.len();
     let names: Vec<String> = args.files.iter().map(|f| f.display().to_string()).collect();
     let width = names.iter().map(String::len).max().unwrap_or(0).max(4);
-    print!("{:w$}", "", w = width + 4);
+    out!("{:w$}", "", w = width + 4);
     for j in 0..n {
-        print!(" {:>7}", format!("[{}]", j + 1));
+        out!(" {:>7}", format!("[{}]", j + 1));
     }
-    println!(" {:>7}", "mean");
+    outln!(" {:>7}", "mean");
     let mut best = (f64::MIN, 0);
     for i in 0..n {
-        print!(
+        out!(
             "{:width$}",
             format!("[{}] {}", i + 1, names[i]),
             width = width + 4
@@ -49,17 +49,18 @@ pub fn run(args: OverlapArgs) -> Result<()> {
             if i != j {
                 sum += o;
             }
-            print!(" {o:>7.3}");
+            out!(" {o:>7.3}");
         }
         let mean = sum / (n - 1) as f64;
-        println!(" {mean:>7.3}");
+        outln!(" {mean:>7.3}");
         if mean > best.0 {
             best = (mean, i);
         }
     }
-    println!(
+    outln!(
         "\nmost representative: {} (mean overlap {:.3})",
-        names[best.1], best.0
+        names[best.1],
+        best.0
     );
     Ok(())
 }

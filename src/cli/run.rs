@@ -57,7 +57,7 @@ pub fn execute(spec: &PipelineSpec, models: &Path) -> Result<()> {
     let settings = serde_json::to_value(spec).expect("settings serialise");
     let summary = pipeline::write_results(lock, &inputs, &read, &dedup, &spec.output, settings)?;
     if let Some(part) = dedup.part {
-        println!(
+        outln!(
             "part {part}: {} candidates, {} confirmed pairs among {} documents -> {}; \
              merge all {} parts with `neardup merge PART_FOLDERS... --out DIR`",
             summary.candidates,
@@ -69,24 +69,26 @@ pub fn execute(spec: &PipelineSpec, models: &Path) -> Result<()> {
         super::report_skipped(&dedup.corpus.skipped);
         return Ok(());
     }
-    report(&summary, &spec.output.dir);
+    report(&summary, &spec.output.dir)?;
     super::report_skipped(&dedup.corpus.skipped);
     if let Some(eval) = &spec.eval {
         let truth = Truth::load(&eval.truth, &read.fields.id)?;
-        let predicted = load_predictions(&RunFolder::open(&spec.output.dir)?, eval.predicted)?;
+        let run = RunFolder::open(&spec.output.dir)?;
+        let predicted = load_predictions(&run, eval.predicted)?;
+        truth.check_run(&eval.truth, &run, &predicted)?;
         let evaluation = evaluate(&truth, &predicted);
-        println!();
-        print!("{}", render_table(&evaluation));
+        outln!();
+        out!("{}", render_table(&evaluation));
         write_json_pretty(&spec.output.dir.join(EVAL), &evaluation)?;
     }
     Ok(())
 }
 
 /// Prints a run's counts, speed and (for runs that embed) each stage's time.
-pub(super) fn report(summary: &RunSummary, dir: &Path) {
+pub(super) fn report(summary: &RunSummary, dir: &Path) -> Result<()> {
     let s = &summary.seconds;
     let total = s.sketch + s.embed + s.candidates + s.confirm + s.group + summary.write_seconds;
-    println!(
+    outln!(
         "{} documents, {} duplicate pairs, {} groups ({} documents), {} unique records kept -> {} ({:.2} s, {:.0} docs/s)",
         summary.documents,
         summary.pairs,
@@ -108,7 +110,7 @@ pub(super) fn report(summary: &RunSummary, dir: &Path) {
                 format!("{stage} {seconds:.2} s")
             }
         };
-        println!(
+        outln!(
             "stages: read+sign {:.2} s, {}, {}, index build {:.2} s, {}, confirm {:.2} s, group {:.2} s, write {:.2} s",
             s.sketch,
             with_rate("embed", s.embed),
@@ -121,9 +123,10 @@ pub(super) fn report(summary: &RunSummary, dir: &Path) {
         );
     }
     if let Some(probes) = summary.probes {
-        println!(
+        outln!(
             "simhash probing: {probes} probes ({:.1} per document)",
             probes as f64 / summary.documents.max(1) as f64
         );
     }
+    Ok(())
 }

@@ -158,7 +158,7 @@ pub fn run(args: StreamArgs) -> Result<()> {
     );
     match to_stdout {
         true => eprintln!("{summary}"),
-        false => println!("{summary}"),
+        false => outln!("{summary}"),
     }
     super::report_skipped(&skipped);
     Ok(())

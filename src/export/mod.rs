@@ -16,7 +16,7 @@ mod jsonl;
 pub mod parquet;
 
 use crate::error::{Error, Result};
-use crate::io::{FieldSpec, Input, InputFormat, RawRecord};
+use crate::io::{Dialect, FieldSpec, Input, InputFormat, RawRecord};
 
 pub use self::csv::CsvSink;
 pub use self::jsonl::JsonlSink;
@@ -89,15 +89,32 @@ impl OutputFormat {
                 "Parquet inputs (the schema comes from them)",
             ),
         };
-        match inputs.iter().find(|i| !fits(i.format)) {
-            None => Ok(()),
-            Some(input) => Err(Error::Usage(format!(
+        if let Some(input) = inputs.iter().find(|i| !fits(i.format)) {
+            return Err(Error::Usage(format!(
                 "--out-format {} needs {needs}, and {} is {:?}; use --out-format jsonl",
                 self.name(),
                 input.path.display(),
                 input.format
-            ))),
+            )));
         }
+        // Rows under one header: inputs with other columns are refused now, not once the
+        // whole job is done and the copies are being written.
+        if matches!(self, OutputFormat::Csv | OutputFormat::Tsv) && inputs.len() > 1 {
+            let first = &inputs[0];
+            let written = first.header()?.unwrap_or_default();
+            for input in &inputs[1..] {
+                let header = input.header()?.unwrap_or_default();
+                if header != written {
+                    return Err(self::csv::other_columns(
+                        &input.path,
+                        &header,
+                        &first.path,
+                        &written,
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The name of the kept records' file.
@@ -171,8 +188,8 @@ pub fn sink<'w, W: std::io::Write + Send + 'w>(
 ) -> Result<Box<dyn RecordSink + Send + 'w>> {
     match format {
         OutputFormat::Jsonl => Ok(Box::new(JsonlSink::new(out, path, fields))),
-        OutputFormat::Csv => Ok(Box::new(CsvSink::new(out, b',', path))),
-        OutputFormat::Tsv => Ok(Box::new(CsvSink::new(out, b'\t', path))),
+        OutputFormat::Csv => Ok(Box::new(CsvSink::new(out, Dialect::Csv, path))),
+        OutputFormat::Tsv => Ok(Box::new(CsvSink::new(out, Dialect::Tsv, path))),
         OutputFormat::Parquet => Err(Error::Usage(format!(
             "{}: Parquet is copied in slices of rows, not record by record",
             path.display()

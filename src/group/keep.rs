@@ -22,8 +22,10 @@ pub enum KeepPolicy {
     First,
     /// The member with the longest text.
     Longest,
-    /// The member whose field `name` holds the largest (or smallest) value; numbers compare
-    /// as numbers, other values as text, and a member without the field is kept last.
+    /// The member whose field `name` holds the largest (or smallest) value. Numbers (and
+    /// texts that read as one) compare as numbers and come before any other value, whichever
+    /// the direction; a group with no number compares its texts as text (ISO dates order
+    /// so); a member without the field, or with null, comes last.
     Field {
         /// The field (JSON key or column).
         name: String,
@@ -127,22 +129,29 @@ impl KeepValue {
         }
     }
 
-    /// Orders values so that the better one for `largest` comes first; missing values last.
+    /// Orders values so that the better one for `largest` comes first. Numbers come before
+    /// values that are not numbers whichever the direction (`max` of 2019 and `n/a` is 2019),
+    /// and missing values come last.
     fn better(&self, other: &KeepValue, largest: bool) -> Ordering {
         use KeepValue::*;
         let ascending = match (self, other) {
-            (Missing, Missing) => return Ordering::Equal,
-            (Missing, _) => return Ordering::Greater,
-            (_, Missing) => return Ordering::Less,
             (Number(a), Number(b)) => a.total_cmp(b),
-            (Number(_), Text(_)) => Ordering::Less,
-            (Text(_), Number(_)) => Ordering::Greater,
             (Text(a), Text(b)) => a.cmp(b),
+            _ => return self.kind().cmp(&other.kind()),
         };
         if largest {
             ascending.reverse()
         } else {
             ascending
+        }
+    }
+
+    /// Numbers first, then other values, then missing ones.
+    fn kind(&self) -> u8 {
+        match self {
+            KeepValue::Number(_) => 0,
+            KeepValue::Text(_) => 1,
+            KeepValue::Missing => 2,
         }
     }
 }
@@ -232,6 +241,36 @@ mod tests {
             3,
             "a missing value never wins"
         );
+    }
+
+    #[test]
+    fn numbers_beat_other_values_in_either_direction() {
+        let text = |t: &str| KeepValue::Text(t.into());
+        let members = [
+            member(0, 0, KeepValue::Number(2001.0)),
+            member(1, 1, text("n/a")),
+            member(2, 2, KeepValue::Number(2019.0)),
+            member(3, 3, text("[1]")),
+            member(4, 4, KeepValue::Missing),
+        ];
+        for (largest, kept) in [(true, 2), (false, 0)] {
+            let policy = KeepPolicy::Field {
+                name: "year".into(),
+                largest,
+            };
+            assert_eq!(choose_kept(&policy, &members, 1), kept, "largest {largest}");
+            // Without numbers, texts compare as text; still before a missing value.
+            assert_eq!(choose_kept(&policy, &members[3..], 4), 3);
+        }
+        let dates = [
+            member(0, 0, text("2019-05-01")),
+            member(1, 1, text("2021-01-30")),
+        ];
+        let latest = KeepPolicy::Field {
+            name: "date".into(),
+            largest: true,
+        };
+        assert_eq!(choose_kept(&latest, &dates, 0), 1);
     }
 
     #[test]

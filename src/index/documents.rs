@@ -31,11 +31,12 @@ pub const MANIFEST: &str = "neardup-index.json";
 const EDGE_DIR: &str = "edge";
 /// Version 2 records the settings through the same types a pipeline file uses; version 5
 /// stores signatures as base64 strings; version 6 may record a corpus centre; version 7 records
-/// the digest of the settings that shaped its sketches.
-const FORMAT: u64 = 7;
+/// the digest of the settings that shaped its sketches; version 8 the digest of what shaped its
+/// vectors.
+const FORMAT: u64 = 8;
 /// The oldest format this version opens: format 4 differs only in its points' signatures,
 /// which are read either way, formats 4 and 5 have no centre, and formats before 7 no sketch
-/// digest. Its manifest says 7 from the first write on, so that an older neardup refuses the
+/// digest, formats before 8 no vector digest. Its manifest says 8 from the first write on, so that an older neardup refuses the
 /// index instead of failing on a new point.
 const OLDEST_FORMAT: u64 = 4;
 
@@ -84,6 +85,14 @@ impl IndexSettings {
         Confirmer::new(&self.confirm, self.min_cosine)
     }
 
+    /// The same settings for an index that lives one run (see [`StoreSpec::for_one_run`]).
+    pub fn for_one_run(&self) -> IndexSettings {
+        IndexSettings {
+            store: self.store.for_one_run(),
+            ..self.clone()
+        }
+    }
+
     /// The same settings with nothing left to a default, a file or the current folder: what
     /// the manifest records.
     pub fn resolved(&self) -> Result<IndexSettings> {
@@ -116,12 +125,39 @@ pub struct Manifest {
     /// The mean every vector was centred on, with `centre` set and enough documents.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub centred_on: Option<Vec<f32>>,
+    /// [`Manifest::vector_digest`] as written; absent before format 8.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    vector_digest: Option<String>,
     /// The settings, resolved.
     #[serde(flatten)]
     pub settings: IndexSettings,
 }
 
 impl Manifest {
+    /// SHA-256 of everything that shapes a stored vector: the embedder, its model's identity,
+    /// the dimensions and the centre. A query vector made under other values would not be
+    /// comparable with the stored ones, and every search would quietly miss.
+    fn vector_digest(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let shaping = serde_json::json!({
+            "embedder": self.settings.embedder.embedder,
+            "max_tokens": self.settings.embedder.max_tokens,
+            "model": self.model,
+            "dimensions": self.dimensions,
+            "centre": self.settings.centre,
+            "centred_on": self.centred_on,
+        });
+        format!("{:x}", Sha256::digest(shaping.to_string().as_bytes()))
+    }
+
+    /// The same manifest with its vector digest computed.
+    fn with_vector_digest(self) -> Manifest {
+        Manifest {
+            vector_digest: Some(self.vector_digest()),
+            ..self
+        }
+    }
+
     /// Reads and checks the manifest of the index in `dir`.
     fn read(dir: &Path) -> Result<Manifest> {
         let path = dir.join(MANIFEST);
@@ -198,6 +234,21 @@ impl Manifest {
                 return Err(bad(Some("centred_on"), problem));
             }
         }
+        match &manifest.vector_digest {
+            Some(recorded) if *recorded != manifest.vector_digest() => {
+                return Err(bad(
+                    None,
+                    "what shapes its vectors (`embedder`, `max_tokens`, `model`, `dimensions`, \
+                     `centre`, `centred_on`) is not what its documents were embedded with: it \
+                     was changed after the build"
+                        .into(),
+                ));
+            }
+            None if manifest.format >= 8 => {
+                return Err(bad(Some("vector_digest"), "missing".into()));
+            }
+            _ => {}
+        }
         Ok(manifest)
     }
 }
@@ -254,6 +305,9 @@ impl DocumentIndex {
             )));
         }
         if dir.join(EDGE_DIR).exists() {
+            // Another build may still be filling it: then say whose.
+            #[cfg(feature = "edge")]
+            store::EdgeStore::check_free(&dir.join(EDGE_DIR))?;
             // Its points (and how its graph is built) are those of another run.
             return Err(Error::Usage(format!(
                 "{} holds the vector store of an index whose build did not finish (it has no \
@@ -280,8 +334,10 @@ impl DocumentIndex {
             documents: 0,
             sketch_digest: Some(settings.confirm.sketch_digest()),
             centred_on: None,
+            vector_digest: None,
             settings,
-        };
+        }
+        .with_vector_digest();
         Self::assemble(dir, manifest, embedder, store)
     }
 
@@ -400,14 +456,31 @@ impl DocumentIndex {
             return Ok(false);
         }
         let (mut journal, pending) = Journal::open(&self.dir)?;
+        // A batch cut short was never acknowledged: its inserts are undone, not redone (the
+        // store's own log may hold some of them).
+        let unfinished = journal::unfinished(&pending);
+        let mut undone = Vec::new();
         for entry in &pending {
             match entry {
-                Entry::Insert { id, text } => {
+                Entry::Insert {
+                    id,
+                    batch: Some(batch),
+                    ..
+                } if unfinished.contains(batch) => undone.push(point_key(id)),
+                Entry::Insert { id, text, .. } => {
                     let (vector, sketch) = self.sketch(text)?;
                     self.add(&[id], &[vector], Some(&[sketch.as_ref()]))?;
                 }
                 Entry::Remove { id } => self.store.delete(&[point_key(id)])?,
+                Entry::Begin { .. } | Entry::End { .. } => {}
             }
+        }
+        if !undone.is_empty() {
+            self.store.delete(&undone)?;
+            tracing::warn!(
+                documents = undone.len(),
+                "undid the documents of a batch a process did not finish adding"
+            );
         }
         if !pending.is_empty() {
             self.store.flush()?;
@@ -553,6 +626,7 @@ impl DocumentIndex {
             centred_on: self.centre.get().map(|c| c.as_slice().to_vec()),
             ..self.manifest.clone()
         }
+        .with_vector_digest()
     }
 
     /// Writes [`DocumentIndex::current_manifest`] (atomically).
@@ -645,6 +719,23 @@ impl DocumentIndex {
     /// found when it was prepared. The caller serialises writes, and calls
     /// [`DocumentIndex::flush`] before it says the document is stored.
     pub fn insert(&self, id: &str, new: NewDocument) -> Result<Vec<Match>> {
+        self.insert_in(id, new, None)
+    }
+
+    /// Starts a batch of inserts that counts only whole: until [`DocumentIndex::end_batch`],
+    /// a crash undoes what [`DocumentIndex::insert_in`] added in it when the index next opens.
+    pub fn begin_batch(&self) -> Result<u64> {
+        self.with_journal(Journal::begin)
+    }
+
+    /// Ends a batch: its inserts stand (undo the ones that should not, with
+    /// [`DocumentIndex::remove`], first).
+    pub fn end_batch(&self, batch: u64) -> Result<()> {
+        self.with_journal(|journal| journal.end(batch))
+    }
+
+    /// [`DocumentIndex::insert`] as part of `batch`.
+    pub fn insert_in(&self, id: &str, new: NewDocument, batch: Option<u64>) -> Result<Vec<Match>> {
         if let Some(stored) = self.store.fetch(&[point_key(id)])?.remove(0)
             && stored.payload.id != id
         {
@@ -657,6 +748,7 @@ impl DocumentIndex {
         self.journal(&Entry::Insert {
             id: id.to_owned(),
             text: new.text,
+            batch,
         })?;
         Ok(new.found)
     }
@@ -697,18 +789,27 @@ impl DocumentIndex {
     fn checkpoint(&self, journal: &mut Journal) -> Result<()> {
         self.store.flush()?;
         self.write_manifest(self.store.len()?)?;
+        if journal.batches_open() {
+            // Kept, so that the next open undoes the batches' inserts the store now holds.
+            return journal.sync();
+        }
         journal.clear()
     }
 
     /// Appends a write just applied to the journal, opening it on the first.
     fn journal(&self, entry: &Entry) -> Result<()> {
+        self.with_journal(|journal| journal.append(entry))
+    }
+
+    /// Runs `work` on the journal, opening it on the first write.
+    fn with_journal<T>(&self, work: impl FnOnce(&mut Journal) -> Result<T>) -> Result<T> {
         let mut guard = self.journal_guard();
         let journal = match guard.as_mut() {
             Some(journal) => journal,
             // `open` found no journal to redo, so this one starts empty.
             None => guard.insert(Journal::open(&self.dir)?.0),
         };
-        journal.append(entry)
+        work(journal)
     }
 
     fn journal_guard(&self) -> MutexGuard<'_, Option<Journal>> {

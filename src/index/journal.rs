@@ -32,10 +32,33 @@ const CHECKPOINT_BYTES: u64 = 64 << 20;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub(crate) enum Entry {
-    /// Document `id` was added with this text.
-    Insert { id: String, text: String },
+    /// Document `id` was added with this text, alone or as part of `batch`.
+    Insert {
+        id: String,
+        text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        batch: Option<u64>,
+    },
     /// Document `id` was removed.
     Remove { id: String },
+    /// A batch of inserts that counts only whole starts; its inserts follow, among others.
+    Begin { batch: u64 },
+    /// The batch is over: its inserts stand (those it undid were removed before).
+    End { batch: u64 },
+}
+
+/// The batches `entries` began and did not end: a process died inside them, before they were
+/// acknowledged, so their inserts are to be undone.
+pub(crate) fn unfinished(entries: &[Entry]) -> std::collections::HashSet<u64> {
+    let mut open = std::collections::HashSet::new();
+    for entry in entries {
+        match entry {
+            Entry::Begin { batch } => open.insert(*batch),
+            Entry::End { batch } => open.remove(batch),
+            _ => false,
+        };
+    }
+    open
 }
 
 /// The open journal file of an index.
@@ -46,6 +69,11 @@ pub(crate) struct Journal {
     bytes: u64,
     /// Whether lines were appended since the last sync.
     unsynced: bool,
+    /// Batches begun and not ended: the journal is not emptied while one is open, or a crash
+    /// would leave half of it in the store with no word of the rest.
+    open_batches: std::collections::HashSet<u64>,
+    /// The number the next batch gets.
+    next_batch: u64,
 }
 
 impl Journal {
@@ -85,12 +113,22 @@ impl Journal {
         file.set_len(whole_bytes).map_err(|e| Error::io(&path, e))?;
         file.seek(SeekFrom::End(0))
             .map_err(|e| Error::io(&path, e))?;
+        let next_batch = entries
+            .iter()
+            .filter_map(|e| match e {
+                Entry::Begin { batch } => Some(batch + 1),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
         let journal = Journal {
             path,
             file,
             lines: entries.len(),
             bytes: whole_bytes,
             unsynced: false,
+            open_batches: Default::default(),
+            next_batch,
         };
         Ok((journal, entries))
     }
@@ -119,9 +157,32 @@ impl Journal {
         Ok(())
     }
 
+    /// Begins a batch, durably: once any of its inserts may be in the store, a crash must
+    /// find the word that they are to be undone.
+    pub(crate) fn begin(&mut self) -> Result<u64> {
+        let batch = self.next_batch;
+        self.append(&Entry::Begin { batch })?;
+        self.sync()?;
+        self.next_batch += 1;
+        self.open_batches.insert(batch);
+        Ok(batch)
+    }
+
+    /// Ends a batch (made durable with the next sync).
+    pub(crate) fn end(&mut self, batch: u64) -> Result<()> {
+        self.append(&Entry::End { batch })?;
+        self.open_batches.remove(&batch);
+        Ok(())
+    }
+
+    /// Whether a batch is open: then the journal must not be emptied.
+    pub(crate) fn batches_open(&self) -> bool {
+        !self.open_batches.is_empty()
+    }
+
     /// Whether the store should be flushed and the journal emptied now.
     pub(crate) fn checkpoint_due(&self) -> bool {
-        self.lines >= CHECKPOINT_LINES || self.bytes >= CHECKPOINT_BYTES
+        (self.lines >= CHECKPOINT_LINES || self.bytes >= CHECKPOINT_BYTES) && !self.batches_open()
     }
 
     /// Empties the journal. Only after the store has flushed every write it holds.
@@ -143,7 +204,28 @@ mod tests {
         Entry::Insert {
             id: id.into(),
             text: text.into(),
+            batch: None,
         }
+    }
+
+    #[test]
+    fn a_batch_begun_and_not_ended_is_unfinished_and_holds_off_the_checkpoint() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut journal, _) = Journal::open(dir.path()).unwrap();
+        let first = journal.begin().unwrap();
+        let second = journal.begin().unwrap();
+        journal.lines = CHECKPOINT_LINES;
+        assert!(!journal.checkpoint_due(), "two batches open");
+        journal.end(first).unwrap();
+        assert!(!journal.checkpoint_due(), "one batch open");
+        drop(journal);
+        let (mut journal, pending) = Journal::open(dir.path()).unwrap();
+        assert_eq!(unfinished(&pending), [second].into());
+        assert_eq!(
+            journal.begin().unwrap(),
+            second + 1,
+            "numbers are not reused"
+        );
     }
 
     #[test]

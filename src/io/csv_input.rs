@@ -1,12 +1,42 @@
 //! CSV and TSV with a header row, read record by record with the `csv` crate (so memory stays
 //! per record, whatever the file size).
+//!
+//! The two differ in quoting. CSV quotes a field that holds a comma, a quote or a line break,
+//! and a quote that never closes would take the rest of the file into one field: it is an
+//! error naming the line where it opened. TSV has no quoting at all: a cell holds no tab and no
+//! line break, and a quote is just a character, so `"x"` reads and writes back as `"x"`.
 
 use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{Body, FieldSpec, RawRecord, RawRecords, Record};
 use crate::error::{Error, InputError, Location, Result};
+
+/// Which of the two delimited formats a file is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    /// Comma-separated, with RFC 4180 quoting.
+    Csv,
+    /// Tab-separated, without quoting.
+    Tsv,
+}
+
+impl Dialect {
+    /// The byte between cells.
+    pub fn delimiter(self) -> u8 {
+        match self {
+            Dialect::Csv => b',',
+            Dialect::Tsv => b'\t',
+        }
+    }
+
+    /// Whether a cell may be quoted.
+    pub fn quoting(self) -> bool {
+        self == Dialect::Csv
+    }
+}
 
 /// The header and the positions of the id and text columns.
 #[derive(Debug)]
@@ -18,17 +48,19 @@ pub(super) struct Columns {
 
 pub(super) fn open(
     path: &Path,
-    delimiter: u8,
+    dialect: Dialect,
     fields: &FieldSpec,
     max_record_bytes: u64,
 ) -> Result<RawRecords> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     let mut reader = csv::ReaderBuilder::new()
-        .delimiter(delimiter)
+        .delimiter(dialect.delimiter())
+        .quoting(dialect.quoting())
         .from_reader(RowCap {
             inner: std::io::BufReader::with_capacity(1 << 20, file),
             read: 0,
             limit: max_record_bytes,
+            lines: LineCount::default(),
         });
     let header_error = |problem: String| {
         Error::input(
@@ -81,17 +113,116 @@ pub(super) fn open(
     let start = reader.position().byte();
     Ok(Box::new(Rows {
         path: path.to_owned(),
+        dialect,
         reader,
         columns,
         last_byte: start,
+        file_bytes: std::fs::metadata(path)
+            .map_err(|e| Error::io(path, e))?
+            .len(),
     }))
+}
+
+/// The column names in the first row of the file at `path`.
+pub(super) fn header(path: &Path, dialect: Dialect) -> Result<Vec<String>> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut reader = csv::ReaderBuilder::new()
+        .delimiter(dialect.delimiter())
+        .quoting(dialect.quoting())
+        .from_reader(std::io::BufReader::new(file));
+    let headers = reader.headers().map_err(|e| {
+        Error::input(
+            Location::line(path, 1),
+            None,
+            format!("cannot read the header row: {e}"),
+            "the first row must name the columns",
+        )
+    })?;
+    Ok(headers.iter().map(str::to_owned).collect())
 }
 
 struct Rows {
     path: PathBuf,
+    dialect: Dialect,
     reader: csv::Reader<RowCap>,
     columns: Arc<Columns>,
     last_byte: u64,
+    /// The file's length.
+    file_bytes: u64,
+}
+
+impl Rows {
+    /// For a CSV row that runs to the end of the file, the line where a quoted field opened
+    /// and never closed, if one did (the reader itself takes the end of the file as the
+    /// closing quote).
+    fn unclosed_quote(&mut self, row_start: u64) -> Result<Option<u64>> {
+        let line = self.reader.get_mut().lines.line_of(row_start);
+        let io = |e| Error::io(&self.path, e);
+        let mut file = File::open(&self.path).map_err(io)?;
+        file.seek(SeekFrom::Start(row_start)).map_err(io)?;
+        let mut scan = QuoteScan::new(self.dialect.delimiter(), line);
+        let mut buffer = vec![0; 1 << 16];
+        loop {
+            let n = file.read(&mut buffer).map_err(io)?;
+            if n == 0 {
+                return Ok(scan.open_since());
+            }
+            buffer[..n].iter().for_each(|&b| scan.push(b));
+        }
+    }
+}
+
+/// Follows a CSV row byte by byte as the `csv` crate reads it, to tell whether a quoted field
+/// is still open at the end: a quote opens a field only as its first byte, a doubled quote
+/// inside is a quote, and bytes after the closing quote belong to the field.
+struct QuoteScan {
+    delimiter: u8,
+    line: u64,
+    state: QuoteState,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum QuoteState {
+    FieldStart,
+    Unquoted,
+    /// Inside quotes opened on this line.
+    Quoted(u64),
+    /// Just after a quote inside quotes opened on this line: a closing or a doubled one.
+    QuoteInQuoted(u64),
+}
+
+impl QuoteScan {
+    fn new(delimiter: u8, line: u64) -> Self {
+        QuoteScan {
+            delimiter,
+            line,
+            state: QuoteState::FieldStart,
+        }
+    }
+
+    fn push(&mut self, byte: u8) {
+        use QuoteState::*;
+        let ends_field = byte == self.delimiter || byte == b'\n' || byte == b'\r';
+        self.state = match (self.state, byte) {
+            (FieldStart, b'"') => Quoted(self.line),
+            (Quoted(line), b'"') => QuoteInQuoted(line),
+            (Quoted(line), _) => Quoted(line),
+            (QuoteInQuoted(line), b'"') => Quoted(line),
+            (_, _) if ends_field => FieldStart,
+            (_, _) => Unquoted,
+        };
+        if byte == b'\n' {
+            self.line += 1;
+        }
+    }
+
+    /// The line where a quoted field still open opened.
+    fn open_since(&self) -> Option<u64> {
+        match self.state {
+            QuoteState::Quoted(line) => Some(line),
+            _ => None,
+        }
+    }
 }
 
 /// The file under the CSV reader, failing a read once one row has taken more than `limit`
@@ -102,6 +233,7 @@ struct RowCap {
     /// Bytes read since the current row began.
     read: u64,
     limit: u64,
+    lines: LineCount,
 }
 
 impl RowCap {
@@ -117,7 +249,46 @@ impl std::io::Read for RowCap {
         }
         let n = self.inner.read(buf)?;
         self.read += n as u64;
+        self.lines.saw(&buf[..n]);
         Ok(n)
+    }
+}
+
+/// Line numbers by byte offset, counted from the bytes the reader is given. The `csv` crate's
+/// own count falls one short on every line after a CRLF row, and the byte it gives as a row's
+/// start is then the `\n` that ends the line before.
+#[derive(Default)]
+struct LineCount {
+    /// Bytes seen.
+    seen: u64,
+    /// Offsets of the line feeds seen and not yet passed by a question.
+    ahead: std::collections::VecDeque<u64>,
+    /// Line feeds before the first of `ahead`.
+    passed: u64,
+}
+
+impl LineCount {
+    fn saw(&mut self, bytes: &[u8]) {
+        let start = self.seen;
+        self.ahead
+            .extend(memchr::memchr_iter(b'\n', bytes).map(|i| start + i as u64));
+        self.seen += bytes.len() as u64;
+    }
+
+    /// The 1-based line of the byte at `offset`. Offsets asked for never go back.
+    fn line_of(&mut self, offset: u64) -> u64 {
+        while self.ahead.front().is_some_and(|&at| at < offset) {
+            self.ahead.pop_front();
+            self.passed += 1;
+        }
+        self.passed + 1
+    }
+
+    /// The line of a row said to start at `offset`: the next one when `offset` is the line
+    /// feed that ends a line.
+    fn row_line(&mut self, offset: u64) -> u64 {
+        let line = self.line_of(offset);
+        line + u64::from(self.ahead.front() == Some(&offset))
     }
 }
 
@@ -126,14 +297,14 @@ impl Iterator for Rows {
 
     fn next(&mut self) -> Option<Self::Item> {
         let mut row = csv::ByteRecord::new();
-        let line = self.reader.position().line() + 1;
+        // Where the row begins: where the reader stands before reading it.
+        let mut start = self.reader.position().byte();
         let body = match self.reader.read_byte_record(&mut row) {
             Ok(false) => return None,
             Ok(true) => Body::Csv(self.columns.clone(), row.clone()),
             Err(_) if self.reader.get_ref().over() => {
                 let limit = self.reader.get_ref().limit;
-                // The reader's position is still where the row began.
-                let line = self.reader.position().line();
+                let line = self.reader.get_mut().lines.row_line(start);
                 let e = super::too_long(Location::line(&self.path, line), limit);
                 return Some(Err(Error::Input(Box::new(InputError {
                     hint: "raise --max-doc-bytes (`max_doc_bytes` in a pipeline's [input]); a \
@@ -148,7 +319,8 @@ impl Iterator for Rows {
                     return Some(Err(Error::io(&self.path, e)));
                 }
                 _ => {
-                    let line = e.position().map_or(line, |p| p.line());
+                    start = e.position().map_or(start, csv::Position::byte);
+                    let line = self.reader.get_mut().lines.row_line(start);
                     Body::Invalid(InputError {
                         location: Location::line(&self.path, line),
                         field: None,
@@ -158,7 +330,26 @@ impl Iterator for Rows {
                 }
             },
         };
-        let line = row.position().map_or(line, |p| p.line());
+        if let Body::Csv(..) = body {
+            start = row.position().map_or(start, csv::Position::byte);
+        }
+        // Only the row that runs to the end of the file can hold a quote never closed.
+        if self.dialect.quoting() && self.reader.position().byte() >= self.file_bytes {
+            match self.unclosed_quote(start) {
+                Err(e) => return Some(Err(e)),
+                Ok(None) => {}
+                Ok(Some(opened)) => {
+                    return Some(Err(Error::input(
+                        Location::line(&self.path, opened),
+                        None,
+                        "a quoted field opens here and is never closed, so it would hold the \
+                         rest of the file",
+                        "close the quote (a quote inside a quoted field is written twice: \"\")",
+                    )));
+                }
+            }
+        }
+        let line = self.reader.get_mut().lines.row_line(start);
         self.reader.get_mut().read = 0;
         let byte = self.reader.position().byte();
         let input_bytes = byte - self.last_byte;
@@ -250,6 +441,66 @@ mod tests {
             id: "id".into(),
             text: vec!["title".into(), "abstract".into()],
         }
+    }
+
+    /// The line of each record of a CSV file with `text`, and of its error if it has one.
+    fn lines_of(text: &str) -> Vec<(u64, bool)> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("in.csv");
+        std::fs::write(&path, text).unwrap();
+        let fields = FieldSpec {
+            id: "id".into(),
+            text: vec!["text".into()],
+        };
+        Input::new(&path, None)
+            .unwrap()
+            .open(&fields, u64::MAX)
+            .unwrap()
+            .map(|r| {
+                let r = r.unwrap();
+                (r.location.line.unwrap(), r.parse(&fields).is_err())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn crlf_rows_have_the_same_line_numbers_as_lf_rows() {
+        let rows = ["id,text", "1,a", "2,\"multi", "line\"", "3,b,ragged", "4,c"];
+        let expected = [(2, false), (3, false), (5, true), (6, false)];
+        assert_eq!(lines_of(&(rows.join("\n") + "\n")), expected);
+        assert_eq!(lines_of(&(rows.join("\r\n") + "\r\n")), expected);
+        assert_eq!(
+            lines_of(&rows.join("\r\n")),
+            expected,
+            "no final line break"
+        );
+    }
+
+    #[test]
+    fn a_quote_is_open_only_where_the_reader_would_keep_reading() {
+        let open_since = |row: &str| {
+            let mut scan = super::QuoteScan::new(b',', 7);
+            row.bytes().for_each(|b| scan.push(b));
+            scan.open_since()
+        };
+        assert_eq!(open_since("1,\"never closed\nnext,row\n"), Some(7));
+        assert_eq!(open_since("1,ok\n2,\"opens on the next line"), Some(8));
+        assert_eq!(open_since("1,\"closed \"\"twice\"\"\"\n"), None);
+        assert_eq!(
+            open_since("1,a \"quote\" inside\n"),
+            None,
+            "not at a field's start"
+        );
+        assert_eq!(
+            open_since("1,\"x\"y,\"\""),
+            None,
+            "bytes after a closing quote"
+        );
+        assert_eq!(
+            open_since("1,\"\"\"\n"),
+            Some(7),
+            "a doubled quote, then still open"
+        );
     }
 
     #[test]

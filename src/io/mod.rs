@@ -25,6 +25,7 @@ mod output;
 #[cfg(feature = "parquet")]
 mod parquet;
 mod scratch;
+pub mod space;
 mod words;
 mod writeback;
 
@@ -32,9 +33,10 @@ pub use corpus::{
     Corpus, DEFAULT_MAX_DOC_BYTES, ReadOptions, SkipReport, for_each_chunk, for_each_document,
     inputs_shortened, read_corpus, record_limit,
 };
+pub use csv_input::Dialect;
 pub use lines::for_each_line;
 pub use lock::FolderLock;
-pub use output::{AtomicFile, write_json_lines, write_json_pretty};
+pub use output::{AtomicFile, STDOUT, write_json_lines, write_json_pretty};
 pub use scratch::ScratchDir;
 pub use words::{read_count, read_list, write_count, write_list};
 
@@ -373,6 +375,15 @@ impl Input {
         })
     }
 
+    /// The column names of a CSV or TSV input; `None` for other formats.
+    pub fn header(&self) -> Result<Option<Vec<String>>> {
+        match self.format {
+            InputFormat::Csv => csv_input::header(&self.path, Dialect::Csv).map(Some),
+            InputFormat::Tsv => csv_input::header(&self.path, Dialect::Tsv).map(Some),
+            _ => Ok(None),
+        }
+    }
+
     /// Opens the input for framing. A record (line, row, file) longer than `max_record_bytes`
     /// is read no further: it becomes a bad record (a fatal error in CSV, whose reader cannot
     /// skip the rest of a row).
@@ -380,8 +391,8 @@ impl Input {
         let limit = max_record_bytes;
         match self.format {
             InputFormat::Jsonl => jsonl::open(&self.path, limit),
-            InputFormat::Csv => csv_input::open(&self.path, b',', fields, limit),
-            InputFormat::Tsv => csv_input::open(&self.path, b'\t', fields, limit),
+            InputFormat::Csv => csv_input::open(&self.path, Dialect::Csv, fields, limit),
+            InputFormat::Tsv => csv_input::open(&self.path, Dialect::Tsv, fields, limit),
             InputFormat::Folder => files::open_folder(&self.path, limit),
             InputFormat::Zip => files::open_zip(&self.path, limit),
             #[cfg(feature = "parquet")]

@@ -5,7 +5,7 @@
 //! Only a regular file is replaced so. A symbolic link is followed (its target is replaced,
 //! the link kept), and anything else the user names as output (a FIFO, a terminal,
 //! `/dev/null`) is written through in place: renaming over it would replace the device with a
-//! file.
+//! file. `-` is standard output.
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -15,6 +15,19 @@ use tempfile::NamedTempFile;
 
 use super::writeback::{Writeback, WrittenBack};
 use crate::error::{Error, Result};
+
+/// The name that means standard output wherever a file is written.
+pub const STDOUT: &str = "-";
+
+/// A handle of its own on standard output.
+fn standard_output() -> Result<std::fs::File> {
+    use std::os::fd::AsFd;
+    let fd = std::io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .map_err(|e| Error::io(Path::new("standard output"), e))?;
+    Ok(std::fs::File::from(fd))
+}
 
 /// A file that appears under its name only when [`AtomicFile::commit`] succeeds.
 pub struct AtomicFile {
@@ -47,6 +60,27 @@ impl Write for Sink {
 impl AtomicFile {
     /// Starts writing `target` (its folder must exist).
     pub fn create(target: &Path) -> Result<Self> {
+        if target == Path::new(STDOUT) {
+            return Ok(AtomicFile {
+                target: target.to_owned(),
+                writer: BufWriter::with_capacity(1 << 20, Sink::Through(standard_output()?)),
+            });
+        }
+        // A device or pipe is written through as named: the kernel follows `/dev/stdout` to a
+        // pipe that no path names.
+        if let Ok(meta) = std::fs::metadata(target)
+            && !meta.is_file()
+            && !meta.is_dir()
+        {
+            let through = std::fs::OpenOptions::new()
+                .write(true)
+                .open(target)
+                .map_err(|e| Error::io(target, e))?;
+            return Ok(AtomicFile {
+                target: target.to_owned(),
+                writer: BufWriter::with_capacity(1 << 20, Sink::Through(through)),
+            });
+        }
         let resolved = follow_links(target)?;
         let sink = match std::fs::metadata(&resolved) {
             Ok(meta) if meta.is_dir() => {

@@ -12,7 +12,9 @@ use crate::export::{self, Fate, OutputFormat};
 use crate::group::{Candidate, KeepPolicy, KeepValue, choose_kept};
 use crate::io::{FolderLock, Input, RawRecord, ReadOptions, for_each_document};
 use crate::prefetch::{AHEAD, prefetch};
-use crate::results::{CANDIDATES, GROUPS, GroupRecord, PAIRS, RunFile, RunSummary, RunWriter};
+use crate::results::{
+    CANDIDATES, GROUPS, GroupRecord, IdsDigest, PAIRS, RunFile, RunSummary, RunWriter,
+};
 
 /// Writes the run's files into the folder `lock` holds ([`RunWriter::lock`]) and returns the
 /// summary; `output` says in which format the records go out and which member of a group is
@@ -82,6 +84,7 @@ fn summary(
         score: dedup.score_name.to_owned(),
         threshold: dedup.threshold,
         documents: ids.len(),
+        ids_digest: Some(IdsDigest::of(ids.iter().map(String::as_str))),
         skipped: dedup.corpus.skipped.count,
         skipped_first: dedup.corpus.skipped.first.clone(),
         candidates: dedup.candidates,
@@ -329,7 +332,8 @@ fn kept_members(
             )));
         }
     }
-    Ok(dedup
+    let mut not_numbers = Vec::new();
+    let kept = dedup
         .groups
         .iter()
         .map(|g| {
@@ -342,9 +346,27 @@ fn kept_members(
                     value: values.remove(&doc).unwrap_or(KeepValue::Missing),
                 })
                 .collect();
+            if members
+                .iter()
+                .any(|m| matches!(m.value, KeepValue::Number(_)))
+            {
+                not_numbers.extend(members.iter().filter_map(|m| match &m.value {
+                    KeepValue::Text(text) => Some((m.doc, text.clone())),
+                    _ => None,
+                }));
+            }
             choose_kept(policy, &members, g.representative)
         })
-        .collect())
+        .collect();
+    if let (Some((doc, text)), KeepPolicy::Field { name, .. }) = (not_numbers.first(), policy) {
+        tracing::warn!(
+            "--keep {policy}: {} values of {name:?} are not numbers where their group has \
+             numbers (the first: {text:?} in {:?}); they are kept only if no member has a number",
+            not_numbers.len(),
+            corpus.ids[*doc as usize],
+        );
+    }
+    Ok(kept)
 }
 
 /// What `policy` compares of one record: its text's length in characters, or a field.

@@ -21,7 +21,7 @@
 
 mod records;
 
-pub use records::{FileDigest, GroupRecord, PairRecord, RunSummary, StageTimes};
+pub use records::{FileDigest, GroupRecord, IdsDigest, PairRecord, RunSummary, StageTimes};
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -276,6 +276,11 @@ impl RunFolder {
             dir: dir.to_owned(),
             summary,
         })
+    }
+
+    /// The run's folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
     /// The confirmed pairs.

@@ -152,6 +152,9 @@ pub struct RunSummary {
     pub threshold: f64,
     /// Documents read (valid ones).
     pub documents: usize,
+    /// Which documents those were, as an [`IdsDigest`]: `eval` checks it against the labels'.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ids_digest: Option<IdsDigest>,
     /// Records skipped under `--skip-invalid`.
     pub skipped: usize,
     /// The first few skipped records' problems.
@@ -173,6 +176,34 @@ pub struct RunSummary {
     pub seconds: StageTimes,
     /// Seconds spent writing the outputs.
     pub write_seconds: f64,
+}
+
+/// A fingerprint of a set of document ids that does not depend on their order: the wrapping
+/// sum of each id's XXH3-128. Two sets that differ have the same one with odds of 2^-128.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IdsDigest(#[serde(with = "hex_u128")] u128);
+
+impl IdsDigest {
+    /// The digest of `ids`, which are distinct.
+    pub fn of<'a>(ids: impl IntoIterator<Item = &'a str>) -> IdsDigest {
+        IdsDigest(ids.into_iter().fold(0u128, |sum, id| {
+            sum.wrapping_add(xxhash_rust::xxh3::xxh3_128(id.as_bytes()))
+        }))
+    }
+}
+
+/// A `u128` as 32 hex digits.
+mod hex_u128 {
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    pub fn serialize<S: Serializer>(value: &u128, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&format!("{value:032x}"))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u128, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        u128::from_str_radix(&text, 16).map_err(D::Error::custom)
+    }
 }
 
 /// A `u64` as 16 hex digits, which JSON readers in other languages keep exact.
@@ -266,6 +297,7 @@ mod tests {
             score: "jaccard_estimate".into(),
             threshold: 0.7,
             documents: 3,
+            ids_digest: Some(IdsDigest::of(["a", "b", "c"])),
             skipped: 0,
             skipped_first: vec![],
             candidates: 1,

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{Path, State};
+use axum::extract::{FromRequestParts, Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
@@ -50,6 +50,30 @@ pub struct Duplicates {
     pub id: Option<String>,
     /// Confirmed duplicates, nearest first.
     pub duplicates: Vec<Match>,
+}
+
+/// The document id in a request's path. A path that does not decode to one (`%ff`) is
+/// answered with a JSON error, as every other error is.
+pub(super) struct DocumentId(String);
+
+impl<S: Send + Sync> FromRequestParts<S> for DocumentId {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<Self, ApiError> {
+        match Path::<String>::from_request_parts(parts, state).await {
+            Ok(Path(id)) => Ok(DocumentId(id)),
+            Err(e) => Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "the document id in the path: {}; percent-encode it as UTF-8",
+                    e.body_text()
+                ),
+            )),
+        }
+    }
 }
 
 /// Server health.
@@ -127,6 +151,12 @@ impl From<Error> for ApiError {
             }
             Error::IdCollision { .. } => StatusCode::CONFLICT,
             Error::Busy { .. } | Error::Store { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            // Nothing of the write was done: reads go on, and the write may be retried once
+            // space is freed.
+            Error::DiskFull { .. } => StatusCode::INSUFFICIENT_STORAGE,
+            Error::Io { ref source, .. } if source.kind() == std::io::ErrorKind::StorageFull => {
+                StatusCode::INSUFFICIENT_STORAGE
+            }
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
         ApiError::new(status, e.to_string())
@@ -136,14 +166,36 @@ impl From<Error> for ApiError {
 /// The body as JSON of type `T`, or a 4xx naming what is wrong with it.
 fn parse<T: for<'de> Deserialize<'de>>(body: Result<Bytes, BytesRejection>) -> Result<T, ApiError> {
     let bytes = body.map_err(|r| ApiError::new(r.status(), r.body_text()))?;
-    serde_json::from_slice(&bytes).map_err(|e| {
+    let malformed = |e: serde_json::Error, place: String| {
         let status = if e.is_data() {
             StatusCode::UNPROCESSABLE_ENTITY
         } else {
             StatusCode::BAD_REQUEST
         };
-        ApiError::new(status, format!("request body: {e}"))
-    })
+        ApiError::new(status, format!("request body{place}: {e}"))
+    };
+    let mut json = serde_json::Deserializer::from_slice(&bytes);
+    let value = serde_path_to_error::deserialize(&mut json).map_err(|e| {
+        let place = describe_path(e.path());
+        malformed(e.into_inner(), place)
+    })?;
+    // Bytes after the value make the body as malformed as a bad value does.
+    json.end().map_err(|e| malformed(e, String::new()))?;
+    Ok(value)
+}
+
+/// Where in a body a value was refused, in the words of the API's other errors (`, document
+/// 3, field text`); empty at the top.
+fn describe_path(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    path.iter()
+        .map(|segment| match segment {
+            Segment::Seq { index } => format!(", document {index}"),
+            Segment::Map { key } => format!(", field {key}"),
+            Segment::Enum { variant } => format!(", {variant}"),
+            Segment::Unknown => String::new(),
+        })
+        .collect()
 }
 
 /// Runs index work off the async threads.
@@ -236,6 +288,7 @@ fn confirmed(matches: Vec<Match>) -> Vec<Match> {
         (status = 409, description = "An id exists (nothing of an array is added)", body = ErrorBody),
         (status = 413, description = "Body or text over the limit", body = ErrorBody),
         (status = 422, description = "Missing fields or a bad id", body = ErrorBody),
+        (status = 507, description = "The disk is full: nothing was added (nothing of an array)", body = ErrorBody),
         (status = 503, description = "Busy: retry after the Retry-After seconds", body = ErrorBody)))]
 pub(super) async fn add_document(
     State(state): State<Arc<AppState>>,
@@ -283,39 +336,68 @@ pub(super) async fn add_document(
                 }
             }
         }
-        let mut added = Vec::with_capacity(docs.len());
-        let mut last = None;
-        for (i, (id, text)) in docs.into_iter().enumerate() {
-            // Embedding and searching need no lock, so concurrent writes do them in parallel;
-            // the write lock is held for the insert alone.
-            let new = state.index.prepare(&text, state.top_k)?;
-            if i + 1 == count {
-                drop(permit.take());
-            }
-            let arrival = state.commits.arrive();
-            let found = {
-                let _write = state.writes.lock().unwrap_or_else(|e| e.into_inner());
-                if state.index.contains(&id)? {
-                    return Err(ApiError::new(
-                        StatusCode::CONFLICT,
-                        format!(
-                            "document {id:?} was added by another request meanwhile; the \
-                             documents before it in this request were added"
-                        ),
-                    ));
+        // An array counts only whole: its inserts form a batch, undone on any failure here
+        // and, after a crash, when the index next opens.
+        let batch = match is_array {
+            true => Some(state.index.begin_batch()?),
+            false => None,
+        };
+        let mut inserted = Vec::with_capacity(count);
+        let insert_all = || -> Result<Vec<Duplicates>, ApiError> {
+            let mut added = Vec::with_capacity(count);
+            for (i, (id, text)) in docs.into_iter().enumerate() {
+                // Embedding and searching need no lock, so concurrent writes do them in
+                // parallel; the write lock is held for the insert alone.
+                let new = state.index.prepare(&text, state.top_k)?;
+                if i + 1 == count {
+                    drop(permit.take());
                 }
-                let found = state.index.insert(&id, new)?;
-                last = Some(arrival.applied());
-                found
-            };
-            added.push(Duplicates {
-                id: Some(id),
-                duplicates: confirmed(found),
-            });
-        }
-        if let Some(seq) = last {
-            durable(&state, seq)?;
-        }
+                let arrival = state.commits.arrive();
+                let found = {
+                    let _write = state.writes.lock().unwrap_or_else(|e| e.into_inner());
+                    if state.index.contains(&id)? {
+                        return Err(ApiError::new(
+                            StatusCode::CONFLICT,
+                            format!("document {id:?} was added by another request meanwhile"),
+                        ));
+                    }
+                    let found = state.index.insert_in(&id, new, batch)?;
+                    inserted.push(id.clone());
+                    arrival.applied();
+                    found
+                };
+                added.push(Duplicates {
+                    id: Some(id),
+                    duplicates: confirmed(found),
+                });
+            }
+            Ok(added)
+        };
+        let outcome = insert_all();
+        let arrival = state.commits.arrive();
+        let last = {
+            let _write = state.writes.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(batch) = batch {
+                if outcome.is_err() {
+                    for id in &inserted {
+                        state.index.remove(id)?;
+                    }
+                }
+                state.index.end_batch(batch)?;
+            }
+            arrival.applied()
+        };
+        let added = match (outcome, batch) {
+            (Ok(added), _) => added,
+            (Err(e), None) => return Err(e),
+            (Err(e), Some(_)) => {
+                return Err(ApiError {
+                    message: format!("{}; nothing of the array was added", e.message),
+                    ..e
+                });
+            }
+        };
+        durable(&state, last)?;
         Ok(added)
     })
     .await?;
@@ -371,7 +453,7 @@ pub struct IndexedDocument {
         (status = 404, description = "No such document", body = ErrorBody)))]
 pub(super) async fn get_document(
     State(state): State<Arc<AppState>>,
-    Path(id): Path<String>,
+    DocumentId(id): DocumentId,
 ) -> Result<Json<IndexedDocument>, ApiError> {
     blocking(move || {
         if !state.index.contains(&id)? {
@@ -423,7 +505,7 @@ pub(super) async fn similar(
         (status = 503, description = "Busy: retry after the Retry-After seconds", body = ErrorBody)))]
 pub(super) async fn duplicates_of(
     State(state): State<Arc<AppState>>,
-    Path(id): Path<String>,
+    DocumentId(id): DocumentId,
 ) -> Result<Json<Duplicates>, ApiError> {
     let permit = permit_for(&state)?;
     blocking(move || {
@@ -452,7 +534,7 @@ pub(super) async fn duplicates_of(
         (status = 404, description = "No such document", body = ErrorBody)))]
 pub(super) async fn delete_document(
     State(state): State<Arc<AppState>>,
-    Path(id): Path<String>,
+    DocumentId(id): DocumentId,
 ) -> Result<StatusCode, ApiError> {
     blocking(move || {
         let arrival = state.commits.arrive();

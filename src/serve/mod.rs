@@ -270,6 +270,15 @@ async fn refuse(mut stream: tokio::net::TcpStream) {
     .await;
 }
 
+/// The answer to a body over `max_body` bytes.
+fn too_large(max_body: usize) -> Response {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!("the request body is over {max_body} bytes (--max-body)"),
+    )
+    .into_response()
+}
+
 /// Reads the request body within [`BODY_TIMEOUT`] (408 past it) and up to the body limit (413
 /// above it), before any handler runs: a client sending slowly holds no handler.
 async fn body_in_time(
@@ -278,6 +287,14 @@ async fn body_in_time(
     next: Next,
 ) -> Response {
     let (parts, body) = request.into_parts();
+    // A body declared too large is refused at once, before the client sends it.
+    let declared = parts
+        .headers
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|length| length > state.max_body as u64) {
+        return too_large(state.max_body);
+    }
     match tokio::time::timeout(BODY_TIMEOUT, axum::body::to_bytes(body, state.max_body)).await {
         Err(_) => ApiError::new(
             StatusCode::REQUEST_TIMEOUT,
@@ -291,11 +308,7 @@ async fn body_in_time(
             if std::error::Error::source(&e)
                 .is_some_and(|e| e.is::<http_body_util::LengthLimitError>()) =>
         {
-            ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!("the request body is over {} bytes", state.max_body),
-            )
-            .into_response()
+            too_large(state.max_body)
         }
         Ok(Err(e)) => ApiError::new(
             StatusCode::BAD_REQUEST,

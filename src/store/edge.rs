@@ -32,10 +32,23 @@ pub struct EdgeStore {
     unindexed: AtomicUsize,
     /// How searches walk the graph (how it is built is in the shard's config).
     graph: GraphSettings,
+    /// Length of every vector.
+    dimensions: usize,
 }
 
 /// The lock file neardup holds in a store's folder while the store is open.
 const LOCK_FILE: &str = "neardup.lock";
+
+/// The engine's write-ahead log, inside a store's folder.
+const LOG_DIR: &str = "wal";
+/// Room a store needs beyond its points: the engine's write-ahead log (two sparse segments of
+/// 32 MB, filled through memory maps) and a margin.
+const LOG_ROOM: u64 = 72 << 20;
+/// Bytes a point takes on disk beyond its vector: its payload (signature and facts), its graph
+/// links and its quantized code, with room to spare.
+const POINT_OVERHEAD: u64 = 2048;
+/// What to do, besides freeing space, when a store's disk is full.
+const FULL_HINT: &str = "give another --index (or, for a run's temporary index, another TMPDIR)";
 
 impl EdgeStore {
     /// Opens the shard in `dir` with the default [`GraphSettings`]. With [`OpenMode::Create`]
@@ -44,6 +57,12 @@ impl EdgeStore {
     /// one the engine cannot read.
     pub fn open(dir: &Path, dimensions: usize, mode: OpenMode) -> Result<Self> {
         Self::open_with(dir, dimensions, mode, GraphSettings::default())
+    }
+
+    /// Fails with [`Error::Busy`], naming the holder, while another process has the store in
+    /// `dir` open.
+    pub fn check_free(dir: &Path) -> Result<()> {
+        FolderLock::take(dir, LOCK_FILE, "use another --index").map(drop)
     }
 
     /// [`EdgeStore::open`] with other graph settings. A new shard is built with them; an
@@ -61,6 +80,13 @@ impl EdgeStore {
                 "its vector store is missing (no edge_config.json)",
             ));
         }
+        // Opening fills the holes of the engine's sparse log files (32 MB each); a new store
+        // makes its log.
+        let needed = match existing {
+            true => crate::io::space::unallocated(&dir.join(LOG_DIR)) + (8 << 20),
+            false => LOG_ROOM,
+        };
+        crate::io::space::require(dir, needed, "opening the vector store", FULL_HINT)?;
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let lock = FolderLock::take(dir, LOCK_FILE, "use another --index")?;
         let shard = guarded(dir, || {
@@ -120,7 +146,22 @@ impl EdgeStore {
             _lock: lock,
             unindexed: AtomicUsize::new(0),
             graph,
+            dimensions,
         })
+    }
+
+    /// Refuses `what` unless the disk has room for `points` more points and the log.
+    fn room_for(&self, points: usize, what: &'static str) -> Result<()> {
+        let per_point = (self.dimensions * size_of::<f32>()) as u64 + POINT_OVERHEAD;
+        let needed = LOG_ROOM + points as u64 * per_point;
+        crate::io::space::require(&self.path, needed, what, FULL_HINT)
+    }
+
+    /// Builds the graph of what is unindexed, once the disk has room for a copy of the store:
+    /// the engine writes the new segments before it drops the old ones.
+    fn optimize(&self) -> Result<bool> {
+        self.room_for(self.shard.info().points_count, "building the search graph")?;
+        self.shard.optimize().map_err(|e| self.error(e))
     }
 
     fn error(&self, e: impl std::error::Error + Send + Sync + 'static) -> Error {
@@ -206,6 +247,7 @@ impl VectorStore for EdgeStore {
 
     fn upsert(&self, points: &[StoredPoint<'_>]) -> Result<()> {
         let count = points.len();
+        self.room_for(count, "adding documents to the vector store")?;
         let points = points
             .iter()
             .map(|p| PointStruct::new(p.key, p.vector.to_vec(), payload_json(p).into()).into())
@@ -220,7 +262,7 @@ impl VectorStore for EdgeStore {
                 >= self.graph.segment_points
             {
                 self.unindexed.store(0, Ordering::Relaxed);
-                self.shard.optimize().map_err(|e| self.error(e))?;
+                self.optimize()?;
             }
             Ok(())
         })
@@ -228,7 +270,7 @@ impl VectorStore for EdgeStore {
 
     fn build_index(&self) -> Result<bool> {
         self.unindexed.store(0, Ordering::Relaxed);
-        self.guarded(|| self.shard.optimize().map_err(|e| self.error(e)))
+        self.guarded(|| self.optimize())
     }
 
     fn search(&self, queries: &[&[f32]], options: SearchOptions) -> Result<Vec<Vec<Neighbour>>> {

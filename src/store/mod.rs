@@ -342,6 +342,23 @@ impl StoreSpec {
         }
     }
 
+    /// The same store under a collection of this process's own, for an index that lives one
+    /// run and is deleted after it: on a server, such a run must never take over (and then
+    /// delete) a collection it did not create, such as the empty one a `serve` waits on.
+    pub fn for_one_run(&self) -> StoreSpec {
+        static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        // Room for the suffix within the 255 characters a collection name may have.
+        let base: String = self.collection.chars().take(200).collect();
+        StoreSpec {
+            collection: format!("{base}-run-{}-{nanos:x}-{run}", std::process::id()),
+            ..self.clone()
+        }
+    }
+
     /// The server to reach; an error without an address.
     pub fn required_server(&self) -> Result<ServerOptions> {
         let url = self.qdrant_url.clone().ok_or_else(|| {

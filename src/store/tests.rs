@@ -348,3 +348,24 @@ fn signatures_are_stored_as_base64_and_format_4_lists_still_read() {
         "{error}"
     );
 }
+
+#[test]
+fn a_store_for_one_run_is_a_collection_of_its_own() {
+    let spec = StoreSpec {
+        collection: "neardup".into(),
+        ..StoreSpec::default()
+    };
+    let (first, second) = (spec.for_one_run(), spec.for_one_run());
+    assert!(
+        first.collection.starts_with("neardup-run-"),
+        "{}",
+        first.collection
+    );
+    assert_ne!(first.collection, spec.collection);
+    assert_ne!(first.collection, second.collection, "two runs at once");
+    let long = StoreSpec {
+        collection: "c".repeat(255),
+        ..spec
+    };
+    assert!(long.for_one_run().validate().is_ok());
+}

@@ -132,7 +132,7 @@ fn bad_manifest_values_are_named_with_the_file_and_field() {
         set_manifest(idx, "format", serde_json::json!(1))
     });
     assert!(
-        stderr.contains("index format 1, this neardup reads formats 4 to 7: rebuild the index"),
+        stderr.contains("index format 1, this neardup reads formats 4 to 8: rebuild the index"),
         "{stderr}"
     );
     // Settings that shape signatures, changed: stored signatures would not compare.
@@ -149,19 +149,39 @@ fn bad_manifest_values_are_named_with_the_file_and_field() {
             "{key}: {stderr}"
         );
     }
-    // Other vectors than the index was built with: the model's digest differs.
-    let stderr = query_damaged(&index, |idx| {
-        set_manifest(
-            idx,
+    // What shapes a vector, edited: a query would not meet the stored vectors.
+    let mut centre = manifest_value(&index, "centred_on");
+    centre[0] = serde_json::json!(centre[0].as_f64().unwrap() + 0.3);
+    for (key, value) in [
+        ("centred_on", centre),
+        ("centre", serde_json::json!(false)),
+        ("max_tokens", serde_json::json!(64)),
+        (
             "model",
             serde_json::json!({"name": "words.txt", "sha256": "0".repeat(64)}),
-        )
-    });
+        ),
+    ] {
+        let stderr = query_damaged(&index, |idx| set_manifest(idx, key, value.clone()));
+        assert!(
+            stderr.contains("what shapes its vectors") && stderr.contains("rebuild the index"),
+            "{key}: {stderr}"
+        );
+    }
+    // Other vectors than the index was built with: the model's digest differs.
+    word_vectors_around(&sample(), &dir.path().join("words.txt"), 0.5);
+    let stderr = query_damaged(&index, |_| {});
     assert!(
-        stderr.contains("was built with the model words.txt (sha256 0000")
+        stderr.contains("was built with the model words.txt (sha256 ")
             && stderr.contains("at the model it was built with, or rebuild the index"),
         "{stderr}"
     );
+}
+
+fn manifest_value(index: &Path, key: &str) -> serde_json::Value {
+    let path = index.join("neardup-index.json");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    manifest[key].clone()
 }
 
 #[test]

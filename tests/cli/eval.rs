@@ -156,3 +156,45 @@ fn another_tools_groups_score_like_a_run_with_the_same_groups() {
     assert!(message.contains("bad.jsonl:2"), "{message}");
     assert!(message.contains("two members"), "{message}");
 }
+
+#[test]
+fn a_run_of_other_documents_is_refused_not_scored() {
+    let data = sample();
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, lines: &[&str]| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        path
+    };
+    let text = std::fs::read_to_string(&data).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    // A run over part of the labelled file: the rest would be scored as predicted unique.
+    let part = write("part.jsonl", &lines[..1000]);
+    let run = dedup_minhash(&part, &[]);
+    let message = rejected(&["eval", "--truth", s(&data), "--pred", s(run.path())]);
+    assert!(message.contains("read 1000"), "{message}");
+    assert!(message.contains("1304 labelled"), "{message}");
+    let message = rejected(&["sweep", "--truth", s(&data), "--pred", s(run.path())]);
+    assert!(message.contains("read other documents"), "{message}");
+    // A run of another corpus with as many documents as the labels.
+    let other = dir.path().join("other.jsonl");
+    ok(&["gen", "--docs", "1304", "--out", s(&other)]);
+    let run = dedup_minhash(&other, &[]);
+    let message = rejected(&["eval", "--truth", s(&data), "--pred", s(run.path())]);
+    assert!(message.contains("not labelled here"), "{message}");
+    // Another tool's groups naming ids the labels do not have.
+    let groups = write("groups.jsonl", &[r#"{"members": ["nobody", "no one"]}"#]);
+    let message = rejected(&["eval", "--truth", s(&data), "--pred-groups", s(&groups)]);
+    assert!(message.contains("2 predicted ids"), "{message}");
+    // A label that names no record of the file.
+    let truth = write(
+        "truth.jsonl",
+        &[
+            r#"{"core_id": "a", "labelled_duplicates": ["b"]}"#,
+            r#"{"core_id": "b", "labelled_duplicates": ["a", "c"]}"#,
+        ],
+    );
+    let message = rejected(&["eval", "--truth", s(&truth), "--pred-groups", s(&groups)]);
+    assert!(message.contains("truth.jsonl:2"), "{message}");
+    assert!(message.contains("\"c\" is not the id"), "{message}");
+}

@@ -9,5 +9,6 @@ mod dedup;
 mod eval;
 mod help;
 mod limits;
+mod probe;
 mod results;
 mod two_stage;

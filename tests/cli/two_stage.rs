@@ -384,7 +384,7 @@ fn a_centred_index_spreads_leaning_vectors_and_centres_its_queries_too() {
     assert!(lowest > 0.9, "every vector leans the same way: {lowest}");
 
     let (manifest, own, centred_lowest) = build_and_ask(true);
-    assert_eq!(manifest["format"], 7);
+    assert_eq!(manifest["format"], 8);
     assert_eq!(manifest["centre"], true);
     assert_eq!(manifest["centred_on"].as_array().map(Vec::len), Some(64));
     // The query is centred as the stored vectors were, so it still meets itself at 1.

@@ -178,7 +178,7 @@ pub(super) fn run(
             Upsert::WithSketches,
         ),
         (None, None) => (
-            DocumentIndex::create(&dir, &config.settings, models)?,
+            DocumentIndex::create(&dir, &config.settings.for_one_run(), models)?,
             if use_cells {
                 Upsert::Unread
             } else {
