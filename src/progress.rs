@@ -55,3 +55,27 @@ pub fn items(total: u64, message: &str) -> ProgressBar {
         message,
     )
 }
+
+/// A spinner for work that has no count (building a graph, learning cells): it shows that
+/// the work goes on, and how long it has taken. Cleared when dropped.
+pub fn spinner(message: &str) -> Spinner {
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    if !visible() {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg} ({elapsed})").expect("valid template"),
+    );
+    bar.set_message(message.to_owned());
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    Spinner(bar)
+}
+
+/// A running [`spinner`].
+pub struct Spinner(ProgressBar);
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        self.0.finish_and_clear();
+    }
+}

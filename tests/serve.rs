@@ -673,3 +673,54 @@ fn an_array_killed_halfway_is_stored_whole_or_not_at_all_and_can_be_sent_again()
     }
     assert!(cut_short > 0, "no round killed the server inside an array");
 }
+
+#[test]
+fn a_body_declared_too_large_gets_413_at_once_and_a_bad_path_json() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let index = empty_index(dir.path(), &[]);
+    let server = Server::start(&index, &["--max-body", "2000"]);
+    let address = server.url.trim_start_matches("http://").to_owned();
+    let mut stream = std::net::TcpStream::connect(&address).unwrap();
+    // Declared, not sent: the answer must not wait for it.
+    stream
+        .write_all(
+            b"POST /similar HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+              Content-Length: 5000\r\n\r\n{\"te",
+        )
+        .unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let clock = Instant::now();
+    let mut answer = [0u8; 512];
+    let n = stream.read(&mut answer).unwrap();
+    let answer = String::from_utf8_lossy(&answer[..n]);
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(
+        clock.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        clock.elapsed()
+    );
+
+    let (status, body) = call(ureq::get(&format!("{}/documents/%ff", server.url)), None).unwrap();
+    assert_eq!(status, 400);
+    assert!(
+        body["error"].as_str().unwrap().contains("percent-encode"),
+        "{body}"
+    );
+    let (status, body) = call(
+        ureq::post(&format!("{}/documents", server.url)),
+        Some(r#"[{"id": "a", "text": "w1 w2 w3 w4"}, {"id": "b", "text": 5}]"#),
+    )
+    .unwrap();
+    assert_eq!(status, 422);
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("document 1, field text"),
+        "{body}"
+    );
+    server.stop();
+}

@@ -90,6 +90,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
             confirmed: &confirmed,
             scored: &scored,
             threshold: (run.summary.score.clone(), run.summary.threshold),
+            evidence: run.summary.confirmed_by_evidence(),
         };
         write_report(path, &input)?;
         eprintln!("report -> {}", path.display());
@@ -163,7 +164,7 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
     let names = score_names(&pairs);
     // The evidence rule confirms some pairs below the threshold (containment, titles) and
     // refuses some above it (numbers, short texts): a threshold alone is another rule.
-    let evidence = run.summary.settings["method"]["confirm"] == "evidence";
+    let evidence = run.summary.confirmed_by_evidence();
     let score = match (&args.score, names.as_slice()) {
         (Some(s), _) if names.contains(s) => s.clone(),
         (Some(s), _) => {

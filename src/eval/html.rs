@@ -42,6 +42,8 @@ pub struct ReportInput<'a> {
     pub scored: &'a [PairRecord],
     /// The run's score name and threshold, from its summary.
     pub threshold: (String, f64),
+    /// Whether the run confirmed by the evidence rule rather than the threshold alone.
+    pub evidence: bool,
 }
 
 /// Writes the report to `path`, atomically.
@@ -72,7 +74,7 @@ fn render(input: &ReportInput) -> Result<String> {
         out,
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>neardup evaluation</title>\
          <style>{STYLE}</style></head><body>\n<h1>neardup evaluation</h1>\n<p class=\"meta\">run <code>{}</code> · truth <code>{}</code> · \
-         predicted duplicates = {} · {} documents scored · threshold {} ≥ {:.3}</p>\n",
+         predicted duplicates = {} · {} documents scored · {}</p>\n",
         escape_html(&input.run_dir.display().to_string()),
         escape_html(&input.truth_path.display().to_string()),
         match input.mode {
@@ -80,8 +82,7 @@ fn render(input: &ReportInput) -> Result<String> {
             Predicted::Pairs => "each document's confirmed pair partners",
         },
         e.overall.documents,
-        escape_html(&input.threshold.0),
-        input.threshold.1
+        escape_html(&rule_line(input)),
     );
 
     out.push_str("<h2>Scores</h2>\n");
@@ -197,7 +198,22 @@ fn draw_legend<'a, CT: plotters::coord::CoordTranslate>(
         .map_err(plot_error)
 }
 
-/// Overlaid histograms of the scores of labelled-duplicate and other confirmed pairs.
+/// How the run confirmed a pair, for the report's header: a threshold alone, or the evidence
+/// rule, under which pairs below the threshold can be confirmed and pairs above it refused.
+fn rule_line(input: &ReportInput) -> String {
+    let (name, threshold) = &input.threshold;
+    match input.evidence {
+        true => format!(
+            "confirmed by the evidence rule: {name} ≥ {threshold:.3}, or a truncated copy, or \
+             the same title (so confirmed pairs can score below {threshold:.3}); never texts of \
+             under 4 words or titles whose numbers differ"
+        ),
+        false => format!("confirmed at {name} ≥ {threshold:.3}"),
+    }
+}
+
+/// Overlaid histograms of the scores of labelled-duplicate and other confirmed pairs. The
+/// counts are drawn on a log scale: near-copies pile up at 1.0 and would flatten the rest.
 fn histogram(name: &str, duplicates: &[f64], others: &[f64]) -> Result<String> {
     const BINS: usize = 40;
     let low = duplicates
@@ -217,13 +233,17 @@ fn histogram(name: &str, duplicates: &[f64], others: &[f64]) -> Result<String> {
         bins
     };
     let (dup_bins, other_bins) = (count(duplicates), count(others));
-    let top = dup_bins
-        .iter()
-        .chain(&other_bins)
-        .copied()
-        .max()
-        .unwrap_or(1)
-        .max(1);
+    let top = f64::from(
+        dup_bins
+            .iter()
+            .chain(&other_bins)
+            .copied()
+            .max()
+            .unwrap_or(1)
+            .max(1),
+    );
+    // A bar of one pair still shows above the floor of the log scale.
+    const FLOOR: f64 = 0.5;
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (760, 320)).into_drawing_area();
@@ -232,12 +252,13 @@ fn histogram(name: &str, duplicates: &[f64], others: &[f64]) -> Result<String> {
             .margin(12)
             .x_label_area_size(36)
             .y_label_area_size(56)
-            .build_cartesian_2d(low..1.0f64, 0u32..top + top / 10 + 1)
+            .build_cartesian_2d(low..1.0f64, (FLOOR..top * 2.0).log_scale())
             .map_err(plot_error)?;
         chart
             .configure_mesh()
             .x_desc(name)
-            .y_desc("confirmed pairs")
+            .y_desc("confirmed pairs (log scale)")
+            .y_label_formatter(&|count| format!("{count:.0}"))
             .light_line_style(WHITE)
             .draw()
             .map_err(plot_error)?;
@@ -247,7 +268,10 @@ fn histogram(name: &str, duplicates: &[f64], others: &[f64]) -> Result<String> {
                 .filter(|(_, c)| *c > 0)
                 .map(move |(i, c)| {
                     let x0 = low + i as f64 * width;
-                    Rectangle::new([(x0, 0), (x0 + width, c)], color.mix(0.55).filled())
+                    Rectangle::new(
+                        [(x0, FLOOR), (x0 + width, f64::from(c))],
+                        color.mix(0.55).filled(),
+                    )
                 })
         };
         let blue = RGBColor(31, 119, 180);

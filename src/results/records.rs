@@ -178,6 +178,14 @@ pub struct RunSummary {
     pub write_seconds: f64,
 }
 
+impl RunSummary {
+    /// Whether the run confirmed pairs by the evidence rule (containment, titles, numbers,
+    /// short texts) rather than by its score's threshold alone.
+    pub fn confirmed_by_evidence(&self) -> bool {
+        self.settings["method"]["confirm"] == "evidence"
+    }
+}
+
 /// A fingerprint of a set of document ids that does not depend on their order: the wrapping
 /// sum of each id's XXH3-128. Two sets that differ have the same one with odds of 2^-128.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -456,3 +456,45 @@ fn a_server_whose_disk_fills_refuses_writes_with_507_and_goes_on_reading() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+#[test]
+fn a_second_index_into_a_folder_being_built_names_the_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let vectors = dir.path().join("words.txt");
+    random_word_vectors(&sample(), &vectors);
+    // A corpus that takes the first build several seconds.
+    let corpus = dir.path().join("corpus.jsonl");
+    ok(&["gen", "--docs", "20000", "--out", s(&corpus)]);
+    let index = dir.path().join("idx");
+    let build = [
+        "index",
+        s(&corpus),
+        "--index",
+        s(&index),
+        "--embedder",
+        "glove",
+        "--glove",
+        s(&vectors),
+        "-q",
+    ];
+    let mut first = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args(build)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !index.join("edge").exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = neardup(&build);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("is in use by another neardup process (pid"),
+        "{stderr}"
+    );
+    assert!(
+        first.wait().unwrap().success(),
+        "the first build is not disturbed"
+    );
+}

@@ -14,6 +14,7 @@ use crate::confirm::{Sketch, SketchFacts, SketchRef};
 use crate::error::{Error, Result};
 use crate::index::DocumentIndex;
 use crate::io::{Corpus, Input, ReadOptions, read_corpus};
+use crate::progress;
 use crate::results::StageTimes;
 use crate::sketch::Signatures;
 use crate::store::point_key;
@@ -307,6 +308,7 @@ pub(super) fn load(
         }
         Upsert::WithSketches | Upsert::VectorsOnly => {
             let clock = Instant::now();
+            let _spinner = progress::spinner("building the vector index");
             let graph = index.finish()?;
             times.index = clock.elapsed().as_secs_f64();
             tracing::info!(
@@ -322,6 +324,7 @@ pub(super) fn load(
         title_only.copy_from(index, &title_only_keys)?;
         times.upsert += clock.elapsed().as_secs_f64();
         let clock = Instant::now();
+        let _spinner = progress::spinner("building the title index");
         title_only.finish()?;
         times.index += clock.elapsed().as_secs_f64();
     }

@@ -47,6 +47,7 @@ use crate::error::{Error, Result};
 use crate::group::Linkage;
 use crate::index::{DocumentIndex, IndexSettings};
 use crate::io::{Input, ReadOptions, ScratchDir, SkipReport};
+use crate::progress;
 use crate::results::StageTimes;
 
 /// The most neighbours a document may ask for: each costs a search slot and a confirmation,
@@ -249,6 +250,7 @@ pub(super) fn run(
 
     let cells = if use_cells {
         let clock = Instant::now();
+        let _spinner = progress::spinner("learning the cells");
         let cells = Cells::learn(&mut queries, documents, config.cells, config.cell_probes)?;
         times.index += clock.elapsed().as_secs_f64();
         Some(cells)

@@ -80,7 +80,8 @@ pub(super) fn candidates(
     }
     neighbours.retain(|&(_, _, cosine)| cosine >= min_cosine);
     let clock = std::time::Instant::now();
-    let bar = progress::items(queries.len() as u64, "searching");
+    // Titles searched on their own count beside the documents.
+    let bar = progress::items(queries.len() as u64, "searching documents and titles");
     let search = SearchOptions {
         k: top_k + 1,
         with_payload: false,
