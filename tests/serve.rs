@@ -1,12 +1,13 @@
 //! `neardup serve` end to end: a real server process on loopback, a real HTTP client.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use rand::{RngExt, SeedableRng};
 
+#[path = "support/server.rs"]
+mod server;
 #[path = "support/stores.rs"]
 mod stores;
 
@@ -84,15 +85,7 @@ impl Server {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-            .to_owned();
+        let url = server::listening_url(&mut child);
         Server { child, url }
     }
 

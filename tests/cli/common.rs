@@ -7,6 +7,9 @@ pub use std::process::{Command, Output};
 pub use rand::SeedableRng;
 pub use rand::seq::SliceRandom;
 
+#[path = "../support/server.rs"]
+mod server;
+pub use server::listening_url;
 #[path = "../support/stores.rs"]
 mod stores;
 pub use stores::stores;

@@ -207,48 +207,30 @@ fn a_full_standard_output_is_an_error_not_a_panic() {
 fn a_dash_is_standard_output_for_every_file_a_command_writes() {
     let data = sample();
     let run = dedup_minhash(&data, &[]);
+    // Run in an empty folder, to see that no file named `-` appears.
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_neardup"))
-        .args([
-            "eval",
-            "--truth",
-            s(&data),
-            "--pred",
-            s(run.path()),
-            "--json",
-            "-",
-        ])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let in_dir = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_neardup"))
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{args:?}: {stderr}");
+        (String::from_utf8(out.stdout).unwrap(), stderr)
+    };
+    let pred = s(run.path());
+    let (json, said) = in_dir(&["eval", "--truth", s(&data), "--pred", pred, "--json", "-"]);
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert!(json["accuracy"].as_f64().unwrap() > 0.9, "{json}");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("macro-F1"));
+    assert!(said.contains("macro-F1"), "the table goes beside: {said}");
     // Through a pipe, /dev/stdout names no file: it is written through.
-    let out = Command::new(env!("CARGO_BIN_EXE_neardup"))
-        .args(["gen", "--docs", "5", "--out", "/dev/stdout"])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let corpus = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(
-        corpus.lines().filter(|l| l.starts_with('{')).count(),
-        5,
-        "{corpus}"
-    );
-    let out = Command::new(env!("CARGO_BIN_EXE_neardup"))
-        .args(["gen", "--docs", "5", "--out", "-"])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert_eq!(String::from_utf8(out.stdout).unwrap().lines().count(), 5);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("5 documents -> -"));
+    let (corpus, _) = in_dir(&["gen", "--docs", "5", "--out", "/dev/stdout"]);
+    let records = corpus.lines().filter(|l| l.starts_with('{')).count();
+    assert_eq!(records, 5, "{corpus}");
+    let (corpus, said) = in_dir(&["gen", "--docs", "5", "--out", "-"]);
+    assert_eq!(corpus.lines().count(), 5);
+    assert!(said.contains("5 documents -> -"), "{said}");
     assert!(!dir.path().join("-").exists(), "no file named -");
 }
 
@@ -382,7 +364,6 @@ fn a_full_disk_is_an_error_naming_the_folder_never_a_sigbus() {
 
 #[test]
 fn a_server_whose_disk_fills_refuses_writes_with_507_and_goes_on_reading() {
-    use std::io::BufRead;
     let dir = tempfile::tempdir().unwrap();
     let vectors = dir.path().join("words.txt");
     random_word_vectors(&sample(), &vectors);
@@ -401,15 +382,7 @@ fn a_server_whose_disk_fills_refuses_writes_with_507_and_goes_on_reading() {
     .stderr(std::process::Stdio::null())
     .spawn()
     .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("serve did not start: {line:?}"))
-        .to_owned();
+    let url = listening_url(&mut child);
     // The server's disk, as the server sees it.
     let seen =
         PathBuf::from(format!("/proc/{}/root", child.id())).join(disk.strip_prefix("/").unwrap());
