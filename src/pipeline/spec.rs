@@ -2,12 +2,14 @@
 //! output, optional scoring) in one TOML file, so a run can be repeated and reviewed.
 //!
 //! `neardup dedup` builds the same [`PipelineSpec`] from its flags, so a file and the command
-//! line can never disagree on what a setting means. Relative paths are taken from the current
-//! folder. Unknown keys are errors, so a typo cannot silently fall back to a default.
+//! line can never disagree on what a setting means. Relative paths in a file are read from
+//! the file's folder (as `make` and Cargo read theirs), so a pipeline runs the same from any
+//! folder; on the command line they are the current folder's. Unknown keys are errors, so a
+//! typo cannot silently fall back to a default.
 //!
 //! ```toml
 //! [input]
-//! paths = ["data/bibdedupe-sample.jsonl"]
+//! paths = ["../data/bibdedupe-sample.jsonl"]
 //! id_field = "core_id"
 //! text_fields = ["processed_title", "processed_abstract"]
 //!
@@ -16,11 +18,11 @@
 //! threshold = 0.7
 //!
 //! [output]
-//! dir = "out/minhash"
+//! dir = "../out/minhash"
 //! keep = "field:year:max"   # optional: which member of a group is kept
 //!
 //! [eval]
-//! truth = "data/bibdedupe-sample.jsonl"
+//! truth = "../data/bibdedupe-sample.jsonl"
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -213,6 +215,17 @@ impl PipelineSpec {
             .ok()
             .and_then(|v| v.as_object().cloned())
             .unwrap_or_default();
+        let folder = path.parent().unwrap_or(Path::new(""));
+        for (key, value) in settings.iter_mut() {
+            if let (Some(setting), serde_json::Value::String(text)) =
+                (crate::settings::setting_of(key), &*value)
+                && matches!(setting.kind, crate::settings::Kind::Path)
+            {
+                *value = from_folder(folder, Path::new(text))
+                    .to_string_lossy()
+                    .into();
+            }
+        }
         let name = match settings.remove("name") {
             Some(serde_json::Value::String(name)) => {
                 <MethodName as clap::ValueEnum>::from_str(&name, false).map_err(|_| {
@@ -237,18 +250,94 @@ impl PipelineSpec {
             Method::from_settings(name, settings).map_err(|SettingError { key, message }| {
                 Error::input(at(key.as_deref()), key.as_deref(), message, hint)
             })?;
+        let mut input = file.input;
+        for input_path in &mut input.paths {
+            *input_path = from_folder(folder, input_path);
+        }
+        let mut output = file.output;
+        output.dir = from_folder(folder, &output.dir);
+        let eval = file.eval.map(|eval| EvalSpec {
+            truth: from_folder(folder, &eval.truth),
+            ..eval
+        });
         Ok(PipelineSpec {
-            input: file.input,
+            input,
             method,
-            output: file.output,
-            eval: file.eval,
+            output,
+            eval,
         })
     }
+}
+
+/// `path` as a pipeline file in `folder` means it: relative paths are the file's folder's,
+/// with `folder/..` taken away as written (`pipelines/../out` is `out`), so that messages and
+/// the summary show the path a person would write. `-` (standard input) stays as it is.
+fn from_folder(folder: &Path, path: &Path) -> PathBuf {
+    use std::path::Component;
+    if path.is_absolute() || path == Path::new("-") {
+        return path.to_owned();
+    }
+    let mut joined = PathBuf::new();
+    for part in folder.join(path).components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir
+                if matches!(joined.components().next_back(), Some(Component::Normal(_))) =>
+            {
+                joined.pop();
+            }
+            other => joined.push(other),
+        }
+    }
+    if joined.as_os_str().is_empty() {
+        joined.push(".");
+    }
+    joined
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn relative_paths_are_read_from_the_pipelines_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("pipelines");
+        std::fs::create_dir(&folder).unwrap();
+        let path = folder.join("p.toml");
+        std::fs::write(
+            &path,
+            "[input]\npaths = [\"../data/x.jsonl\", \"/abs/y.jsonl\", \"-\"]\n\
+             [method]\nname = \"minhash\"\nstoplist = \"stop.txt\"\n\
+             [output]\ndir = \"../out/run\"\n[eval]\ntruth = \"./truth.jsonl\"\n",
+        )
+        .unwrap();
+        let spec = PipelineSpec::load(&path).unwrap();
+        assert_eq!(
+            spec.input.paths,
+            [
+                dir.path().join("data/x.jsonl"),
+                "/abs/y.jsonl".into(),
+                "-".into()
+            ]
+        );
+        assert_eq!(spec.output.dir, dir.path().join("out/run"));
+        assert_eq!(spec.eval.unwrap().truth, folder.join("truth.jsonl"));
+        let settings = serde_json::to_value(&spec.method).unwrap();
+        assert_eq!(
+            settings["stoplist"].as_str().map(PathBuf::from),
+            Some(folder.join("stop.txt")),
+            "{settings}"
+        );
+        assert_eq!(
+            from_folder(Path::new("pipelines"), Path::new("../out")),
+            Path::new("out")
+        );
+        assert_eq!(
+            from_folder(Path::new(""), Path::new("out")),
+            Path::new("out")
+        );
+    }
 
     #[test]
     fn shipped_pipelines_parse() {
