@@ -1,8 +1,8 @@
 # neardup in a container, with the Qdrant client (`--features qdrant`).
 #
 #   docker build -t neardup .                         build from source (about 30 minutes)
-#   docker build -t neardup --target prebuilt \
-#       --build-arg NEARDUP_BIN=target/release/neardup .   copy a binary built on the host
+#   mkdir -p dist && cp target/release/neardup dist/ && \
+#   docker build -t neardup --target prebuilt .         copy a binary built on the host
 #
 # The image runs `neardup`; give it a command (`docker run neardup dedup /data/x.jsonl --out
 # /data/out`). Models are read from /models (NEARDUP_MODELS): mount a folder that holds them,
@@ -17,6 +17,8 @@ FROM ${BASE} AS runtime
 RUN [ -e /etc/ssl/certs/ca-certificates.crt ] || (apt-get update \
     && apt-get install -y --no-install-recommends ca-certificates \
     && rm -rf /var/lib/apt/lists/*)
+# The model cache is written by whichever user the container runs as (compose gives yours).
+RUN mkdir -p /models && chmod 1777 /models
 ENV NEARDUP_MODELS=/models
 WORKDIR /data
 ENTRYPOINT ["neardup"]
@@ -25,7 +27,7 @@ CMD ["--help"]
 # A binary built outside (on a machine without a Rust image, or to skip the build): comes
 # before the build stage so that building this target never needs it.
 FROM runtime AS prebuilt
-ARG NEARDUP_BIN=target/release/neardup
+ARG NEARDUP_BIN=dist/neardup
 COPY ${NEARDUP_BIN} /usr/local/bin/neardup
 
 FROM rust:1-bookworm AS build

@@ -23,6 +23,7 @@ def check(ok, what):
 check(sorted(services) == ["neardup", "node1", "node2", "node3", "qdrant"], f"services {sorted(services)}")
 check(services["neardup"]["command"].startswith("serve --index /data/idx"), "neardup serves /data/idx")
 check(sorted(services["neardup"].get("ports", [])) == ["127.0.0.1:8080:8080/tcp"], "neardup publishes 8080")
+check(services["neardup"].get("user") == "1000:1000", "neardup writes ./data as the user, not root")
 check("profiles" not in services["qdrant"], "the single node must start without a profile")
 ports = lambda name: sorted(services[name].get("ports", []))
 check(ports("qdrant") == ["127.0.0.1:6333:6333/tcp", "127.0.0.1:6334:6334/tcp"],
