@@ -19,7 +19,9 @@ pub struct RunArgs {
 }
 
 pub fn run(args: RunArgs, models: &Path) -> Result<()> {
-    execute(&PipelineSpec::load(&args.pipeline)?, models)
+    let spec = PipelineSpec::load(&args.pipeline)?;
+    spec.check_inputs_exist(&args.pipeline)?;
+    execute(&spec, models)
 }
 
 /// Refuses an output folder that cannot be one before any work is done (writing the results

@@ -181,6 +181,32 @@ fn default_predicted() -> Predicted {
 }
 
 impl PipelineSpec {
+    /// Checks that every input the file at `path` names exists, naming the line that gives
+    /// it: the file's comments say where such data comes from (the CORE 2020 pipelines need a
+    /// download).
+    pub fn check_inputs_exist(&self, path: &Path) -> Result<()> {
+        let Some(missing) = self
+            .input
+            .paths
+            .iter()
+            .find(|p| *p != Path::new("-") && !p.exists())
+        else {
+            return Ok(());
+        };
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let location = match toml_line_of_key(&text, "input", "paths") {
+            Some(line) => Location::line(path, line),
+            None => Location::file(path),
+        };
+        Err(Error::input(
+            location,
+            Some("paths"),
+            format!("{} does not exist", missing.display()),
+            "paths are read from the pipeline file's folder; its comments say where the data \
+             comes from",
+        ))
+    }
+
     /// Reads a pipeline file. An error names the line and key at fault.
     pub fn load(path: &Path) -> Result<Self> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;

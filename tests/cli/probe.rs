@@ -471,3 +471,33 @@ fn a_second_index_into_a_folder_being_built_names_the_build() {
         "the first build is not disturbed"
     );
 }
+
+#[test]
+fn a_pipeline_reads_its_paths_from_its_own_folder_and_names_a_missing_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("pipelines");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::copy(sample(), dir.path().join("sample.jsonl")).unwrap();
+    let pipeline = folder.join("p.toml");
+    let write = |input: &str| {
+        std::fs::write(
+            &pipeline,
+            format!(
+                "[input]\npaths = [\"{input}\"]\n[method]\nname = \"minhash\"\n\
+                 [output]\ndir = \"../out\"\n"
+            ),
+        )
+        .unwrap()
+    };
+    write("../missing.jsonl");
+    let message = rejected(&["run", s(&pipeline)]);
+    assert!(message.contains("p.toml:2: field `paths`"), "{message}");
+    assert!(
+        message.contains("missing.jsonl does not exist"),
+        "{message}"
+    );
+    // Run from another folder, the paths are still the file's.
+    write("../sample.jsonl");
+    ok(&["run", s(&pipeline)]);
+    assert!(dir.path().join("out/summary.json").is_file());
+}
