@@ -38,6 +38,7 @@ pub mod embed;
 pub mod error;
 pub mod eval;
 pub mod export;
+pub mod foreign;
 pub mod group;
 pub mod index;
 pub mod io;

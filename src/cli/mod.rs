@@ -65,7 +65,8 @@ use crate::pipeline::InputSpec;
         only on a terminal."
 )]
 pub struct Cli {
-    /// No progress bars; only errors and results.
+    /// No progress bars and no warnings: only the results (on standard output) and errors;
+    /// send standard output to /dev/null for nothing but errors.
     #[arg(short, long, global = true)]
     quiet: bool,
     /// More log output (-v info, -vv debug); RUST_LOG overrides.
@@ -127,7 +128,7 @@ fn stdout_failed(e: std::io::Error) -> Error {
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.quiet, cli.verbose, cli.log_format);
-    quiet_engine_panics();
+    quiet_library_panics();
     crate::progress::set_quiet(cli.quiet);
     let models = cli
         .models
@@ -170,13 +171,13 @@ pub fn run() -> ExitCode {
     }
 }
 
-/// A panic inside the vector engine becomes an error that says what to do (see
-/// [`crate::store`]); its raw panic message goes to the debug log instead of the terminal.
-fn quiet_engine_panics() {
+/// A panic inside a library that neardup guards (see [`crate::foreign`]) becomes an error
+/// that says what to do; its raw panic message goes to the debug log instead of the terminal.
+fn quiet_library_panics() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        if crate::store::engine_call_running() {
-            tracing::debug!(%info, "the vector engine panicked");
+        if crate::foreign::catching() {
+            tracing::debug!(%info, "a library panicked; its message becomes the error");
         } else {
             default(info);
         }

@@ -39,12 +39,16 @@ pub fn export<'a, U: Write, A: Write>(
             )
         };
         let open = || File::open(path).map_err(|e| Error::io(path, e));
-        let rows = ParquetReader::new(open()?).num_rows().map_err(unreadable)?;
+        let stopped = |cause| crate::io::parquet_cannot_read(path, cause);
+        let mut reader = ParquetReader::new(open()?);
+        let rows = crate::foreign::catch(|| reader.num_rows())
+            .map_err(stopped)?
+            .map_err(unreadable)?;
         let mut next = 0;
         while next < rows {
-            let frame = ParquetReader::new(open()?)
-                .with_slice(Some((next, SLICE)))
-                .finish()
+            let reader = ParquetReader::new(open()?).with_slice(Some((next, SLICE)));
+            let frame = crate::foreign::catch(|| reader.finish())
+                .map_err(stopped)?
                 .map_err(unreadable)?;
             match &first_schema {
                 None => first_schema = Some((frame.schema().clone(), input)),

@@ -37,6 +37,8 @@ pub use csv_input::Dialect;
 pub use lines::for_each_line;
 pub use lock::FolderLock;
 pub use output::{AtomicFile, STDOUT, write_json_lines, write_json_pretty};
+#[cfg(feature = "parquet")]
+pub use parquet::cannot_read as parquet_cannot_read;
 pub use scratch::ScratchDir;
 pub use words::{read_count, read_list, write_count, write_list};
 

@@ -24,8 +24,9 @@ pub(super) fn open(path: &Path, fields: &FieldSpec) -> Result<RawRecords> {
     };
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     let mut reader = ParquetReader::new(file);
-    let rows = reader.num_rows().map_err(unreadable)?;
-    let schema = reader.schema().map_err(unreadable)?;
+    let (rows, schema) = crate::foreign::catch(|| Ok((reader.num_rows()?, reader.schema()?)))
+        .map_err(|cause| cannot_read(path, cause))?
+        .map_err(unreadable)?;
     let columns: Vec<String> = schema.iter_names().map(|n| n.to_string()).collect();
     for (name, is_id) in
         std::iter::once((&fields.id, true)).chain(fields.text.iter().map(|t| (t, false)))
@@ -40,6 +41,21 @@ pub(super) fn open(path: &Path, fields: &FieldSpec) -> Result<RawRecords> {
         };
         check_type(path, name, column.dtype(), is_id)?;
     }
+    // Every column is read, to be copied out with the record: one polars cannot read is named
+    // now, not met as a failure half-way through.
+    if let Some(column) = schema.iter_values().find(|c| !readable(c.dtype())) {
+        return Err(Error::input(
+            Location::file(path),
+            Some(column.name.as_str()),
+            format!(
+                "the column holds {:?}, which polars, the Parquet reader of this build, cannot \
+                 read",
+                column.dtype()
+            ),
+            "every column is copied to the outputs, so every column is read: drop this one, or \
+             convert the file to JSONL",
+        ));
+    }
     Ok(Box::new(Rows {
         path: path.to_owned(),
         fields: fields.clone(),
@@ -47,6 +63,43 @@ pub(super) fn open(path: &Path, fields: &FieldSpec) -> Result<RawRecords> {
         next_row: 0,
         buffered: VecDeque::new(),
     }))
+}
+
+/// Whether polars, built with the features this crate asks for, reads a column of `dtype`
+/// (it does not read dates, times, decimals, 8- and 16-bit integers, half floats, structs
+/// or maps: it fails on them, or panics).
+fn readable(dtype: &ArrowDataType) -> bool {
+    use ArrowDataType as T;
+    match dtype {
+        T::Null
+        | T::Boolean
+        | T::Int32
+        | T::Int64
+        | T::UInt32
+        | T::UInt64
+        | T::Float32
+        | T::Float64
+        | T::Utf8
+        | T::LargeUtf8
+        | T::Utf8View
+        | T::Binary
+        | T::LargeBinary
+        | T::BinaryView => true,
+        T::List(item) | T::LargeList(item) | T::FixedSizeList(item, _) => readable(item.dtype()),
+        T::Dictionary(_, values, _) => readable(values),
+        _ => false,
+    }
+}
+
+/// The error for a file polars stopped on (it panics on column types it was not built for).
+pub fn cannot_read(path: &Path, cause: String) -> Error {
+    Error::input(
+        Location::file(path),
+        None,
+        format!("polars, which reads Parquet here, cannot read this file: {cause}"),
+        "a column of a type it cannot read (a decimal, a map, a list of structs) cannot pass \
+         through yet: drop it, or convert the file to JSONL",
+    )
 }
 
 /// Text columns must hold strings and the id column strings or integers: anything else (bytes,
@@ -93,10 +146,11 @@ struct Rows {
 impl Rows {
     fn read_slice(&mut self) -> Result<()> {
         let file = File::open(&self.path).map_err(|e| Error::io(&self.path, e))?;
-        let frame = ParquetReader::new(file)
-            .with_slice(Some((self.next_row, SLICE)))
-            .finish()
-            .map_err(|e| Error::io(&self.path, std::io::Error::other(e.to_string())))?;
+        let slice = (self.next_row, SLICE);
+        let frame =
+            crate::foreign::catch(|| ParquetReader::new(file).with_slice(Some(slice)).finish())
+                .map_err(|cause| cannot_read(&self.path, cause))?
+                .map_err(|e| cannot_read(&self.path, e.to_string()))?;
         let names: Vec<String> = frame
             .get_column_names()
             .iter()

@@ -1,6 +1,5 @@
 //! The embedded engine: a `qdrant-edge` shard in a folder.
 
-use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -185,43 +184,10 @@ impl EdgeStore {
     }
 }
 
-/// How many engine calls are running: while any is, the panic hook keeps quiet, since a panic
-/// in the engine (a damaged file) becomes an error that says what to do.
-static ENGINE_CALLS: AtomicUsize = AtomicUsize::new(0);
-
-/// Whether an engine call is running (for the binary's panic hook).
-pub fn engine_call_running() -> bool {
-    ENGINE_CALLS.load(Ordering::SeqCst) > 0
-}
-
 /// Runs `call`; a panic inside the engine (qdrant-edge panics on some damaged files, and its
 /// write-ahead log `expect`s its flushes) becomes a "damaged" error naming `dir`.
 fn guarded<T>(dir: &Path, call: impl FnOnce() -> T) -> Result<T> {
-    ENGINE_CALLS.fetch_add(1, Ordering::SeqCst);
-    let outcome = std::panic::catch_unwind(AssertUnwindSafe(call));
-    ENGINE_CALLS.fetch_sub(1, Ordering::SeqCst);
-    outcome.map_err(|panic| {
-        let message = panic
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "the engine stopped".into());
-        tracing::debug!(message, "the vector engine panicked");
-        // The engine's own `unwrap`s are no news to a user; what failed is.
-        let cause = [
-            "called `Result::unwrap()` on an `Err` value: ",
-            "called `Option::unwrap()` on a `None` value",
-        ]
-        .iter()
-        .fold(message.as_str(), |m, prefix| {
-            m.strip_prefix(prefix).unwrap_or(m)
-        })
-        .trim();
-        let cause = if cause.is_empty() {
-            "a value it needs is missing"
-        } else {
-            cause
-        };
+    crate::foreign::catch(call).map_err(|cause| {
         damaged(
             dir,
             &format!("the vector engine failed reading it: {cause}"),

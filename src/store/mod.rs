@@ -22,13 +22,7 @@ mod scan;
 mod server;
 
 #[cfg(feature = "edge")]
-pub use edge::{EdgeStore, engine_call_running};
-
-/// Whether an engine call is running (none can without the embedded engine).
-#[cfg(not(feature = "edge"))]
-pub fn engine_call_running() -> bool {
-    false
-}
+pub use edge::EdgeStore;
 pub use scan::{ExactScan, place, scan};
 #[cfg(feature = "qdrant")]
 pub use server::ServerStore;

@@ -501,3 +501,52 @@ fn a_pipeline_reads_its_paths_from_its_own_folder_and_names_a_missing_one() {
     ok(&["run", s(&pipeline)]);
     assert!(dir.path().join("out/summary.json").is_file());
 }
+
+#[test]
+fn parquet_columns_of_every_type_are_read_or_named_never_a_panic() {
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/parquet");
+    let dir = tempfile::tempdir().unwrap();
+    // Read and copied through as they are.
+    for read in ["dict", "nul"] {
+        let input = folder.join(format!("{read}.parquet"));
+        let out = dir.path().join(read);
+        ok(&[
+            "dedup",
+            s(&input),
+            "--method",
+            "minhash",
+            "--id-field",
+            "id",
+            "--text-field",
+            "text",
+            "--out",
+            s(&out),
+            "-q",
+        ]);
+        assert!(out.join("unique.parquet").is_file(), "{read}");
+    }
+    // Types the reader of this build cannot read: named with the column, exit 2.
+    for column in [
+        "d32", "dec", "dur", "f16", "i8", "ls", "mp", "st", "t64", "ts",
+    ] {
+        let input = folder.join(format!("{column}.parquet"));
+        let message = rejected(&[
+            "dedup",
+            s(&input),
+            "--method",
+            "minhash",
+            "--id-field",
+            "id",
+            "--text-field",
+            "text",
+            "--out",
+            s(&dir.path().join(column)),
+            "-q",
+        ]);
+        assert!(
+            message.contains(&format!("field `{column}`: the column holds")),
+            "{message}"
+        );
+        assert!(!message.contains("panicked"), "{message}");
+    }
+}
