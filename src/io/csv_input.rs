@@ -123,6 +123,18 @@ pub(super) fn open(
     }))
 }
 
+/// What is wrong with a row the reader refused, without the reader's own count of lines
+/// (which CRLF files throw off; the location says the line).
+fn row_problem(e: &csv::Error) -> String {
+    match e.kind() {
+        csv::ErrorKind::UnequalLengths {
+            expected_len, len, ..
+        } => format!("it has {len} fields, and the rows before it {expected_len}"),
+        csv::ErrorKind::Utf8 { err, .. } => format!("field {} is not valid UTF-8", err.field() + 1),
+        _ => e.to_string(),
+    }
+}
+
 /// The column names in the first row of the file at `path`.
 pub(super) fn header(path: &Path, dialect: Dialect) -> Result<Vec<String>> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
@@ -324,7 +336,7 @@ impl Iterator for Rows {
                     Body::Invalid(InputError {
                         location: Location::line(&self.path, line),
                         field: None,
-                        problem: format!("malformed CSV row: {e}"),
+                        problem: format!("malformed CSV row: {}", row_problem(&e)),
                         hint: "fix the row, or pass --skip-invalid to skip bad records".into(),
                     })
                 }
