@@ -550,3 +550,29 @@ fn parquet_columns_of_every_type_are_read_or_named_never_a_panic() {
         assert!(!message.contains("panicked"), "{message}");
     }
 }
+
+#[test]
+fn a_sigbus_says_the_disk_is_probably_full_and_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let vectors = dir.path().join("words.txt");
+    random_word_vectors(&sample(), &vectors);
+    let index = dir.path().join("idx");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args(["serve", "--index", s(&index), "--addr", "127.0.0.1:0"])
+        .args(["--embedder", "glove", "--glove", s(&vectors)])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    listening_url(&mut child);
+    // What the kernel sends when a page of a memory-mapped file cannot be backed.
+    let sent = Command::new("kill")
+        .args(["-BUS", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("is probably full; free some"), "{stderr}");
+}
