@@ -1,23 +1,25 @@
-//! Parquet: the input's rows copied with their schema, in slices of rows (memory per slice).
-//! The annotated copy adds three columns: `neardup_group` (unsigned, null for a record in no
-//! group), `neardup_keep` (boolean) and `neardup_duplicate_of` (string, null when kept).
+//! Parquet: the input's rows copied with their schema, every Arrow type as it was, in batches
+//! of rows (memory per batch). The annotated copy adds three columns: `neardup_group`
+//! (unsigned, null for a record in no group), `neardup_keep` (boolean) and
+//! `neardup_duplicate_of` (string, null when kept).
 
-use std::fs::File;
 use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
 
-use polars::prelude::*;
+use arrow_array::{ArrayRef, BooleanArray, RecordBatch, StringArray, UInt64Array};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use parquet::arrow::ArrowWriter;
 
 use super::{DUPLICATE_OF_COLUMN, Fate, GROUP_COLUMN, KEEP_COLUMN};
 use crate::error::{Error, Location, Result};
 use crate::io::Input;
-
-/// Rows copied at a time.
-const SLICE: usize = 16_384;
+use crate::io::parquet::{batches, unreadable};
 
 /// Copies the rows of `inputs` (Parquet files sharing one schema): those `fate` keeps into
 /// `unique`, and every row read as a document, annotated, into `annotated`. `fate` gets a
 /// row's position among all rows read; returns the rows read and the rows kept.
-pub fn export<'a, U: Write, A: Write>(
+pub fn export<'a, U: Write + Send, A: Write + Send>(
     inputs: &[Input],
     fate: impl Fn(u64) -> Option<Fate<'a>>,
     unique: U,
@@ -30,137 +32,142 @@ pub fn export<'a, U: Write, A: Write>(
     let mut kept = 0;
     for input in inputs {
         let path = &input.path;
-        let unreadable = |e: PolarsError| {
-            Error::input(
-                Location::file(path),
-                None,
-                format!("not a readable Parquet file: {e}"),
-                "check that the file is complete Parquet",
-            )
-        };
-        let open = || File::open(path).map_err(|e| Error::io(path, e));
-        let stopped = |cause| crate::io::parquet_cannot_read(path, cause);
-        let mut reader = ParquetReader::new(open()?);
-        let rows = crate::foreign::catch(|| reader.num_rows())
-            .map_err(stopped)?
-            .map_err(unreadable)?;
-        let mut next = 0;
-        while next < rows {
-            let reader = ParquetReader::new(open()?).with_slice(Some((next, SLICE)));
-            let frame = crate::foreign::catch(|| reader.finish())
-                .map_err(stopped)?
-                .map_err(unreadable)?;
-            match &first_schema {
-                None => first_schema = Some((frame.schema().clone(), input)),
-                Some((schema, first)) if schema != frame.schema() => {
-                    return Err(Error::input(
-                        Location::file(path),
-                        None,
-                        format!(
-                            "its columns differ from those of {}, and one Parquet file has one schema",
-                            first.path.display()
-                        ),
-                        "give inputs with the same columns, or pass --out-format jsonl",
-                    ));
-                }
-                Some(_) => {}
+        let (reader, schema) = batches(path)?;
+        match &first_schema {
+            None => first_schema = Some((schema.clone(), input)),
+            Some((first, first_input)) if first.fields() != schema.fields() => {
+                return Err(Error::input(
+                    Location::file(path),
+                    None,
+                    format!(
+                        "its columns differ from those of {}, and one Parquet file has one schema",
+                        first_input.path.display()
+                    ),
+                    "give inputs with the same columns, or pass --out-format jsonl",
+                ));
             }
-            let fates: Vec<Option<Fate>> = (0..frame.height() as u64)
+            Some(_) => {}
+        }
+        let (schema, _) = first_schema.as_ref().expect("set above");
+        for batch in reader {
+            let batch = batch.map_err(|e| unreadable(path, e.to_string()))?;
+            let fates: Vec<Option<Fate>> = (0..batch.num_rows() as u64)
                 .map(|row| fate(ordinal + row))
                 .collect();
-            let keep: Vec<bool> = fates.iter().map(|f| f.is_some_and(|f| f.kept)).collect();
-            kept += keep.iter().filter(|&&k| k).count();
-            let polars = |e: PolarsError| Error::io(path, std::io::Error::other(e));
-            let mask = BooleanChunked::new("keep".into(), &keep);
-            unique.write(&frame.filter(&mask).map_err(polars)?, path)?;
+            let keep: BooleanArray = fates
+                .iter()
+                .map(|f| Some(f.is_some_and(|f| f.kept)))
+                .collect();
+            kept += keep.true_count();
+            unique.write(schema, &filter(&batch, &keep, path)?, path)?;
             if let Some(annotated) = &mut annotated {
-                let documents: Vec<bool> = fates.iter().map(Option::is_some).collect();
-                let read = BooleanChunked::new("read".into(), &documents);
+                let read: BooleanArray = fates.iter().map(|f| Some(f.is_some())).collect();
                 let fates: Vec<Fate> = fates.into_iter().flatten().collect();
-                let columns = [
-                    Series::new(
-                        GROUP_COLUMN.into(),
-                        fates
-                            .iter()
-                            .map(|f| f.group.map(|g| g as u64))
-                            .collect::<Vec<_>>(),
-                    )
-                    .into_column(),
-                    Series::new(
-                        KEEP_COLUMN.into(),
-                        fates.iter().map(|f| f.kept).collect::<Vec<_>>(),
-                    )
-                    .into_column(),
-                    Series::new(
-                        DUPLICATE_OF_COLUMN.into(),
-                        fates
-                            .iter()
-                            .map(|f| f.duplicate_of.map(str::to_owned))
-                            .collect::<Vec<_>>(),
-                    )
-                    .into_column(),
-                ];
-                let frame = frame.filter(&read).map_err(polars)?;
-                let frame = frame.hstack(&columns).map_err(|e| {
-                    Error::input(
-                        Location::file(path),
-                        Some(GROUP_COLUMN),
-                        format!("cannot add the annotation: {e}"),
-                        "deduplicate the original input, or rename its neardup_* columns",
-                    )
-                })?;
-                annotated.write(&frame, path)?;
+                let mut columns = filter(&batch, &read, path)?.columns().to_vec();
+                columns.extend(annotation(&fates));
+                let schema = annotated_schema(schema, path)?;
+                let rows = RecordBatch::try_new(schema.clone(), columns)
+                    .map_err(|e| Error::io(path, std::io::Error::other(e)))?;
+                annotated.write(&schema, &rows, path)?;
             }
-            next += frame.height().max(1);
-            ordinal += frame.height() as u64;
+            ordinal += batch.num_rows() as u64;
         }
     }
-    unique.finish(inputs)?;
+    let schema = first_schema.map(|(schema, _)| schema);
+    let path = inputs.first().map_or(Path::new("-"), |i| i.path.as_path());
+    unique.finish(schema.clone(), path)?;
     if let Some(annotated) = annotated {
-        annotated.finish(inputs)?;
+        let schema = schema.map(|s| annotated_schema(&s, path)).transpose()?;
+        annotated.finish(schema, path)?;
     }
     Ok((ordinal, kept))
 }
 
-/// A Parquet file being written: it starts once the first slice shows the schema.
-struct Writer<W: Write> {
-    out: Option<W>,
-    batched: Option<Box<BatchedWriter<W>>>,
+/// The rows of `batch` where `mask` is true.
+fn filter(batch: &RecordBatch, mask: &BooleanArray, path: &Path) -> Result<RecordBatch> {
+    arrow_select::filter::filter_record_batch(batch, mask)
+        .map_err(|e| Error::io(path, std::io::Error::other(e)))
 }
 
-impl<W: Write> Writer<W> {
+/// The input's schema with the three annotation columns after its own.
+fn annotated_schema(schema: &SchemaRef, path: &Path) -> Result<SchemaRef> {
+    if let Some(taken) = [GROUP_COLUMN, KEEP_COLUMN, DUPLICATE_OF_COLUMN]
+        .into_iter()
+        .find(|c| schema.field_with_name(c).is_ok())
+    {
+        return Err(Error::input(
+            Location::file(path),
+            Some(taken),
+            "the input already has this column (is it an annotated copy?)",
+            "deduplicate the original input, or rename its neardup_* columns",
+        ));
+    }
+    let mut fields: Vec<Arc<Field>> = schema.fields().iter().cloned().collect();
+    fields.extend([
+        Arc::new(Field::new(GROUP_COLUMN, DataType::UInt64, true)),
+        Arc::new(Field::new(KEEP_COLUMN, DataType::Boolean, false)),
+        Arc::new(Field::new(DUPLICATE_OF_COLUMN, DataType::Utf8, true)),
+    ]);
+    Ok(Arc::new(Schema::new_with_metadata(
+        fields,
+        schema.metadata().clone(),
+    )))
+}
+
+/// The three annotation columns of `fates`.
+fn annotation(fates: &[Fate]) -> [ArrayRef; 3] {
+    [
+        Arc::new(
+            fates
+                .iter()
+                .map(|f| f.group.map(|g| g as u64))
+                .collect::<UInt64Array>(),
+        ),
+        Arc::new(fates.iter().map(|f| Some(f.kept)).collect::<BooleanArray>()),
+        Arc::new(
+            fates
+                .iter()
+                .map(|f| f.duplicate_of)
+                .collect::<StringArray>(),
+        ),
+    ]
+}
+
+/// A Parquet file being written: it starts with the first batch.
+struct Writer<W: Write + Send> {
+    out: Option<W>,
+    writer: Option<ArrowWriter<W>>,
+}
+
+impl<W: Write + Send> Writer<W> {
     fn new(out: W) -> Self {
         Writer {
             out: Some(out),
-            batched: None,
+            writer: None,
         }
     }
 
-    fn write(&mut self, frame: &DataFrame, path: &std::path::Path) -> Result<()> {
-        let failed = |e: PolarsError| Error::io(path, std::io::Error::other(e));
+    fn write(&mut self, schema: &SchemaRef, batch: &RecordBatch, path: &Path) -> Result<()> {
+        let failed = |e: parquet::errors::ParquetError| Error::io(path, std::io::Error::other(e));
         if let Some(out) = self.out.take() {
-            let batched = ParquetWriter::new(out)
-                .batched(frame.schema())
-                .map_err(failed)?;
-            self.batched = Some(Box::new(batched));
+            self.writer = Some(ArrowWriter::try_new(out, schema.clone(), None).map_err(failed)?);
         }
-        match &mut self.batched {
-            Some(writer) => writer.write_batch(frame).map_err(failed),
+        match &mut self.writer {
+            Some(writer) => writer.write(batch).map_err(failed),
             None => Ok(()),
         }
     }
 
-    /// Writes the footer; a file with no rows at all gets an empty frame's.
-    fn finish(mut self, inputs: &[Input]) -> Result<()> {
-        let path = inputs
-            .first()
-            .map_or(std::path::Path::new("-"), |i| i.path.as_path());
+    /// Writes the footer; a file with no rows at all gets one with the schema (or none, with
+    /// no input at all).
+    fn finish(mut self, schema: Option<SchemaRef>, path: &Path) -> Result<()> {
         if self.out.is_some() {
-            self.write(&DataFrame::empty(), path)?;
+            let schema = schema.unwrap_or_else(|| Arc::new(Schema::empty()));
+            self.write(&schema, &RecordBatch::new_empty(schema.clone()), path)?;
         }
-        match self.batched {
+        match self.writer {
             Some(writer) => writer
-                .finish()
+                .close()
                 .map(drop)
                 .map_err(|e| Error::io(path, std::io::Error::other(e))),
             None => Ok(()),
@@ -171,20 +178,38 @@ impl<W: Write> Writer<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use arrow_array::{Array, Int64Array, LargeStringArray};
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
     #[test]
     fn rows_keep_their_schema_and_the_annotation_joins_back() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("docs.parquet");
-        let mut frame = df!(
-            "core_id" => ["a", "b", "c", "d"],
-            "processed_title" => ["gait training", "gait training", "bad row", "haematology"],
-            "year" => [2020i64, 2021, 2022, 2023],
-        )
+        let input = RecordBatch::try_from_iter([
+            (
+                "core_id",
+                Arc::new(StringArray::from(vec!["a", "b", "c", "d"])) as ArrayRef,
+            ),
+            (
+                "processed_title",
+                Arc::new(LargeStringArray::from(vec![
+                    "gait training",
+                    "gait training",
+                    "bad row",
+                    "haematology",
+                ])),
+            ),
+            (
+                "year",
+                Arc::new(Int64Array::from(vec![2020, 2021, 2022, 2023])),
+            ),
+        ])
         .unwrap();
-        ParquetWriter::new(File::create(&path).unwrap())
-            .finish(&mut frame)
-            .unwrap();
+        let mut writer =
+            ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), input.schema(), None)
+                .unwrap();
+        writer.write(&input).unwrap();
+        writer.close().unwrap();
         let inputs = [Input::new(&path, None).unwrap()];
         // a and b are one group keeping b; c was skipped as invalid; d is alone.
         let fate = |row: u64| match row {
@@ -210,56 +235,51 @@ mod tests {
         assert_eq!((rows, kept), (4, 2));
 
         let read = |bytes: Vec<u8>| {
-            ParquetReader::new(std::io::Cursor::new(bytes))
-                .finish()
-                .unwrap()
-        };
-        let cells = |frame: &DataFrame, name: &str| -> Vec<AnyValue<'static>> {
-            let column = frame.column(name).unwrap();
-            (0..frame.height())
-                .map(|i| column.get(i).unwrap().into_static())
-                .collect()
+            let copy = dir.path().join("copy.parquet");
+            std::fs::write(&copy, bytes).unwrap();
+            let reader =
+                ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(copy).unwrap())
+                    .unwrap()
+                    .build()
+                    .unwrap();
+            let batches: Vec<RecordBatch> = reader.map(|b| b.unwrap()).collect();
+            arrow_select::concat::concat_batches(&batches[0].schema(), &batches).unwrap()
         };
         let unique = read(unique);
         assert_eq!(
             unique.schema(),
-            frame.schema(),
+            input.schema(),
             "the input's schema, unchanged"
         );
         assert_eq!(
-            cells(&unique, "core_id"),
-            [
-                AnyValue::from("b").into_static(),
-                AnyValue::from("d").into_static()
-            ]
+            unique.column(0).as_ref(),
+            &StringArray::from(vec!["b", "d"]) as &dyn Array
         );
 
         let annotated = read(annotated);
-        assert_eq!(annotated.height(), 3, "the skipped row is in neither file");
         assert_eq!(
-            cells(&annotated, "year"),
-            [
-                AnyValue::Int64(2020),
-                AnyValue::Int64(2021),
-                AnyValue::Int64(2023)
-            ]
+            annotated.num_rows(),
+            3,
+            "the skipped row is in neither file"
         );
         assert_eq!(
-            cells(&annotated, GROUP_COLUMN),
-            [AnyValue::UInt64(0), AnyValue::UInt64(0), AnyValue::Null]
+            annotated.column_by_name("year").unwrap().as_ref(),
+            &Int64Array::from(vec![2020, 2021, 2023]) as &dyn Array
         );
         assert_eq!(
-            cells(&annotated, KEEP_COLUMN),
-            [
-                AnyValue::Boolean(false),
-                AnyValue::Boolean(true),
-                AnyValue::Boolean(true)
-            ]
+            annotated.column_by_name(GROUP_COLUMN).unwrap().as_ref(),
+            &UInt64Array::from(vec![Some(0), Some(0), None]) as &dyn Array
         );
-        let of = cells(&annotated, DUPLICATE_OF_COLUMN);
         assert_eq!(
-            (of[0].get_str(), &of[1], &of[2]),
-            (Some("b"), &AnyValue::Null, &AnyValue::Null)
+            annotated.column_by_name(KEEP_COLUMN).unwrap().as_ref(),
+            &BooleanArray::from(vec![false, true, true]) as &dyn Array
+        );
+        assert_eq!(
+            annotated
+                .column_by_name(DUPLICATE_OF_COLUMN)
+                .unwrap()
+                .as_ref(),
+            &StringArray::from(vec![Some("b"), None, None]) as &dyn Array
         );
     }
 }

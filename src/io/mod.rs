@@ -23,7 +23,7 @@ mod lines;
 mod lock;
 mod output;
 #[cfg(feature = "parquet")]
-mod parquet;
+pub(crate) mod parquet;
 mod scratch;
 pub mod space;
 mod words;
@@ -37,8 +37,6 @@ pub use csv_input::Dialect;
 pub use lines::for_each_line;
 pub use lock::FolderLock;
 pub use output::{AtomicFile, STDOUT, write_json_lines, write_json_pretty};
-#[cfg(feature = "parquet")]
-pub use parquet::cannot_read as parquet_cannot_read;
 pub use scratch::ScratchDir;
 pub use words::{read_count, read_list, write_count, write_list};
 
@@ -398,7 +396,7 @@ impl Input {
             InputFormat::Folder => files::open_folder(&self.path, limit),
             InputFormat::Zip => files::open_zip(&self.path, limit),
             #[cfg(feature = "parquet")]
-            InputFormat::Parquet => parquet::open(&self.path, fields),
+            InputFormat::Parquet => parquet::open(&self.path, fields, limit),
             #[cfg(not(feature = "parquet"))]
             InputFormat::Parquet => Err(Error::Usage(format!(
                 "{}: this neardup was built without Parquet support; rebuild with `--features parquet`",

@@ -1,37 +1,70 @@
-//! Parquet through polars, read in slices of rows so that memory stays per slice, not per file.
-//! A record's "line" is its 1-based row number.
+//! Parquet through arrow-rs, read in batches of rows so that memory stays per batch, not per
+//! file: a batch holds as many rows as fit [`BATCH_BYTES`] by the file's own row group sizes,
+//! one row at the least. A record's "line" is its 1-based row number. Every column is read,
+//! whatever its Arrow type, since the record is copied out whole (as JSON for `unique.jsonl`,
+//! as the same columns for `unique.parquet`).
 
 use std::collections::VecDeque;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use polars::prelude::*;
+use arrow_array::{BooleanArray, RecordBatch};
+use arrow_schema::{DataType, Schema};
+use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use parquet::file::metadata::ParquetMetaData;
 
 use super::{Body, FieldSpec, RawRecord, RawRecords, Record};
 use crate::error::{Error, InputError, Location, Result};
 
-/// Rows decoded at a time.
-const SLICE: usize = 16_384;
+/// Rows decoded at a time, at most.
+const MAX_BATCH_ROWS: usize = 16_384;
+/// Bytes of decoded rows a batch aims at.
+const BATCH_BYTES: u64 = 16 << 20;
 
-pub(super) fn open(path: &Path, fields: &FieldSpec) -> Result<RawRecords> {
-    let unreadable = |e: PolarsError| {
-        Error::input(
-            Location::file(path),
-            None,
-            format!("not a readable Parquet file: {e}"),
-            "check that the file is complete Parquet",
-        )
-    };
+/// A reader of the file at `path` in batches sized for its rows, and the file's schema.
+pub fn batches(path: &Path) -> Result<(ParquetRecordBatchReader, std::sync::Arc<Schema>)> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut reader = ParquetReader::new(file);
-    let (rows, schema) = crate::foreign::catch(|| Ok((reader.num_rows()?, reader.schema()?)))
-        .map_err(|cause| cannot_read(path, cause))?
-        .map_err(unreadable)?;
-    let columns: Vec<String> = schema.iter_names().map(|n| n.to_string()).collect();
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file)
+        .map_err(|e| unreadable(path, e.to_string()))?;
+    let schema = builder.schema().clone();
+    let rows = batch_rows(builder.metadata());
+    let reader = builder
+        .with_batch_size(rows)
+        .build()
+        .map_err(|e| unreadable(path, e.to_string()))?;
+    Ok((reader, schema))
+}
+
+/// Rows a batch takes: [`BATCH_BYTES`] over the largest mean row of any row group.
+fn batch_rows(metadata: &ParquetMetaData) -> usize {
+    let widest = metadata
+        .row_groups()
+        .iter()
+        .filter(|group| group.num_rows() > 0)
+        .map(|group| group.total_byte_size().max(0) as u64 / group.num_rows() as u64)
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    ((BATCH_BYTES / widest) as usize).clamp(1, MAX_BATCH_ROWS)
+}
+
+/// The error for a file that cannot be read as Parquet.
+pub fn unreadable(path: &Path, problem: String) -> Error {
+    Error::input(
+        Location::file(path),
+        None,
+        format!("not a readable Parquet file: {problem}"),
+        "check that the file is complete Parquet",
+    )
+}
+
+pub(super) fn open(path: &Path, fields: &FieldSpec, max_record_bytes: u64) -> Result<RawRecords> {
+    let (batches, schema) = batches(path)?;
+    let columns: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
     for (name, is_id) in
         std::iter::once((&fields.id, true)).chain(fields.text.iter().map(|t| (t, false)))
     {
-        let Some(column) = schema.get(name.as_str()) else {
+        let Ok(column) = schema.field_with_name(name) else {
             return Err(Error::input(
                 Location::file(path),
                 Some(name),
@@ -39,75 +72,26 @@ pub(super) fn open(path: &Path, fields: &FieldSpec) -> Result<RawRecords> {
                 "choose the columns with --id-field and --text-field",
             ));
         };
-        check_type(path, name, column.dtype(), is_id)?;
-    }
-    // Every column is read, to be copied out with the record: one polars cannot read is named
-    // now, not met as a failure half-way through.
-    if let Some(column) = schema.iter_values().find(|c| !readable(c.dtype())) {
-        return Err(Error::input(
-            Location::file(path),
-            Some(column.name.as_str()),
-            format!(
-                "the column holds {:?}, which polars, the Parquet reader of this build, cannot \
-                 read",
-                column.dtype()
-            ),
-            "every column is copied to the outputs, so every column is read: drop this one, or \
-             convert the file to JSONL",
-        ));
+        check_type(path, name, column.data_type(), is_id)?;
     }
     Ok(Box::new(Rows {
         path: path.to_owned(),
         fields: fields.clone(),
-        rows,
+        batches,
+        max_record_bytes,
         next_row: 0,
         buffered: VecDeque::new(),
     }))
 }
 
-/// Whether polars, built with the features this crate asks for, reads a column of `dtype`
-/// (it does not read dates, times, decimals, 8- and 16-bit integers, half floats, structs
-/// or maps: it fails on them, or panics).
-fn readable(dtype: &ArrowDataType) -> bool {
-    use ArrowDataType as T;
-    match dtype {
-        T::Null
-        | T::Boolean
-        | T::Int32
-        | T::Int64
-        | T::UInt32
-        | T::UInt64
-        | T::Float32
-        | T::Float64
-        | T::Utf8
-        | T::LargeUtf8
-        | T::Utf8View
-        | T::Binary
-        | T::LargeBinary
-        | T::BinaryView => true,
-        T::List(item) | T::LargeList(item) | T::FixedSizeList(item, _) => readable(item.dtype()),
-        T::Dictionary(_, values, _) => readable(values),
-        _ => false,
-    }
-}
-
-/// The error for a file polars stopped on (it panics on column types it was not built for).
-pub fn cannot_read(path: &Path, cause: String) -> Error {
-    Error::input(
-        Location::file(path),
-        None,
-        format!("polars, which reads Parquet here, cannot read this file: {cause}"),
-        "a column of a type it cannot read (a decimal, a map, a list of structs) cannot pass \
-         through yet: drop it, or convert the file to JSONL",
-    )
-}
-
 /// Text columns must hold strings and the id column strings or integers: anything else (bytes,
-/// lists, structs) would reach the documents as its printed form, `b"caf\xe9"` or `["a"]`.
-fn check_type(path: &Path, name: &str, dtype: &ArrowDataType, is_id: bool) -> Result<()> {
-    use ArrowDataType as T;
+/// lists, structs) would reach the documents as its printed form, `[98, 99]` or `["a"]`.
+fn check_type(path: &Path, name: &str, dtype: &DataType, is_id: bool) -> Result<()> {
+    use DataType as T;
+    let text = |t: &DataType| matches!(t, T::Utf8 | T::LargeUtf8 | T::Utf8View | T::Null);
     let fits = match dtype {
-        T::Utf8 | T::LargeUtf8 | T::Utf8View | T::Null => true,
+        t if text(t) => true,
+        T::Dictionary(_, values) => text(values),
         T::Int8 | T::Int16 | T::Int32 | T::Int64 | T::UInt8 | T::UInt16 | T::UInt32 | T::UInt64 => {
             is_id
         }
@@ -130,7 +114,7 @@ fn check_type(path: &Path, name: &str, dtype: &ArrowDataType, is_id: bool) -> Re
     Err(Error::input(
         Location::file(path),
         Some(name),
-        format!("the column holds {dtype:?}, not {wanted}"),
+        format!("the column holds {dtype}, not {wanted}"),
         hint,
     ))
 }
@@ -138,72 +122,106 @@ fn check_type(path: &Path, name: &str, dtype: &ArrowDataType, is_id: bool) -> Re
 struct Rows {
     path: PathBuf,
     fields: FieldSpec,
-    rows: usize,
-    next_row: usize,
+    batches: ParquetRecordBatchReader,
+    max_record_bytes: u64,
+    /// Rows read before the buffered ones.
+    next_row: u64,
     buffered: VecDeque<RawRecord>,
 }
 
 impl Rows {
-    fn read_slice(&mut self) -> Result<()> {
-        let file = File::open(&self.path).map_err(|e| Error::io(&self.path, e))?;
-        let slice = (self.next_row, SLICE);
-        let frame =
-            crate::foreign::catch(|| ParquetReader::new(file).with_slice(Some(slice)).finish())
-                .map_err(|cause| cannot_read(&self.path, cause))?
-                .map_err(|e| cannot_read(&self.path, e.to_string()))?;
-        let names: Vec<String> = frame
-            .get_column_names()
+    /// Decodes the next batch into records: each row as a JSON object of every column. A row
+    /// whose text and byte cells alone pass the limit is a bad record without being copied.
+    fn read_batch(&mut self, batch: &RecordBatch) -> Result<()> {
+        let sizes = byte_cells(batch);
+        let fits: BooleanArray = sizes
             .iter()
-            .map(|n| n.to_string())
+            .map(|&bytes| Some(bytes <= self.max_record_bytes))
             .collect();
-        let columns = frame.columns();
-        let bytes_per_row =
-            std::fs::metadata(&self.path).map_or(0, |m| m.len()) / self.rows.max(1) as u64;
-        for row in 0..frame.height() {
-            let location = Location::line(&self.path, (self.next_row + row + 1) as u64);
-            let mut object = serde_json::Map::new();
-            let mut failure = None;
-            for (name, column) in names.iter().zip(columns) {
-                match column.get(row) {
-                    Ok(value) => {
-                        object.insert(name.clone(), to_json(&value));
-                    }
-                    Err(e) => failure = Some(format!("column `{name}`: {e}")),
+        let fitting = arrow_select::filter::filter_record_batch(batch, &fits)
+            .map_err(|e| unreadable(&self.path, e.to_string()))?;
+        let mut lines = Vec::new();
+        // Nulls written out: a JSON copy of a row keeps every column, as the row has them.
+        let mut writer = arrow_json::WriterBuilder::new()
+            .with_explicit_nulls(true)
+            .build::<_, arrow_json::writer::LineDelimited>(&mut lines);
+        writer
+            .write(&fitting)
+            .and_then(|()| writer.finish())
+            .map_err(|e| unreadable(&self.path, format!("a row cannot be read as JSON: {e}")))?;
+        drop(writer);
+        let mut lines = lines.split(|&b| b == b'\n').filter(|l| !l.is_empty());
+        for bytes in sizes {
+            self.next_row += 1;
+            let location = Location::line(&self.path, self.next_row);
+            let line = match bytes <= self.max_record_bytes {
+                true => lines.next(),
+                false => None,
+            };
+            let body = match line {
+                Some(line) if line.len() as u64 <= self.max_record_bytes => {
+                    let object: serde_json::Map<String, serde_json::Value> =
+                        serde_json::from_slice(line).map_err(|e| {
+                            unreadable(&self.path, format!("row {}: {e}", self.next_row))
+                        })?;
+                    Body::Parsed(record_of(&object, &self.fields, &location), line.to_vec())
                 }
-            }
-            let body = match failure {
-                Some(problem) => Body::Invalid(InputError {
-                    location: location.clone(),
-                    field: None,
-                    problem,
-                    hint: "repair the file, or pass --skip-invalid".into(),
-                }),
-                None => Body::Parsed(
-                    record_of(&object, &self.fields, &location),
-                    serde_json::Value::Object(object).to_string().into_bytes(),
-                ),
+                _ => Body::Invalid(super::too_long(location.clone(), self.max_record_bytes)),
             };
             self.buffered.push_back(RawRecord {
                 location,
-                input_bytes: bytes_per_row,
+                input_bytes: line.map_or(bytes, |l| l.len() as u64),
                 body,
             });
         }
-        self.next_row += frame.height().max(1);
         Ok(())
     }
+}
+
+/// The bytes of each row's text and binary cells: what makes a row long, counted without
+/// copying it.
+fn byte_cells(batch: &RecordBatch) -> Vec<u64> {
+    use arrow_array::cast::AsArray;
+    let mut sizes = vec![0u64; batch.num_rows()];
+    for column in batch.columns() {
+        let add = |sizes: &mut Vec<u64>, length: &dyn Fn(usize) -> usize| {
+            for (row, size) in sizes.iter_mut().enumerate() {
+                *size += length(row) as u64;
+            }
+        };
+        match column.data_type() {
+            DataType::Utf8 => add(&mut sizes, &|i| {
+                column.as_string::<i32>().value_length(i) as usize
+            }),
+            DataType::LargeUtf8 => add(&mut sizes, &|i| {
+                column.as_string::<i64>().value_length(i) as usize
+            }),
+            DataType::Utf8View => add(&mut sizes, &|i| column.as_string_view().value(i).len()),
+            DataType::Binary => add(&mut sizes, &|i| {
+                column.as_binary::<i32>().value_length(i) as usize
+            }),
+            DataType::LargeBinary => add(&mut sizes, &|i| {
+                column.as_binary::<i64>().value_length(i) as usize
+            }),
+            DataType::BinaryView => add(&mut sizes, &|i| column.as_binary_view().value(i).len()),
+            _ => {}
+        }
+    }
+    sizes
 }
 
 impl Iterator for Rows {
     type Item = Result<RawRecord>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.buffered.is_empty()
-            && self.next_row < self.rows
-            && let Err(e) = self.read_slice()
-        {
-            self.next_row = self.rows;
-            return Some(Err(e));
+        while self.buffered.is_empty() {
+            let batch = match self.batches.next()? {
+                Ok(batch) => batch,
+                Err(e) => return Some(Err(unreadable(&self.path, e.to_string()))),
+            };
+            if let Err(e) = self.read_batch(&batch) {
+                return Some(Err(e));
+            }
         }
         self.buffered.pop_front().map(Ok)
     }
@@ -221,7 +239,8 @@ fn record_of(
         problem,
         hint: "fix the row, or pass --skip-invalid to skip bad records".into(),
     };
-    let id = match &object[&fields.id] {
+    let null = serde_json::Value::Null;
+    let id = match object.get(&fields.id).unwrap_or(&null) {
         Value::String(s) if !s.is_empty() => s.clone(),
         Value::Number(n) if n.is_i64() || n.is_u64() => n.to_string(),
         other => {
@@ -233,7 +252,7 @@ fn record_of(
     };
     let mut parts = Vec::with_capacity(fields.text.len());
     for name in &fields.text {
-        match &object[name] {
+        match object.get(name).unwrap_or(&null) {
             Value::String(s) => parts.push(s.as_str()),
             Value::Null => parts.push(""),
             other => return Err(bad(name, format!("expected text, found {other}"))),
@@ -242,46 +261,48 @@ fn record_of(
     Ok(Record::from_fields(id, &parts))
 }
 
-fn to_json(value: &AnyValue) -> serde_json::Value {
-    use serde_json::Value;
-    match value {
-        AnyValue::Null => Value::Null,
-        AnyValue::Boolean(b) => (*b).into(),
-        AnyValue::String(s) => (*s).into(),
-        AnyValue::StringOwned(s) => s.as_str().into(),
-        AnyValue::UInt8(n) => (*n).into(),
-        AnyValue::UInt16(n) => (*n).into(),
-        AnyValue::UInt32(n) => (*n).into(),
-        AnyValue::UInt64(n) => (*n).into(),
-        AnyValue::Int8(n) => (*n).into(),
-        AnyValue::Int16(n) => (*n).into(),
-        AnyValue::Int32(n) => (*n).into(),
-        AnyValue::Int64(n) => (*n).into(),
-        AnyValue::Float32(x) => f64::from(*x).into(),
-        AnyValue::Float64(x) => (*x).into(),
-        other => other.to_string().into(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::io::Input;
+    use arrow_array::{
+        ArrayRef, BinaryArray, Int64Array, LargeStringArray, ListArray, StringArray,
+    };
+    use parquet::arrow::ArrowWriter;
+    use std::sync::Arc;
+
+    /// Writes `columns` as a Parquet file at `path`.
+    pub(crate) fn write_parquet(path: &Path, columns: Vec<(&str, ArrayRef)>) {
+        let batch = RecordBatch::try_from_iter(columns).unwrap();
+        let mut writer =
+            ArrowWriter::try_new(File::create(path).unwrap(), batch.schema(), None).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+    }
 
     #[test]
     fn parquet_rows_become_records_with_all_columns() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("docs.parquet");
-        let mut frame = df!(
-            "core_id" => ["a", "b", "c"],
-            "processed_title" => [Some("zażółć gęślą jaźń"), Some("title"), None],
-            "processed_abstract" => ["x", "y", "z"],
-            "year" => [2020i64, 2021, 2022],
-        )
-        .unwrap();
-        ParquetWriter::new(File::create(&path).unwrap())
-            .finish(&mut frame)
-            .unwrap();
+        write_parquet(
+            &path,
+            vec![
+                ("core_id", Arc::new(StringArray::from(vec!["a", "b", "c"]))),
+                (
+                    "processed_title",
+                    Arc::new(LargeStringArray::from(vec![
+                        Some("zażółć gęślą jaźń"),
+                        Some("title"),
+                        None,
+                    ])),
+                ),
+                (
+                    "processed_abstract",
+                    Arc::new(StringArray::from(vec!["x", "y", "z"])),
+                ),
+                ("year", Arc::new(Int64Array::from(vec![2020, 2021, 2022]))),
+            ],
+        );
         let fields = FieldSpec::default();
         let raws: Vec<RawRecord> = Input::new(&path, None)
             .unwrap()
@@ -321,23 +342,21 @@ mod tests {
     fn binary_and_list_text_columns_are_refused_by_name() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("docs.parquet");
-        let titles = Series::new("processed_title".into(), [&b"caf\xe9"[..], b"tea"]);
-        let abstracts = Series::new(
-            "processed_abstract".into(),
-            [
-                Series::new("".into(), ["a", "b"]),
-                Series::new("".into(), ["c"]),
+        let lists = ListArray::from_iter_primitive::<arrow_array::types::Int64Type, _, _>(vec![
+            Some(vec![Some(1)]),
+            Some(vec![Some(2), Some(3)]),
+        ]);
+        write_parquet(
+            &path,
+            vec![
+                ("core_id", Arc::new(Int64Array::from(vec![1, 2]))),
+                (
+                    "processed_title",
+                    Arc::new(BinaryArray::from(vec![&b"caf\xe9"[..], b"tea"])),
+                ),
+                ("processed_abstract", Arc::new(lists)),
             ],
         );
-        let mut frame = DataFrame::new_infer_height(vec![
-            Series::new("core_id".into(), [1i64, 2]).into(),
-            titles.into(),
-            abstracts.into(),
-        ])
-        .unwrap();
-        ParquetWriter::new(File::create(&path).unwrap())
-            .finish(&mut frame)
-            .unwrap();
         let open = |text: &str| {
             let fields = FieldSpec {
                 id: "core_id".into(),
@@ -360,5 +379,26 @@ mod tests {
             "{err}"
         );
         assert!(err.contains("join lists first"), "{err}");
+    }
+
+    #[test]
+    fn a_batch_holds_as_many_rows_as_fit_its_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("wide.parquet");
+        let wide = "w".repeat(4 << 20);
+        write_parquet(
+            &path,
+            vec![
+                ("id", Arc::new(StringArray::from(vec!["a", "b"]))),
+                (
+                    "text",
+                    Arc::new(StringArray::from(vec![wide.as_str(), "short"])),
+                ),
+            ],
+        );
+        let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(&path).unwrap()).unwrap();
+        // Two rows of about 2 MB on average: about 8 to a batch of 16 MB.
+        let rows = batch_rows(builder.metadata());
+        assert!((6..=8).contains(&rows), "{rows}");
     }
 }
