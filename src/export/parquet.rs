@@ -283,3 +283,192 @@ mod tests {
         );
     }
 }
+
+/// Random Arrow schemas (nulls, nesting) written to Parquet: every column a run does not read
+/// comes back in `unique.parquet` as it was written.
+#[cfg(test)]
+mod random_schemas {
+    use super::*;
+    use crate::io::{FieldSpec, ReadOptions};
+    use arrow_array::builder::StringDictionaryBuilder;
+    use arrow_array::types::Int32Type;
+    use arrow_array::*;
+    use arrow_schema::Fields;
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use proptest::prelude::*;
+    use rand::{Rng, RngExt, SeedableRng};
+
+    /// `value` where `valid` says row `i` has one.
+    fn some<T>(valid: &[bool], i: usize, value: T) -> Option<T> {
+        valid[i].then_some(value)
+    }
+
+    /// A column of `rows` values of a type drawn by `rng` (nested while `depth` allows), about
+    /// a fifth of them null.
+    fn column(rng: &mut impl Rng, rows: usize, depth: u32) -> (DataType, ArrayRef) {
+        let kinds = if depth < 2 { 19 } else { 17 };
+        let valid: Vec<bool> = (0..rows).map(|_| rng.random_range(0..5) > 0).collect();
+        let words = ["alpha", "beta", "", "ü", "x y"];
+        let array: ArrayRef = match rng.random_range(0..kinds) {
+            0 => Arc::new(
+                (0..rows)
+                    .map(|i| some(&valid, i, i as i8))
+                    .collect::<Int8Array>(),
+            ),
+            1 => Arc::new(
+                (0..rows)
+                    .map(|i| some(&valid, i, -(i as i16)))
+                    .collect::<Int16Array>(),
+            ),
+            2 => Arc::new(
+                (0..rows)
+                    .map(|i| some(&valid, i, i as i64 * 7))
+                    .collect::<Int64Array>(),
+            ),
+            3 => Arc::new(
+                (0..rows)
+                    .map(|i| some(&valid, i, i as u8))
+                    .collect::<UInt8Array>(),
+            ),
+            4 => Arc::new(
+                (0..rows)
+                    .map(|i| some(&valid, i, i as f64 / 3.0))
+                    .collect::<Float64Array>(),
+            ),
+            5 => Arc::new(
+                (0..rows)
+                    .map(|i| some(&valid, i, i % 2 == 0))
+                    .collect::<BooleanArray>(),
+            ),
+            6 => Arc::new(
+                (0..rows)
+                    .map(|i| some(&valid, i, words[i % 5]))
+                    .collect::<StringArray>(),
+            ),
+            7 => Arc::new(
+                (0..rows)
+                    .map(|i| some(&valid, i, words[i % 5]))
+                    .collect::<LargeStringArray>(),
+            ),
+            8 => Arc::new(
+                (0..rows)
+                    .map(|i| some(&valid, i, words[i % 5]))
+                    .collect::<StringViewArray>(),
+            ),
+            9 => Arc::new(BinaryArray::from_opt_vec(
+                (0..rows)
+                    .map(|i| some(&valid, i, &b"\xff\x00b"[..i % 3]))
+                    .collect(),
+            )),
+            10 => Arc::new(
+                (0..rows)
+                    .map(|i| some(&valid, i, i as i32))
+                    .collect::<Date32Array>(),
+            ),
+            11 => Arc::new(
+                (0..rows)
+                    .map(|i| some(&valid, i, i as i64 * 1_000_000))
+                    .collect::<TimestampMicrosecondArray>()
+                    .with_timezone("Europe/Paris"),
+            ),
+            12 => Arc::new(
+                (0..rows)
+                    .map(|i| some(&valid, i, i as i64 * 1000))
+                    .collect::<Time64MicrosecondArray>(),
+            ),
+            13 => Arc::new(
+                (0..rows)
+                    .map(|i| some(&valid, i, i as i64))
+                    .collect::<DurationMillisecondArray>(),
+            ),
+            14 => Arc::new(
+                (0..rows)
+                    .map(|i| some(&valid, i, i as i128 * 125))
+                    .collect::<Decimal128Array>()
+                    .with_precision_and_scale(10, 2)
+                    .unwrap(),
+            ),
+            15 => {
+                let mut dictionary = StringDictionaryBuilder::<Int32Type>::new();
+                for i in 0..rows {
+                    dictionary.append_option(some(&valid, i, words[i % 3]));
+                }
+                Arc::new(dictionary.finish())
+            }
+            16 => Arc::new(NullArray::new(rows)),
+            17 => {
+                let lengths: Vec<usize> = (0..rows).map(|_| rng.random_range(0..3)).collect();
+                let (item, values) = column(rng, lengths.iter().sum(), depth + 1);
+                let field = Arc::new(Field::new("item", item, true));
+                Arc::new(
+                    ListArray::try_new(
+                        field,
+                        arrow_buffer::OffsetBuffer::from_lengths(lengths),
+                        values,
+                        Some(valid.clone().into()),
+                    )
+                    .unwrap(),
+                )
+            }
+            _ => {
+                let (a, first) = column(rng, rows, depth + 1);
+                let (b, second) = column(rng, rows, depth + 1);
+                let fields = Fields::from(vec![Field::new("a", a, true), Field::new("b", b, true)]);
+                Arc::new(
+                    StructArray::try_new(fields, vec![first, second], Some(valid.into())).unwrap(),
+                )
+            }
+        };
+        (array.data_type().clone(), array)
+    }
+
+    proptest! {
+        #[test]
+        fn unread_columns_of_any_type_pass_through(seed in any::<u64>(), rows in 1usize..40) {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+            let mut columns: Vec<(String, ArrayRef)> = vec![
+                ("id".into(), Arc::new((0..rows).map(|i| Some(format!("r{i}"))).collect::<StringArray>())),
+                ("text".into(), Arc::new((0..rows).map(|i| Some(format!("words of row {}", i % 4))).collect::<StringArray>())),
+            ];
+            for c in 0..rng.random_range(1..4) {
+                columns.push((format!("c{c}"), column(&mut rng, rows, 0).1));
+            }
+            let input = RecordBatch::try_from_iter_with_nullable(
+                columns.into_iter().map(|(name, array)| (name, array, true)),
+            )
+            .unwrap();
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("in.parquet");
+            let mut writer = ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), input.schema(), None).unwrap();
+            writer.write(&input).unwrap();
+            writer.close().unwrap();
+
+            // Every row reads as a record.
+            let inputs = [Input::new(&path, None).unwrap()];
+            let read = ReadOptions {
+                fields: FieldSpec { id: "id".into(), text: vec!["text".into()] },
+                skip_invalid: false,
+                max_doc_bytes: crate::io::DEFAULT_MAX_DOC_BYTES,
+            };
+            let records: Vec<_> = inputs[0].open(&read.fields, read.max_record_bytes()).unwrap().collect();
+            prop_assert_eq!(records.len(), rows);
+            for raw in &records {
+                let raw = raw.as_ref().unwrap();
+                prop_assert!(raw.parse(&read.fields).is_ok(), "{:?}", raw.location);
+            }
+
+            // Every other row kept: the same rows, the same schema.
+            let fate = |row: u64| Some(Fate { group: None, kept: row % 2 == 0, duplicate_of: None });
+            let mut unique = Vec::new();
+            export(&inputs, fate, &mut unique, None::<Vec<u8>>).unwrap();
+            let copy = dir.path().join("unique.parquet");
+            std::fs::write(&copy, unique).unwrap();
+            let reader = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&copy).unwrap()).unwrap();
+            prop_assert_eq!(reader.schema(), &input.schema());
+            let batches: Vec<RecordBatch> = reader.build().unwrap().map(|b| b.unwrap()).collect();
+            let kept = arrow_select::concat::concat_batches(&input.schema(), &batches).unwrap();
+            let mask: BooleanArray = (0..rows).map(|i| Some(i % 2 == 0)).collect();
+            prop_assert_eq!(kept, arrow_select::filter::filter_record_batch(&input, &mask).unwrap());
+        }
+    }
+}
