@@ -1,5 +1,6 @@
-//! Calls into libraries that panic on input they cannot handle (Qdrant's embedded engine on
-//! damaged files, and its log on a failed flush). Such a panic is no bug of
+//! Calls into libraries that panic on input they cannot handle: Qdrant's embedded engine on
+//! damaged files (and its log on a failed flush), the Parquet reader on damaged pages and
+//! footers. Such a panic is no bug of
 //! the caller's to report with a backtrace; [`catch`] turns it into the library's message, for
 //! an error that says what to do, and the binary's panic hook keeps quiet while a call runs
 //! ([`catching`]).

@@ -39,6 +39,39 @@ fn fields() -> FieldSpec {
     }
 }
 
+/// A small Parquet file in the fields' columns, with a list column beside them.
+fn parquet_sample() -> Vec<u8> {
+    use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+    use std::sync::Arc;
+    let rows = 50;
+    let batch = RecordBatch::try_from_iter([
+        (
+            "id",
+            Arc::new(
+                (0..rows)
+                    .map(|i| Some(format!("r{i}")))
+                    .collect::<StringArray>(),
+            ) as ArrayRef,
+        ),
+        (
+            "text",
+            Arc::new(
+                (0..rows)
+                    .map(|i| Some(format!("words of row {i}")))
+                    .collect::<StringArray>(),
+            ),
+        ),
+        ("n", Arc::new((0..rows).map(Some).collect::<Int64Array>())),
+    ])
+    .unwrap();
+    let mut bytes = Vec::new();
+    let mut writer =
+        parquet::arrow::ArrowWriter::try_new(&mut bytes, batch.schema(), None).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+    bytes
+}
+
 /// Reads `path` as neardup does, returning (records framed, records parsed, bad records).
 fn read_all(path: &Path, format: InputFormat) -> neardup::Result<(usize, usize, usize)> {
     let read = ReadOptions {
@@ -96,6 +129,29 @@ proptest! {
             Ok((framed, parsed, bad)) => prop_assert_eq!(parsed + bad, framed),
             // Only an over-long row stops the reader, and it is named.
             Err(e) => prop_assert!(e.to_string().contains("in.csv:"), "{}", e),
+        }
+    }
+
+    #[test]
+    fn a_damaged_parquet_file_is_read_or_refused_by_name(
+        cuts in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..6),
+        truncate in any::<prop::sample::Index>(),
+        shorten in any::<bool>(),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("in.parquet");
+        let mut bytes = parquet_sample();
+        for (at, byte) in cuts {
+            let at = at.index(bytes.len());
+            bytes[at] = byte;
+        }
+        if shorten {
+            bytes.truncate(truncate.index(bytes.len()));
+        }
+        std::fs::write(&path, &bytes).unwrap();
+        match read_all(&path, InputFormat::Parquet) {
+            Ok((framed, parsed, bad)) => prop_assert_eq!(parsed + bad, framed),
+            Err(e) => prop_assert!(e.to_string().contains("in.parquet"), "{}", e),
         }
     }
 

@@ -14,7 +14,7 @@ use parquet::arrow::ArrowWriter;
 use super::{DUPLICATE_OF_COLUMN, Fate, GROUP_COLUMN, KEEP_COLUMN};
 use crate::error::{Error, Location, Result};
 use crate::io::Input;
-use crate::io::parquet::{batches, unreadable};
+use crate::io::parquet::{batches, next_batch};
 
 /// Copies the rows of `inputs` (Parquet files sharing one schema): those `fate` keeps into
 /// `unique`, and every row read as a document, annotated, into `annotated`. `fate` gets a
@@ -32,7 +32,7 @@ pub fn export<'a, U: Write + Send, A: Write + Send>(
     let mut kept = 0;
     for input in inputs {
         let path = &input.path;
-        let (reader, schema) = batches(path)?;
+        let (mut reader, schema) = batches(path)?;
         match &first_schema {
             None => first_schema = Some((schema.clone(), input)),
             Some((first, first_input)) if first.fields() != schema.fields() => {
@@ -49,8 +49,8 @@ pub fn export<'a, U: Write + Send, A: Write + Send>(
             Some(_) => {}
         }
         let (schema, _) = first_schema.as_ref().expect("set above");
-        for batch in reader {
-            let batch = batch.map_err(|e| unreadable(path, e.to_string()))?;
+        while let Some(batch) = next_batch(&mut reader, path) {
+            let batch = batch?;
             let fates: Vec<Option<Fate>> = (0..batch.num_rows() as u64)
                 .map(|row| fate(ordinal + row))
                 .collect();

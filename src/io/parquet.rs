@@ -24,15 +24,28 @@ const BATCH_BYTES: u64 = 16 << 20;
 /// A reader of the file at `path` in batches sized for its rows, and the file's schema.
 pub fn batches(path: &Path) -> Result<(ParquetRecordBatchReader, std::sync::Arc<Schema>)> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file)
-        .map_err(|e| unreadable(path, e.to_string()))?;
-    let schema = builder.schema().clone();
-    let rows = batch_rows(builder.metadata());
-    let reader = builder
-        .with_batch_size(rows)
-        .build()
-        .map_err(|e| unreadable(path, e.to_string()))?;
-    Ok((reader, schema))
+    // The reader panics on some damaged files (a negative column length in the footer).
+    crate::foreign::catch(|| {
+        let builder = ParquetRecordBatchReaderBuilder::try_new(file)?;
+        let schema = builder.schema().clone();
+        let rows = batch_rows(builder.metadata());
+        Ok((builder.with_batch_size(rows).build()?, schema))
+    })
+    .map_err(|cause| unreadable(path, cause))?
+    .map_err(|e: parquet::errors::ParquetError| unreadable(path, e.to_string()))
+}
+
+/// The next batch of `reader`, reading the file at `path`; a panic of the reader on a damaged
+/// page is an error too.
+pub fn next_batch(
+    reader: &mut ParquetRecordBatchReader,
+    path: &Path,
+) -> Option<Result<RecordBatch>> {
+    match crate::foreign::catch(|| reader.next()) {
+        Ok(None) => None,
+        Ok(Some(batch)) => Some(batch.map_err(|e| unreadable(path, e.to_string()))),
+        Err(cause) => Some(Err(unreadable(path, cause))),
+    }
 }
 
 /// Rows a batch takes: [`BATCH_BYTES`] over the largest mean row of any row group.
@@ -215,9 +228,9 @@ impl Iterator for Rows {
 
     fn next(&mut self) -> Option<Self::Item> {
         while self.buffered.is_empty() {
-            let batch = match self.batches.next()? {
+            let batch = match next_batch(&mut self.batches, &self.path)? {
                 Ok(batch) => batch,
-                Err(e) => return Some(Err(unreadable(&self.path, e.to_string()))),
+                Err(e) => return Some(Err(e)),
             };
             if let Err(e) = self.read_batch(&batch) {
                 return Some(Err(e));
