@@ -343,6 +343,7 @@ pub(super) async fn add_document(
             false => None,
         };
         let mut inserted = Vec::with_capacity(count);
+        let mut last = None;
         let insert_all = || -> Result<Vec<Duplicates>, ApiError> {
             let mut added = Vec::with_capacity(count);
             for (i, (id, text)) in docs.into_iter().enumerate() {
@@ -363,7 +364,7 @@ pub(super) async fn add_document(
                     }
                     let found = state.index.insert_in(&id, new, batch)?;
                     inserted.push(id.clone());
-                    arrival.applied();
+                    last = Some(arrival.applied());
                     found
                 };
                 added.push(Duplicates {
@@ -374,19 +375,18 @@ pub(super) async fn add_document(
             Ok(added)
         };
         let outcome = insert_all();
-        let arrival = state.commits.arrive();
-        let last = {
+        if let Some(batch) = batch {
+            // The batch's end is a write of its own, so that the flush below covers it.
+            let arrival = state.commits.arrive();
             let _write = state.writes.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(batch) = batch {
-                if outcome.is_err() {
-                    for id in &inserted {
-                        state.index.remove(id)?;
-                    }
+            if outcome.is_err() {
+                for id in &inserted {
+                    state.index.remove(id)?;
                 }
-                state.index.end_batch(batch)?;
             }
-            arrival.applied()
-        };
+            state.index.end_batch(batch)?;
+            last = Some(arrival.applied());
+        }
         let added = match (outcome, batch) {
             (Ok(added), _) => added,
             (Err(e), None) => return Err(e),
@@ -397,7 +397,9 @@ pub(super) async fn add_document(
                 });
             }
         };
-        durable(&state, last)?;
+        if let Some(seq) = last {
+            durable(&state, seq)?;
+        }
         Ok(added)
     })
     .await?;
