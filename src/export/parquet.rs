@@ -27,15 +27,23 @@ pub fn export<'a, U: Write + Send, A: Write + Send>(
 ) -> Result<(u64, usize)> {
     let mut unique = Writer::new(unique);
     let mut annotated = annotated.map(Writer::new);
-    let mut first_schema: Option<(SchemaRef, &Input)> = None;
+    // The first input's schema, the annotated copy's (made once, if one is written), and
+    // that input.
+    let mut first_schema: Option<(SchemaRef, Option<SchemaRef>, &Input)> = None;
     let mut ordinal = 0u64;
     let mut kept = 0;
     for input in inputs {
         let path = &input.path;
         let (mut reader, schema) = batches(path)?;
         match &first_schema {
-            None => first_schema = Some((schema.clone(), input)),
-            Some((first, first_input)) if first.fields() != schema.fields() => {
+            None => {
+                let annotated_schema = annotated
+                    .is_some()
+                    .then(|| annotated_schema(&schema, path))
+                    .transpose()?;
+                first_schema = Some((schema.clone(), annotated_schema, input));
+            }
+            Some((first, _, first_input)) if first.fields() != schema.fields() => {
                 return Err(Error::input(
                     Location::file(path),
                     None,
@@ -48,7 +56,7 @@ pub fn export<'a, U: Write + Send, A: Write + Send>(
             }
             Some(_) => {}
         }
-        let (schema, _) = first_schema.as_ref().expect("set above");
+        let (schema, annotated_schema, _) = first_schema.as_ref().expect("set above");
         while let Some(batch) = next_batch(&mut reader, path) {
             let batch = batch?;
             let fates: Vec<Option<Fate>> = (0..batch.num_rows() as u64)
@@ -60,25 +68,26 @@ pub fn export<'a, U: Write + Send, A: Write + Send>(
                 .collect();
             kept += keep.true_count();
             unique.write(schema, &filter(&batch, &keep, path)?, path)?;
-            if let Some(annotated) = &mut annotated {
+            if let (Some(annotated), Some(annotated_schema)) = (&mut annotated, annotated_schema) {
                 let read: BooleanArray = fates.iter().map(|f| Some(f.is_some())).collect();
                 let fates: Vec<Fate> = fates.into_iter().flatten().collect();
                 let mut columns = filter(&batch, &read, path)?.columns().to_vec();
                 columns.extend(annotation(&fates));
-                let schema = annotated_schema(schema, path)?;
-                let rows = RecordBatch::try_new(schema.clone(), columns)
+                let rows = RecordBatch::try_new(annotated_schema.clone(), columns)
                     .map_err(|e| Error::io(path, std::io::Error::other(e)))?;
-                annotated.write(&schema, &rows, path)?;
+                annotated.write(annotated_schema, &rows, path)?;
             }
             ordinal += batch.num_rows() as u64;
         }
     }
-    let schema = first_schema.map(|(schema, _)| schema);
     let path = inputs.first().map_or(Path::new("-"), |i| i.path.as_path());
-    unique.finish(schema.clone(), path)?;
+    let (schema, annotated_schema) = first_schema
+        .map(|(schema, annotated, _)| (schema, annotated))
+        .unzip();
+    let annotated_schema = annotated_schema.flatten();
+    unique.finish(schema, path)?;
     if let Some(annotated) = annotated {
-        let schema = schema.map(|s| annotated_schema(&s, path)).transpose()?;
-        annotated.finish(schema, path)?;
+        annotated.finish(annotated_schema, path)?;
     }
     Ok((ordinal, kept))
 }

@@ -62,7 +62,7 @@ fn batch_rows(metadata: &ParquetMetaData) -> usize {
 }
 
 /// The error for a file that cannot be read as Parquet.
-pub fn unreadable(path: &Path, problem: String) -> Error {
+fn unreadable(path: &Path, problem: String) -> Error {
     Error::input(
         Location::file(path),
         None,
