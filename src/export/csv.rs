@@ -65,17 +65,11 @@ impl<W: Write> CsvSink<W> {
             }
             Some(_) => Ok(()),
             None => {
-                if annotated
-                    && let Some(taken) = ANNOTATION_COLUMNS
-                        .iter()
-                        .find(|c| header.iter().any(|h| h == *c))
-                {
-                    return Err(Error::input(
+                if annotated {
+                    super::check_not_annotated(
+                        header.iter().map(String::as_str),
                         Location::line(&raw.location.path, 1),
-                        Some(taken),
-                        "the input already has this column (is it an annotated copy?)",
-                        "deduplicate the original input, or rename its neardup_* columns",
-                    ));
+                    )?;
                 }
                 let extra = if annotated {
                     &ANNOTATION_COLUMNS[..]

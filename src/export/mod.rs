@@ -32,6 +32,23 @@ pub const DUPLICATE_OF_COLUMN: &str = "neardup_duplicate_of";
 /// The three, in the order they are added.
 pub const ANNOTATION_COLUMNS: [&str; 3] = [GROUP_COLUMN, KEEP_COLUMN, DUPLICATE_OF_COLUMN];
 
+/// Refuses an input whose `columns` (read at `location`) already hold an annotation column,
+/// which the annotated copy would write twice.
+fn check_not_annotated<'c>(
+    columns: impl IntoIterator<Item = &'c str>,
+    location: crate::error::Location,
+) -> Result<()> {
+    match columns.into_iter().find(|c| ANNOTATION_COLUMNS.contains(c)) {
+        Some(taken) => Err(Error::input(
+            location,
+            Some(taken),
+            "the input already has this column (is it an annotated copy?)",
+            "deduplicate the original input, or rename its neardup_* columns",
+        )),
+        None => Ok(()),
+    }
+}
+
 /// The formats records are written in.
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,

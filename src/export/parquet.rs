@@ -100,17 +100,10 @@ fn filter(batch: &RecordBatch, mask: &BooleanArray, path: &Path) -> Result<Recor
 
 /// The input's schema with the three annotation columns after its own.
 fn annotated_schema(schema: &SchemaRef, path: &Path) -> Result<SchemaRef> {
-    if let Some(taken) = [GROUP_COLUMN, KEEP_COLUMN, DUPLICATE_OF_COLUMN]
-        .into_iter()
-        .find(|c| schema.field_with_name(c).is_ok())
-    {
-        return Err(Error::input(
-            Location::file(path),
-            Some(taken),
-            "the input already has this column (is it an annotated copy?)",
-            "deduplicate the original input, or rename its neardup_* columns",
-        ));
-    }
+    super::check_not_annotated(
+        schema.fields().iter().map(|f| f.name().as_str()),
+        Location::file(path),
+    )?;
     let mut fields: Vec<Arc<Field>> = schema.fields().iter().cloned().collect();
     fields.extend([
         Arc::new(Field::new(GROUP_COLUMN, DataType::UInt64, true)),

@@ -150,6 +150,24 @@ pub fn index_sample_with_glove(index: &Path, vectors: &Path, extra: &[&str]) {
     ok(&args);
 }
 
+/// The arguments of `neardup dedup INPUTS --method minhash` over the columns `id` and `text`,
+/// into `out`, then `extra` (`-q` among them to run quietly).
+pub fn minhash_id_text<'a>(inputs: &[&'a Path], out: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["dedup"];
+    args.extend(inputs.iter().map(|input| s(input)));
+    args.extend([
+        "--method",
+        "minhash",
+        "--id-field",
+        "id",
+        "--text-field",
+        "text",
+    ]);
+    args.extend(["--out", s(out)]);
+    args.extend(extra);
+    args
+}
+
 /// Runs `neardup dedup INPUT --method minhash` (plus `extra`) quietly into a new temporary
 /// folder, which it returns.
 pub fn dedup_minhash(input: &Path, extra: &[&str]) -> tempfile::TempDir {

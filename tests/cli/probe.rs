@@ -23,19 +23,7 @@ fn a_csv_quote_that_never_closes_is_an_error_naming_its_line() {
     )
     .unwrap();
     let out = dir.path().join("out");
-    let args = [
-        "dedup",
-        s(&csv),
-        "--method",
-        "minhash",
-        "--id-field",
-        "id",
-        "--text-field",
-        "text",
-        "--out",
-        s(&out),
-        "-q",
-    ];
+    let args = minhash_id_text(&[&csv], &out, &["-q"]);
     let message = rejected(&args);
     assert!(message.contains("in.csv:2"), "{message}");
     assert!(message.contains("never closed"), "{message}");
@@ -61,19 +49,7 @@ fn tsv_has_no_quoting_and_comes_back_byte_for_byte() {
     ];
     std::fs::write(&tsv, rows.join("\n") + "\n").unwrap();
     let out = dir.path().join("out");
-    ok(&[
-        "dedup",
-        s(&tsv),
-        "--method",
-        "minhash",
-        "--id-field",
-        "id",
-        "--text-field",
-        "text",
-        "--out",
-        s(&out),
-        "-q",
-    ]);
+    ok(&minhash_id_text(&[&tsv], &out, &["-q"]));
     let unique = std::fs::read_to_string(out.join("unique.tsv")).unwrap();
     assert_eq!(
         unique.lines().collect::<Vec<_>>(),
@@ -87,21 +63,11 @@ fn tsv_has_no_quoting_and_comes_back_byte_for_byte() {
     // A CSV cell with a tab cannot become TSV: refused, not written broken.
     let csv = dir.path().join("in.csv");
     std::fs::write(&csv, "id,text\na,\"one\ttwo three four five\"\n").unwrap();
-    let message = rejected(&[
-        "dedup",
-        s(&csv),
-        "--method",
-        "minhash",
-        "--id-field",
-        "id",
-        "--text-field",
-        "text",
-        "--out",
-        s(&dir.path().join("out2")),
-        "--out-format",
-        "tsv",
-        "-q",
-    ]);
+    let message = rejected(&minhash_id_text(
+        &[&csv],
+        &dir.path().join("out2"),
+        &["--out-format", "tsv", "-q"],
+    ));
     assert!(
         message.contains("in.csv:2") && message.contains("TSV cannot hold"),
         "{message}"
@@ -115,20 +81,11 @@ fn csv_inputs_with_other_columns_are_refused_before_the_work() {
     let two = dir.path().join("two.csv");
     std::fs::write(&one, "id,text\na,alpha beta gamma delta\n").unwrap();
     std::fs::write(&two, "id,text,year\nb,alpha beta gamma delta,2001\n").unwrap();
-    let message = rejected(&[
-        "dedup",
-        s(&one),
-        s(&two),
-        "--method",
-        "minhash",
-        "--id-field",
-        "id",
-        "--text-field",
-        "text",
-        "--out",
-        s(&dir.path().join("out")),
-        "-q",
-    ]);
+    let message = rejected(&minhash_id_text(
+        &[&one, &two],
+        &dir.path().join("out"),
+        &["-q"],
+    ));
     assert!(
         message.contains("two.csv") && message.contains("one header"),
         "{message}"
@@ -151,20 +108,11 @@ fn keep_by_a_field_prefers_numbers_over_other_values() {
     .unwrap();
     for (order, kept) in [("max", "z"), ("min", "x")] {
         let out = dir.path().join(order);
-        let run = ok(&[
-            "dedup",
-            s(&csv),
-            "--method",
-            "minhash",
-            "--id-field",
-            "id",
-            "--text-field",
-            "text",
-            "--keep",
-            &format!("field:year:{order}"),
-            "--out",
-            s(&out),
-        ]);
+        let run = ok(&minhash_id_text(
+            &[&csv],
+            &out,
+            &["--keep", &format!("field:year:{order}")],
+        ));
         let groups = std::fs::read_to_string(out.join("groups.jsonl")).unwrap();
         assert!(
             groups.contains(&format!("\"kept\":\"{kept}\"")),
@@ -524,19 +472,7 @@ fn parquet_columns_of_every_arrow_type_pass_through_unchanged() {
     for column in columns {
         let input = folder.join(format!("{column}.parquet"));
         let out = dir.path().join(column);
-        ok(&[
-            "dedup",
-            s(&input),
-            "--method",
-            "minhash",
-            "--id-field",
-            "id",
-            "--text-field",
-            "text",
-            "--out",
-            s(&out),
-            "-q",
-        ]);
+        ok(&minhash_id_text(&[&input], &out, &["-q"]));
         let (schema, _) = parquet_file(&input);
         let (unique, kept) = parquet_file(&out.join("unique.parquet"));
         assert_eq!(unique, schema, "{column}: the input's schema, unchanged");
@@ -546,21 +482,11 @@ fn parquet_columns_of_every_arrow_type_pass_through_unchanged() {
         assert_eq!((annotated.fields().len(), rows), (6, 6), "{column}");
         // As JSON Lines, every cell has a value of its own.
         let jsonl = dir.path().join(format!("{column}-jsonl"));
-        ok(&[
-            "dedup",
-            s(&input),
-            "--method",
-            "minhash",
-            "--id-field",
-            "id",
-            "--text-field",
-            "text",
-            "--out",
-            s(&jsonl),
-            "--out-format",
-            "jsonl",
-            "-q",
-        ]);
+        ok(&minhash_id_text(
+            &[&input],
+            &jsonl,
+            &["--out-format", "jsonl", "-q"],
+        ));
         let first = std::fs::read_to_string(jsonl.join("unique.jsonl")).unwrap();
         let record: serde_json::Value =
             serde_json::from_str(first.lines().next().unwrap()).unwrap();
