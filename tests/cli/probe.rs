@@ -60,6 +60,18 @@ fn tsv_has_no_quoting_and_comes_back_byte_for_byte() {
         annotated.lines().nth(2),
         Some(format!("{}\t0\tfalse\ta", rows[2]).as_str())
     );
+    // An annotated copy deduplicated again would get its annotation columns twice.
+    let annotated = out.join("annotated.tsv");
+    let message = rejected(&minhash_id_text(
+        &[&annotated],
+        &dir.path().join("again"),
+        &[],
+    ));
+
+    assert!(
+        message.contains("neardup_group") && message.contains("annotated copy"),
+        "{message}"
+    );
     // A CSV cell with a tab cannot become TSV: refused, not written broken.
     let csv = dir.path().join("in.csv");
     std::fs::write(&csv, "id,text\na,\"one\ttwo three four five\"\n").unwrap();
@@ -480,6 +492,10 @@ fn parquet_columns_of_every_arrow_type_pass_through_unchanged() {
         let (annotated, rows) = parquet_file(&out.join("annotated.parquet"));
         assert_eq!(annotated.fields()[..3], schema.fields()[..], "{column}");
         assert_eq!((annotated.fields().len(), rows), (6, 6), "{column}");
+        let again = dir.path().join(format!("{column}-again"));
+        let annotated = out.join("annotated.parquet");
+        let message = rejected(&minhash_id_text(&[&annotated], &again, &[]));
+        assert!(message.contains("annotated copy"), "{column}: {message}");
         // As JSON Lines, every cell has a value of its own.
         let jsonl = dir.path().join(format!("{column}-jsonl"));
         ok(&minhash_id_text(
