@@ -21,9 +21,10 @@ use std::collections::HashSet;
 use std::time::Instant;
 
 use neardup::embed::{Centre, Embedder, StaticEmbedder, cosine, models};
+use neardup::search::ExactScan;
 use neardup::store::{
-    EdgeStore, ExactScan, GraphSettings, Neighbour, OpenMode, Quantization, Quantized,
-    SearchOptions, StoredPoint, VectorStore,
+    EdgeStore, GraphSettings, Neighbour, OpenMode, Quantization, Quantized, SearchOptions,
+    StoredPoint, VectorStore,
 };
 use neardup::synth::Generator;
 

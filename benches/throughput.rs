@@ -12,8 +12,9 @@
 use std::time::Instant;
 
 use neardup::io::{FieldSpec, Input, ReadOptions};
-use neardup::pipeline::{self, Method, MethodName, OutputSpec};
+use neardup::pipeline::{self, Method, OutputSpec};
 use neardup::results::RunWriter;
+use neardup::settings::MethodName;
 use neardup::sketch::MinHasher;
 use neardup::synth::Generator;
 use neardup::text::{Shingler, words};

@@ -47,6 +47,7 @@ pub mod pipeline;
 mod prefetch;
 pub mod progress;
 pub mod results;
+pub mod search;
 pub mod serve;
 pub mod settings;
 pub mod similarity;

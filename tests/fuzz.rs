@@ -186,7 +186,7 @@ fn served() -> (tempfile::TempDir, axum::Router) {
         .collect();
     std::fs::write(&glove, vectors).unwrap();
     let settings: IndexSettings = neardup::settings::read(
-        neardup::pipeline::MethodName::TwoStage,
+        neardup::settings::MethodName::TwoStage,
         serde_json::json!({"embedder": "glove", "glove": glove})
             .as_object()
             .unwrap(),

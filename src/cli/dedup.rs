@@ -7,7 +7,8 @@ use clap::Args;
 use crate::error::Result;
 use crate::export::OutputFormat;
 use crate::group::KeepPolicy;
-use crate::pipeline::{MethodName, OutputSpec, PipelineSpec};
+use crate::pipeline::{OutputSpec, PipelineSpec};
+use crate::settings::MethodName;
 
 /// Find duplicate groups; write pairs.jsonl, groups.jsonl, the records kept (unique.*), the
 /// input annotated with each record's group (annotated.*) and summary.json.

@@ -9,8 +9,8 @@ use clap::Args;
 use crate::error::Result;
 use crate::group::{Linkage, linked_groups};
 use crate::io::read_corpus;
-use crate::pipeline::MethodName;
 use crate::results::GroupRecord;
+use crate::settings::MethodName;
 use crate::similarity::{Measure, Scorer};
 
 /// Group documents whose similarity reaches a threshold and print each group with its

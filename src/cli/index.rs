@@ -8,7 +8,8 @@ use clap::Args;
 
 use crate::error::{Error, Result};
 use crate::index::{DocumentIndex, Match};
-use crate::pipeline::{self, MethodName, TwoStageConfig};
+use crate::pipeline::{self, TwoStageConfig};
+use crate::settings::MethodName;
 
 /// Build a persistent vector + MinHash index of a corpus, for `neardup query`.
 #[derive(Debug, Args)]

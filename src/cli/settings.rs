@@ -15,7 +15,8 @@ use regex::Regex;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::pipeline::{Method, MethodConfig, MethodName};
+use crate::pipeline::{Method, MethodConfig};
+use crate::settings::MethodName;
 use crate::settings::{Kind, SETTINGS, Setting, SettingError};
 
 /// The defaults the methods that take `setting` have, in words: `0.8 for minhash, two-stage;

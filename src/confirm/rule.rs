@@ -88,8 +88,16 @@ const MIN_CONTAINED_WORDS: u32 = 10;
 const CONTAINED_TITLE_JACCARD: f64 = 0.5;
 
 impl Default for ConfirmRule {
+    /// The evidence rule at the values chosen on the validation suite (the type's doc).
     fn default() -> Self {
-        crate::settings::default_of(crate::pipeline::MethodName::Minhash)
+        ConfirmRule {
+            threshold: 0.8,
+            confirm: Confirm::Evidence,
+            min_shingles: 4,
+            title_threshold: 0.8,
+            containment: 0.7,
+            number_guard: NumberGuard::Title,
+        }
     }
 }
 
@@ -269,7 +277,11 @@ mod tests {
     #[test]
     fn judging_without_the_evidence_gives_the_verdicts_and_estimates_of_deciding() {
         let rule = ConfirmRule::default();
-        let banding = MinHashParams::default().banding(&rule);
+        let banding = super::super::ConfirmSettings {
+            rule,
+            ..Default::default()
+        }
+        .banding();
         let words = |from: usize, count: usize| -> String {
             (from..from + count)
                 .map(|i| format!("w{}", i * 7 % 101))
@@ -314,7 +326,11 @@ mod tests {
     #[test]
     fn a_title_only_copy_passes_and_a_short_title_with_a_word_more_is_another() {
         let rule = ConfirmRule::default();
-        let banding = MinHashParams::default().banding(&rule);
+        let banding = super::super::ConfirmSettings {
+            rule,
+            ..Default::default()
+        }
+        .banding();
         let body = "we asked the editors of forty journals how they handle the letters readers \
             send about published trials and what share of them reach print";
         let decide = |a: &Sketch, b: &Sketch| rule.decide(a.as_ref(), b.as_ref(), banding).1;
@@ -335,7 +351,11 @@ mod tests {
     #[test]
     fn versions_of_one_paper_pass_and_a_different_phase_is_refused() {
         let rule = ConfirmRule::default();
-        let banding = MinHashParams::default().banding(&rule);
+        let banding = super::super::ConfirmSettings {
+            rule,
+            ..Default::default()
+        }
+        .banding();
         let abstract_ = "we studied the effect of early mobilisation on recovery after stroke in \
             a randomised trial of two hundred patients across four hospitals and found that \
             walking within two days shortened the stay and improved independence at three months \

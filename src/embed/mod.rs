@@ -111,10 +111,19 @@ pub struct EmbedderSpec {
 }
 
 impl Default for EmbedderSpec {
+    /// The static vectors, fetched; MiniLM's input cut at its training length.
     fn default() -> Self {
-        crate::settings::default_of(crate::pipeline::MethodName::TwoStage)
+        EmbedderSpec {
+            embedder: EmbedderKind::Static,
+            model_dir: None,
+            glove: None,
+            max_tokens: 128,
+        }
     }
 }
+
+/// Whether vectors are centred on the corpus mean unless told (see [`Centre`]).
+pub const CENTRE_BY_DEFAULT: bool = true;
 
 impl EmbedderSpec {
     /// Checks that GloVe has its file.

@@ -23,11 +23,20 @@ use rayon::prelude::*;
 
 /// How similar pairs become groups.
 #[derive(
-    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum Linkage {
     /// Connected components of the similarity graph.
+    #[default]
     Single,
     /// Every pair of members is similar.
     Complete,

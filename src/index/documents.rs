@@ -16,7 +16,7 @@ use crate::embed::{self, Centre, Embedder, EmbedderSpec, ModelIdentity};
 use crate::error::{Error, Location, Result};
 use crate::io::Record;
 use crate::io::write_json_pretty;
-use crate::pipeline::MethodName;
+use crate::settings::MethodName;
 use crate::settings::{SettingError, read_among};
 use crate::store::{
     self, Fetched, GraphSettings, Neighbour, OpenMode, SearchOptions, StoreSpec, StoredPoint,
@@ -68,7 +68,13 @@ pub struct IndexSettings {
 
 impl Default for IndexSettings {
     fn default() -> Self {
-        crate::settings::default_of(MethodName::TwoStage)
+        IndexSettings {
+            embedder: EmbedderSpec::default(),
+            store: StoreSpec::default(),
+            confirm: ConfirmSettings::default(),
+            min_cosine: crate::search::DEFAULT_MIN_COSINE,
+            centre: embed::CENTRE_BY_DEFAULT,
+        }
     }
 }
 

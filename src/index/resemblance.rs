@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::io::{AtomicFile, write_json_pretty};
-use crate::pipeline::MethodName;
+use crate::settings::MethodName;
 use crate::text::{ShingleKind, Shingler, Stoplist};
 
 /// Settings of a store.
@@ -36,8 +36,8 @@ impl Default for ResemblanceSettings {
     /// Text::DeDuper's defaults: 5-grams, threshold 0.2, no stoplist.
     fn default() -> Self {
         ResemblanceSettings {
-            ngram_size: 5,
-            threshold: 0.2,
+            ngram_size: crate::similarity::RESEMBLANCE_NGRAM.get(),
+            threshold: crate::similarity::RESEMBLANCE_THRESHOLD,
             stopwords: Vec::new(),
         }
     }

@@ -1,7 +1,6 @@
 //! The exact set methods: `jaccard` (pairs at or above the threshold) and `resemblance`
 //! (pairs above it), both through the prefix-filtered join.
 
-use std::num::NonZeroUsize;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -44,9 +43,6 @@ pub struct ResemblanceConfig {
     pub linkage: Linkage,
 }
 
-/// Text::DeDuper's n-gram size.
-pub(super) const RESEMBLANCE_NGRAM: NonZeroUsize = NonZeroUsize::new(5).unwrap();
-
 impl ResemblanceConfig {
     /// Checks the shingling.
     pub fn validate(&self) -> Result<()> {
@@ -64,7 +60,7 @@ pub(super) fn run(
     strictly_above: bool,
 ) -> Result<Found> {
     let default_ngram = if strictly_above {
-        RESEMBLANCE_NGRAM
+        crate::similarity::RESEMBLANCE_NGRAM
     } else {
         UNIGRAMS
     };

@@ -28,7 +28,7 @@ pub use minhash::MinHashConfig;
 pub use output::write_results;
 pub use simhash::SimHashConfig;
 pub use spec::{EvalSpec, InputSpec, OutputSpec, PipelineSpec};
-pub use two_stage::{BuiltIndex, MAX_TOP_K, Part, TwoStageConfig, build_index};
+pub use two_stage::{BuiltIndex, Part, TwoStageConfig, build_index};
 
 use std::path::Path;
 use std::time::Instant;
@@ -40,35 +40,7 @@ use crate::error::Result;
 use crate::group::{Group, Linkage, linked_groups};
 use crate::io::{Corpus, Input, ReadOptions};
 use crate::results::StageTimes;
-use crate::settings::SettingError;
-
-/// The methods a pipeline can name (`--method`, `name` in a pipeline file).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum MethodName {
-    /// MinHash signatures + LSH (approximate Jaccard, fast at any size).
-    Minhash,
-    /// Exact Jaccard of shingle sets.
-    Jaccard,
-    /// Exact n-gram resemblance (Text::DeDuper: word 5-grams, above 0.2).
-    Resemblance,
-    /// SimHash fingerprints within a Hamming distance.
-    Simhash,
-    /// Embeddings in a vector index propose top-k candidates; MinHash confirms them.
-    TwoStage,
-}
-
-impl MethodName {
-    /// The name as a user writes it (`two-stage`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MethodName::Minhash => "minhash",
-            MethodName::Jaccard => "jaccard",
-            MethodName::Resemblance => "resemblance",
-            MethodName::Simhash => "simhash",
-            MethodName::TwoStage => "two-stage",
-        }
-    }
-}
+use crate::settings::{MethodName, SettingError};
 
 /// One method's settings as their own type ([`Method::config`]).
 pub trait MethodConfig: serde::de::DeserializeOwned + Serialize {

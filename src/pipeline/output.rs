@@ -504,7 +504,8 @@ fn parquet_records(
 mod tests {
     use super::*;
     use crate::io::{DEFAULT_MAX_DOC_BYTES, FieldSpec};
-    use crate::pipeline::{Method, MethodName, dedup};
+    use crate::pipeline::{Method, dedup};
+    use crate::settings::MethodName;
 
     #[test]
     fn pair_lines_are_the_json_of_pair_records_sorted_by_their_ids() {

@@ -440,7 +440,7 @@ mod tests {
         };
         assert_eq!(
             (
-                r.shingling.kind(crate::pipeline::exact::RESEMBLANCE_NGRAM),
+                r.shingling.kind(crate::similarity::RESEMBLANCE_NGRAM),
                 r.threshold
             ),
             (crate::text::ShingleKind::Words(5), 0.2)

@@ -1,11 +1,12 @@
 //! Reading typed settings from a key/value map, with errors that name the key.
 //!
 //! Pipeline files, command-line flags and index manifests all give their settings as a flat map
-//! of keys, deserialised into the same types (see [`crate::pipeline::Method`]). Each key is
-//! declared once in [`SETTINGS`]: the methods that take it, its default and its range. Reading
-//! a method's settings ([`read`]) refuses keys the method does not take, checks each value's
-//! range, fills in the defaults, and only then hands the map to the settings type, which has no
-//! defaults of its own.
+//! of keys, deserialised into the same types (see `pipeline::Method`). Each key is declared
+//! once in [`SETTINGS`]: the methods that take it, its range, and its default, which the
+//! registry reads from the type that holds the setting (each type's `Default` owns its values;
+//! a test checks that every method's settings type agrees). Reading a method's settings
+//! ([`read`]) refuses keys the method does not take, checks each value's range, fills in the
+//! defaults, and only then hands the map to the settings type.
 //!
 //! The types are composed of shared parts (`#[serde(flatten)]`), which serde buffers: its
 //! errors then say what is wrong but not where, and its `deny_unknown_fields` does not see
@@ -16,8 +17,10 @@
 //! `serde_path_to_error`). Settings types serialise every key they read, `None` as `null`, for
 //! this and for `summary.json`.
 
+mod method;
 mod registry;
 
+pub use method::MethodName;
 pub use registry::{Kind, Range, SETTINGS, Scope, Setting, defaults, keys_in, setting_of};
 
 use serde::Serialize;
@@ -25,7 +28,6 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::pipeline::MethodName;
 
 /// A setting that cannot be read: the key, when one is to blame, and what is wrong with it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -108,13 +110,6 @@ pub fn check(method: MethodName, key: &str, value: impl Into<Value>) -> Result<(
             key: setting.key,
             message,
         })
-}
-
-/// The declared defaults of `method` read as `T`: the `Default` of a settings type (or of a
-/// part of one), so that the defaults are the declared ones there too.
-pub fn default_of<T: DeserializeOwned>(method: MethodName) -> T {
-    serde_json::from_value(Value::Object(defaults(method)))
-        .expect("the declared defaults read as the method's settings types")
 }
 
 /// Deserialises `given` over `defaults` into `T`, refusing given keys `T` does not have; on

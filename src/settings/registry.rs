@@ -15,12 +15,17 @@ use std::fmt;
 
 use serde_json::Value;
 
-use crate::confirm::{Confirm, NumberGuard};
-use crate::embed::{EmbedderKind, MAX_TOKENS_LIMIT};
+use serde_json::json;
+
+use super::MethodName;
+use crate::confirm::{Confirm, ConfirmRule, NumberGuard};
+use crate::embed::{CENTRE_BY_DEFAULT, EmbedderKind, EmbedderSpec, MAX_TOKENS_LIMIT};
 use crate::group::Linkage;
-use crate::pipeline::{MAX_TOP_K, MethodName};
-use crate::sketch::{Hashing, MAX_NUM_PERM};
-use crate::store::StoreKind;
+use crate::search::{DEFAULT_CELL_PROBES, DEFAULT_MIN_COSINE, DEFAULT_TOP_K, MAX_TOP_K};
+use crate::similarity::{JACCARD_THRESHOLD, RESEMBLANCE_THRESHOLD};
+use crate::sketch::{DEFAULT_MAX_DISTANCE, Hashing, MAX_NUM_PERM, MinHashParams};
+use crate::store::{StoreKind, StoreSpec};
+use crate::text::ShinglingSpec;
 
 /// Where a setting applies beyond the run that gives it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -135,7 +140,7 @@ impl fmt::Display for Range {
 #[derive(Clone, Copy, Debug)]
 pub struct Override {
     method: MethodName,
-    default: &'static str,
+    default: fn() -> Value,
     range: Range,
 }
 
@@ -148,8 +153,9 @@ pub struct Setting {
     pub key: &'static str,
     /// The methods that take it.
     pub methods: &'static [MethodName],
-    /// The default, as JSON (`null`: unset, or resolved when the run starts).
-    pub default: &'static str,
+    /// The default, as JSON (`null`: unset, or resolved when the run starts), read from the
+    /// type that holds the setting, which owns it.
+    pub default: fn() -> Value,
     /// The values it accepts (numbers only; a name or a path is checked by its type).
     pub range: Range,
     /// Methods that take another default or range.
@@ -177,7 +183,7 @@ fn choices<T: clap::ValueEnum>() -> Vec<clap::builder::PossibleValue> {
 const fn setting(
     key: &'static str,
     methods: &'static [MethodName],
-    default: &'static str,
+    default: fn() -> Value,
     heading: &'static str,
     kind: Kind,
     help: &'static str,
@@ -228,8 +234,7 @@ impl Setting {
 
     /// The default `method` takes, as JSON.
     pub fn default_for(&self, method: MethodName) -> Value {
-        let text = self.overridden(method).map_or(self.default, |o| o.default);
-        serde_json::from_str(text).expect("declared defaults are JSON")
+        self.overridden(method).map_or(self.default, |o| o.default)()
     }
 
     /// The values `method` accepts.
@@ -263,74 +268,74 @@ const SIGNED: &[MethodName] = &[Minhash, TwoStage];
 /// Every method setting. Adding a setting is a line here and a field in the settings type of
 /// each method that takes it; a test checks that the two agree.
 pub const SETTINGS: &[Setting] = &[
-    setting("ngram", EVERY_METHOD, "null", SHINGLES, Kind::Count, "Word n-gram size of the shingles")
+    setting("ngram", EVERY_METHOD, || json!(ShinglingSpec::default().ngram), SHINGLES, Kind::Count, "Word n-gram size of the shingles")
         .range(Range::at_least(1.0))
         .default_note("1; 5 for resemblance"),
-    setting("char_ngram", EVERY_METHOD, "null", SHINGLES, Kind::Count, "Use character n-grams of this size instead of word n-grams")
+    setting("char_ngram", EVERY_METHOD, || json!(ShinglingSpec::default().char_ngram), SHINGLES, Kind::Count, "Use character n-grams of this size instead of word n-grams")
         .range(Range::at_least(1.0)),
-    setting("stoplist", EVERY_METHOD, "null", SHINGLES, Kind::Path, "Stoplist file: one word a line (# comments allowed)"),
-    setting("stopwords", EVERY_METHOD, "[]", SHINGLES, Kind::Words, "Stop words given inline, comma-separated"),
-    setting("threshold", THRESHOLDED, "0.8", MATCHING, Kind::Number, "Similarity threshold (minhash and two-stage: their evidence rule also matches titles; resemblance must exceed it)")
+    setting("stoplist", EVERY_METHOD, || json!(ShinglingSpec::default().stoplist), SHINGLES, Kind::Path, "Stoplist file: one word a line (# comments allowed)"),
+    setting("stopwords", EVERY_METHOD, || json!(ShinglingSpec::default().stopwords), SHINGLES, Kind::Words, "Stop words given inline, comma-separated"),
+    setting("threshold", THRESHOLDED, || json!(ConfirmRule::default().threshold), MATCHING, Kind::Number, "Similarity threshold (minhash and two-stage: their evidence rule also matches titles; resemblance must exceed it)")
         .range(Range::SHARE)
         .overrides(&[
-            Override { method: Jaccard, default: "0.7", range: Range::SHARE },
-            Override { method: Resemblance, default: "0.2", range: Range::closed(0.0, 1.0).open_above() },
+            Override { method: Jaccard, default: || json!(JACCARD_THRESHOLD), range: Range::SHARE },
+            Override { method: Resemblance, default: || json!(RESEMBLANCE_THRESHOLD), range: Range::closed(0.0, 1.0).open_above() },
         ]),
-    setting("linkage", EVERY_METHOD, "\"single\"", MATCHING, Kind::Choice(choices::<Linkage>), "How pairs become groups: single (connected), complete (all pairs similar), star (all similar to the representative)"),
-    setting("num_perm", SIGNED, "128", MINHASH, Kind::Count, "MinHash: number of permutations")
+    setting("linkage", EVERY_METHOD, || json!(Linkage::default()), MATCHING, Kind::Choice(choices::<Linkage>), "How pairs become groups: single (connected), complete (all pairs similar), star (all similar to the representative)"),
+    setting("num_perm", SIGNED, || json!(MinHashParams::default().num_perm), MINHASH, Kind::Count, "MinHash: number of permutations")
         .range(Range::closed(1.0, MAX_NUM_PERM as f64)),
-    setting("seed", SIGNED, "1", MINHASH, Kind::Count64, "MinHash: seed of the permutations"),
-    setting("hashing", SIGNED, "\"permutations\"", MINHASH, Kind::Choice(choices::<Hashing>), "MinHash: how the slots are drawn: permutations (one a slot), one-permutation (one hash a word, cut into bins; cheaper, and as accurate on bib-dedupe)"),
-    setting("bands", SIGNED, "null", MINHASH, Kind::Count, "MinHash: LSH bands, with --rows")
+    setting("seed", SIGNED, || json!(MinHashParams::default().seed), MINHASH, Kind::Count64, "MinHash: seed of the permutations"),
+    setting("hashing", SIGNED, || json!(MinHashParams::default().hashing), MINHASH, Kind::Choice(choices::<Hashing>), "MinHash: how the slots are drawn: permutations (one a slot), one-permutation (one hash a word, cut into bins; cheaper, and as accurate on bib-dedupe)"),
+    setting("bands", SIGNED, || json!(MinHashParams::default().bands), MINHASH, Kind::Count, "MinHash: LSH bands, with --rows")
         .range(Range::at_least(1.0))
         .default_note("chosen for the threshold and rule, 20 x 6 with the evidence rule"),
-    setting("rows", SIGNED, "null", MINHASH, Kind::Count, "MinHash: slots per LSH band, with --bands")
+    setting("rows", SIGNED, || json!(MinHashParams::default().rows), MINHASH, Kind::Count, "MinHash: slots per LSH band, with --bands")
         .range(Range::at_least(1.0))
         .default_note("see --bands"),
-    setting("confirm", SIGNED, "\"evidence\"", MINHASH, Kind::Choice(choices::<Confirm>), "MinHash: how candidates are confirmed: evidence (whole-text Jaccard, titles, numbers, short texts), estimate (the Jaccard estimate alone), band"),
-    setting("min_shingles", SIGNED, "4", MINHASH, Kind::Count32, "MinHash, evidence rule: never confirm a text with fewer distinct words: a title such as \"editorial\" matches every other \"editorial\""),
-    setting("title_threshold", SIGNED, "0.8", MINHASH, Kind::Number, "MinHash, evidence rule: title Jaccard (notes removed) that makes a title-only copy of a record a duplicate")
+    setting("confirm", SIGNED, || json!(ConfirmRule::default().confirm), MINHASH, Kind::Choice(choices::<Confirm>), "MinHash: how candidates are confirmed: evidence (whole-text Jaccard, titles, numbers, short texts), estimate (the Jaccard estimate alone), band"),
+    setting("min_shingles", SIGNED, || json!(ConfirmRule::default().min_shingles), MINHASH, Kind::Count32, "MinHash, evidence rule: never confirm a text with fewer distinct words: a title such as \"editorial\" matches every other \"editorial\""),
+    setting("title_threshold", SIGNED, || json!(ConfirmRule::default().title_threshold), MINHASH, Kind::Number, "MinHash, evidence rule: title Jaccard (notes removed) that makes a title-only copy of a record a duplicate")
         .range(Range::SHARE),
-    setting("containment", SIGNED, "0.7", MINHASH, Kind::Number, "MinHash, evidence rule: share of the smaller text's words found in the larger that makes two records with an abstract duplicates (a truncated abstract, a glued prefix, added boilerplate); 0 turns the rule off")
+    setting("containment", SIGNED, || json!(ConfirmRule::default().containment), MINHASH, Kind::Number, "MinHash, evidence rule: share of the smaller text's words found in the larger that makes two records with an abstract duplicates (a truncated abstract, a glued prefix, added boilerplate); 0 turns the rule off")
         .range(Range::closed(0.0, 1.0)),
-    setting("number_guard", SIGNED, "\"title\"", MINHASH, Kind::Choice(choices::<NumberGuard>), "MinHash, evidence rule: which numbers must agree: title (the titles' where both have one, else the whole texts'), text (every number), off"),
-    setting("max_distance", &[Simhash], "3", SIMHASH, Kind::Count32, "SimHash: largest Hamming distance of a duplicate")
+    setting("number_guard", SIGNED, || json!(ConfirmRule::default().number_guard), MINHASH, Kind::Choice(choices::<NumberGuard>), "MinHash, evidence rule: which numbers must agree: title (the titles' where both have one, else the whole texts'), text (every number), off"),
+    setting("max_distance", &[Simhash], || json!(DEFAULT_MAX_DISTANCE), SIMHASH, Kind::Count32, "SimHash: largest Hamming distance of a duplicate")
         .range(Range::closed(0.0, 63.0)),
-    setting("probes", &[Simhash], "null", SIMHASH, Kind::Count, "SimHash: probe this many likeliest bit-flip sets per document instead of the exact search")
+    setting("probes", &[Simhash], || Value::Null, SIMHASH, Kind::Count, "SimHash: probe this many likeliest bit-flip sets per document instead of the exact search")
         .range(Range::at_least(1.0)),
-    setting("embedder", &[TwoStage], "\"static\"", TWO_STAGE, Kind::Choice(choices::<EmbedderKind>), "Two-stage: embedder"),
-    setting("model_dir", &[TwoStage], "null", TWO_STAGE, Kind::Path, "Two-stage: use the model files in this folder instead of fetching (minilm: config.json, tokenizer.json, model.safetensors; static: a folder made by `neardup models fetch static`)")
+    setting("embedder", &[TwoStage], || json!(EmbedderSpec::default().embedder), TWO_STAGE, Kind::Choice(choices::<EmbedderKind>), "Two-stage: embedder"),
+    setting("model_dir", &[TwoStage], || json!(EmbedderSpec::default().model_dir), TWO_STAGE, Kind::Path, "Two-stage: use the model files in this folder instead of fetching (minilm: config.json, tokenizer.json, model.safetensors; static: a folder made by `neardup models fetch static`)")
         .scopes(&[Scope::Local]),
-    setting("glove", &[TwoStage], "null", TWO_STAGE, Kind::Path, "Two-stage: GloVe text file, for --embedder glove")
+    setting("glove", &[TwoStage], || json!(EmbedderSpec::default().glove), TWO_STAGE, Kind::Path, "Two-stage: GloVe text file, for --embedder glove")
         .scopes(&[Scope::Local]),
-    setting("max_tokens", &[TwoStage], "128", TWO_STAGE, Kind::Count, "Two-stage: MiniLM's longest input in tokens")
+    setting("max_tokens", &[TwoStage], || json!(EmbedderSpec::default().max_tokens), TWO_STAGE, Kind::Count, "Two-stage: MiniLM's longest input in tokens")
         .range(Range::closed(1.0, MAX_TOKENS_LIMIT as f64)),
-    setting("top_k", &[TwoStage], "20", TWO_STAGE, Kind::Count, "Two-stage: nearest neighbours per document taken as candidates")
+    setting("top_k", &[TwoStage], || json!(DEFAULT_TOP_K), TWO_STAGE, Kind::Count, "Two-stage: nearest neighbours per document taken as candidates")
         .range(Range::closed(1.0, MAX_TOP_K as f64))
         .scopes(&[Scope::Index, Scope::Serving]),
-    setting("exact_search", &[TwoStage], "false", TWO_STAGE, Kind::Switch, "Two-stage: find each document's true top-k by a full scan instead of the HNSW graph: slower, but the same candidates on every run and engine (up to which of several identical vectors tied at the k-th place is kept)"),
-    setting("cells", &[TwoStage], "0", TWO_STAGE, Kind::Count, "Two-stage: cut the documents' vectors into this many k-means cells and compare each document exactly with the documents of its nearest --cell-probes cells, instead of walking the graph; the pairs MinHash proposes (shared bands, same titles) join the candidates (about one cell per 160 documents: 625 at 100,000, 6,250 at a million; past 1,024 cells a document finds its nearest through about the square root as many coarse cells; 0: walk the graph). Not with --exact-search or --part, which search the whole index"),
-    setting("cell_probes", &[TwoStage], "3", TWO_STAGE, Kind::Count, "Two-stage: the nearest cells each document is searched in")
+    setting("exact_search", &[TwoStage], || json!(false), TWO_STAGE, Kind::Switch, "Two-stage: find each document's true top-k by a full scan instead of the HNSW graph: slower, but the same candidates on every run and engine (up to which of several identical vectors tied at the k-th place is kept)"),
+    setting("cells", &[TwoStage], || json!(0), TWO_STAGE, Kind::Count, "Two-stage: cut the documents' vectors into this many k-means cells and compare each document exactly with the documents of its nearest --cell-probes cells, instead of walking the graph; the pairs MinHash proposes (shared bands, same titles) join the candidates (about one cell per 160 documents: 625 at 100,000, 6,250 at a million; past 1,024 cells a document finds its nearest through about the square root as many coarse cells; 0: walk the graph). Not with --exact-search or --part, which search the whole index"),
+    setting("cell_probes", &[TwoStage], || json!(DEFAULT_CELL_PROBES), TWO_STAGE, Kind::Count, "Two-stage: the nearest cells each document is searched in")
         .range(Range::closed(1.0, 64.0)),
-    setting("min_cosine", &[TwoStage], "0.25", TWO_STAGE, Kind::Number32, "Two-stage: neighbours below this cosine are not candidates (chosen for centred vectors; uncentred ones lie above it)")
+    setting("min_cosine", &[TwoStage], || json!(DEFAULT_MIN_COSINE), TWO_STAGE, Kind::Number32, "Two-stage: neighbours below this cosine are not candidates (chosen for centred vectors; uncentred ones lie above it)")
         .range(Range::closed(-1.0, 1.0)),
-    setting("centre", &[TwoStage], "true", TWO_STAGE, Kind::Switch, "Two-stage: centre every vector on the mean of the first 8,192 documents' vectors before it is stored or searched: unrelated documents then point apart, which the HNSW graph needs, and the graph is built and walked on int8 codes, rescored with the full vectors. Fewer than 1,000 documents give no centre: their vectors stay as made (--no-centre: always)"),
-    setting("store", &[TwoStage], "null", TWO_STAGE, Kind::Choice(choices::<StoreKind>), "Two-stage: vector store")
+    setting("centre", &[TwoStage], || json!(CENTRE_BY_DEFAULT), TWO_STAGE, Kind::Switch, "Two-stage: centre every vector on the mean of the first 8,192 documents' vectors before it is stored or searched: unrelated documents then point apart, which the HNSW graph needs, and the graph is built and walked on int8 codes, rescored with the full vectors. Fewer than 1,000 documents give no centre: their vectors stay as made (--no-centre: always)"),
+    setting("store", &[TwoStage], || json!(StoreSpec::default().store), TWO_STAGE, Kind::Choice(choices::<StoreKind>), "Two-stage: vector store")
         .scopes(&[Scope::Local])
         .default_note("edge, or qdrant with --qdrant-url"),
-    setting("qdrant_url", &[TwoStage], "null", TWO_STAGE, Kind::Text, "Two-stage: Qdrant server gRPC address, e.g. http://localhost:6334")
+    setting("qdrant_url", &[TwoStage], || json!(StoreSpec::default().qdrant_url), TWO_STAGE, Kind::Text, "Two-stage: Qdrant server gRPC address, e.g. http://localhost:6334")
         .scopes(&[Scope::Local, Scope::Serving]),
-    setting("collection", &[TwoStage], "\"neardup\"", TWO_STAGE, Kind::Text, "Two-stage: collection on the Qdrant server")
+    setting("collection", &[TwoStage], || json!(StoreSpec::default().collection), TWO_STAGE, Kind::Text, "Two-stage: collection on the Qdrant server")
         .scopes(&[Scope::Local]),
-    setting("shards", &[TwoStage], "1", TWO_STAGE, Kind::Count32, "Two-stage: shards of a new server collection, spread over a cluster's nodes")
+    setting("shards", &[TwoStage], || json!(StoreSpec::default().shards), TWO_STAGE, Kind::Count32, "Two-stage: shards of a new server collection, spread over a cluster's nodes")
         .range(Range::at_least(1.0))
         .scopes(&[Scope::Local]),
-    setting("replicas", &[TwoStage], "1", TWO_STAGE, Kind::Count32, "Two-stage: copies of each shard on a cluster")
+    setting("replicas", &[TwoStage], || json!(StoreSpec::default().replicas), TWO_STAGE, Kind::Count32, "Two-stage: copies of each shard on a cluster")
         .range(Range::at_least(1.0))
         .scopes(&[Scope::Local]),
-    setting("index", &[TwoStage], "null", TWO_STAGE, Kind::Path, "Two-stage: keep the vector index in this folder, for `neardup query` later; with --part, the shared index `neardup index` built")
+    setting("index", &[TwoStage], || Value::Null, TWO_STAGE, Kind::Path, "Two-stage: keep the vector index in this folder, for `neardup query` later; with --part, the shared index `neardup index` built")
         .scopes(&[Scope::Serving]),
-    setting("part", &[TwoStage], "null", TWO_STAGE, Kind::Text, "Two-stage: search and confirm only part I of N of the documents (e.g. 2/4) in the shared --index, and write its candidates for `neardup merge`")
+    setting("part", &[TwoStage], || Value::Null, TWO_STAGE, Kind::Text, "Two-stage: search and confirm only part I of N of the documents (e.g. 2/4) in the shared --index, and write its candidates for `neardup merge`")
         .scopes(&[]),
 ];
 
@@ -376,6 +381,22 @@ mod tests {
             declared.sort();
             assert_eq!(read, declared, "{}", method.as_str());
         }
+    }
+
+    #[test]
+    fn the_defaults_are_those_of_the_types_that_hold_the_settings() {
+        use crate::confirm::ConfirmSettings;
+        use crate::pipeline::{MinHashConfig, TwoStageConfig};
+        let as_map = |value: Value| value.as_object().expect("an object").clone();
+        assert_eq!(
+            as_map(json!(TwoStageConfig::default())),
+            defaults(MethodName::TwoStage)
+        );
+        let minhash = MinHashConfig {
+            confirm: ConfirmSettings::default(),
+            linkage: Linkage::default(),
+        };
+        assert_eq!(as_map(json!(minhash)), defaults(MethodName::Minhash));
     }
 
     #[test]

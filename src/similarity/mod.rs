@@ -14,6 +14,13 @@ mod measure;
 pub use join::{SetJoin, similar_pairs};
 pub use measure::{Measure, Scorer};
 
+/// The exact Jaccard a pair reaches to be a duplicate, unless told (the design card's 0.7).
+pub const JACCARD_THRESHOLD: f64 = 0.7;
+/// Text::DeDuper's resemblance: word n-grams of this size...
+pub const RESEMBLANCE_NGRAM: std::num::NonZeroUsize = std::num::NonZeroUsize::new(5).unwrap();
+/// ... whose resemblance must exceed this.
+pub const RESEMBLANCE_THRESHOLD: f64 = 0.2;
+
 use std::collections::{HashMap, HashSet};
 
 use crate::text::for_each_word;

@@ -29,10 +29,11 @@ use serde::{Deserialize, Serialize};
 use crate::io::{read_count, read_list, write_count, write_list};
 
 /// How a signature's slots are drawn from a shingle set.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Hashing {
     /// Each slot is the minimum under its own permutation: `num_perm` hashes a shingle.
+    #[default]
     Permutations,
     /// One permutation cut into `num_perm` bins, empty bins filled by optimal densification:
     /// one hash a shingle.

@@ -17,4 +17,4 @@ pub use lsh::{LshParams, candidate_pairs, share_band};
 pub use minhash::{EMPTY_SLOT, Hashing, MinHasher, Signatures, jaccard_estimate};
 pub use params::{MAX_NUM_PERM, MinHashParams};
 pub use simhash::{SimHash, hamming};
-pub use simhash_index::{SimHashIndex, simhashes};
+pub use simhash_index::{DEFAULT_MAX_DISTANCE, SimHashIndex, simhashes};

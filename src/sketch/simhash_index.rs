@@ -15,6 +15,10 @@ use std::collections::{BinaryHeap, HashMap};
 
 use super::{SimHash, hamming};
 
+/// The largest Hamming distance of a duplicate, unless told: 3 of 64 bits, Manku et al.'s
+/// choice for web pages.
+pub const DEFAULT_MAX_DISTANCE: u32 = 3;
+
 /// Fingerprints of a corpus, indexed for Hamming-distance search.
 pub struct SimHashIndex {
     max_distance: u32,

@@ -17,13 +17,12 @@ mod edge;
 // How a point's payload is written and read: only the engines (and their tests) store one.
 #[cfg(any(feature = "edge", feature = "qdrant", test))]
 mod payload;
-mod scan;
 #[cfg(feature = "qdrant")]
 mod server;
 
 #[cfg(feature = "edge")]
 pub use edge::EdgeStore;
-pub use scan::{ExactScan, place, scan};
+
 #[cfg(feature = "qdrant")]
 pub use server::ServerStore;
 
@@ -301,8 +300,15 @@ pub struct StoreSpec {
 }
 
 impl Default for StoreSpec {
+    /// The engine chosen from the other settings, one shard, one copy.
     fn default() -> Self {
-        crate::settings::default_of(crate::pipeline::MethodName::TwoStage)
+        StoreSpec {
+            store: None,
+            qdrant_url: None,
+            collection: "neardup".into(),
+            shards: NonZeroU32::MIN,
+            replicas: NonZeroU32::MIN,
+        }
     }
 }
 
@@ -462,9 +468,9 @@ fn open_server(
 
 /// An engine's score as a cosine: within [-1, 1]. Float rounding makes the score of a
 /// vector against itself 1.0000002 at times, which readers of a run rightly refuse.
-fn unit_cosine(score: f32) -> f32 {
+pub(crate) fn unit_cosine(score: f32) -> f32 {
     score.clamp(-1.0, 1.0)
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

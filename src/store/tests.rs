@@ -118,7 +118,7 @@ fn edge_store_searches_fetches_deletes_and_persists() {
 }
 
 /// `count` ids (`doc0`, `doc1`, ...) and random unit vectors of `dimensions`, from `seed`.
-pub(super) fn random_points(
+pub(crate) fn random_points(
     count: usize,
     dimensions: usize,
     seed: u64,

@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 
 /// How texts become shingles. Every method has these settings; a method supplies its own
 /// default n-gram size (1 for most, 5 for resemblance).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ShinglingSpec {
     /// Word n-gram size (`None`: 1; 5 for resemblance).
     pub ngram: Option<NonZeroUsize>,
@@ -21,12 +21,6 @@ pub struct ShinglingSpec {
     pub stoplist: Option<PathBuf>,
     /// Stop words given inline.
     pub stopwords: Vec<String>,
-}
-
-impl Default for ShinglingSpec {
-    fn default() -> Self {
-        crate::settings::default_of(crate::pipeline::MethodName::Minhash)
-    }
 }
 
 impl ShinglingSpec {

@@ -41,18 +41,14 @@ use self::queries::QueryFile;
 use self::search::Proposed;
 use self::set_aside::{CandidatesAside, SketchesAside};
 use self::title_only::TitleOnlyStore;
+use super::Found;
 use super::minhash::proposed_pairs;
-use super::{Found, MethodName};
 use crate::error::{Error, Result};
 use crate::group::Linkage;
 use crate::index::{DocumentIndex, IndexSettings};
 use crate::io::{Input, ReadOptions, ScratchDir, SkipReport};
 use crate::progress;
 use crate::results::StageTimes;
-
-/// The most neighbours a document may ask for: each costs a search slot and a confirmation,
-/// and past a few dozen they are unrelated documents.
-pub const MAX_TOP_K: usize = 1000;
 
 /// Settings of the two-stage method.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -112,8 +108,18 @@ impl TwoStageConfig {
 }
 
 impl Default for TwoStageConfig {
+    /// The index's defaults, searched through the graph.
     fn default() -> Self {
-        crate::settings::default_of(MethodName::TwoStage)
+        TwoStageConfig {
+            settings: IndexSettings::default(),
+            top_k: crate::search::DEFAULT_TOP_K,
+            exact_search: false,
+            cells: 0,
+            cell_probes: crate::search::DEFAULT_CELL_PROBES,
+            linkage: Linkage::default(),
+            index_dir: None,
+            part: None,
+        }
     }
 }
 

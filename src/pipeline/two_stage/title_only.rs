@@ -30,9 +30,9 @@ use std::path::{Path, PathBuf};
 use super::part::Part;
 use crate::error::{Error, Result};
 use crate::index::DocumentIndex;
+use crate::search::ExactScan;
 use crate::store::{
-    self, ExactScan, GraphSettings, Neighbour, OpenMode, SearchOptions, StoreSpec, StoredPoint,
-    VectorStore,
+    self, GraphSettings, Neighbour, OpenMode, SearchOptions, StoreSpec, StoredPoint, VectorStore,
 };
 
 /// Added to the index's folder name (embedded engine) or collection name (server).

@@ -5,11 +5,11 @@
 //! points for `q` queries reads every point `q` times, at about 44 ns a point on 256
 //! dimensions. Here the queries of a batch share each pass: their cosines with every point are
 //! one matrix product (`gemm`), and each query's top `k` is picked from its row. The run's
-//! title queries search the title-only records this way ([`crate::pipeline`]).
+//! title queries search the title-only records this way (the two-stage method).
 
 use rayon::prelude::*;
 
-use super::{Neighbour, point_key, unit_cosine};
+use crate::store::{Neighbour, point_key, unit_cosine};
 
 /// Queries whose cosines one thread computes at a time: a block's scores (`64 x n`) stay
 /// within a core's cache for the sets this scans.

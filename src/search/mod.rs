@@ -1,0 +1,26 @@
+//! Nearest-neighbour search: the first stage of the two-stage method. Every document's vector
+//! asks for its `top_k` nearest documents by cosine; those above `min_cosine` become the
+//! candidates that the confirm stage judges. Three ways answer the same question:
+//! - the graph: the vector store's HNSW index ([`crate::store::VectorStore::search`]),
+//!   approximate, the default for an index kept for queries;
+//! - the exact scan ([`ExactScan`]): every vector against every other, in blocks, the true
+//!   top-k (`exact_search`);
+//! - k-means cells: the vectors cut into cells, each document compared exactly with the
+//!   documents of its nearest `cell_probes` cells (`cells`).
+//!
+//! This module owns what the three share: the settings' defaults and limits, and the scan.
+
+mod scan;
+
+pub use scan::{ExactScan, place, scan};
+
+/// Nearest neighbours a document asks for, by default.
+pub const DEFAULT_TOP_K: usize = 20;
+/// The most neighbours a document may ask for: each costs a search slot and a confirmation,
+/// and past a few dozen they are unrelated documents.
+pub const MAX_TOP_K: usize = 1000;
+/// Neighbours below this cosine are not candidates: chosen for centred vectors (uncentred ones
+/// lie above it).
+pub const DEFAULT_MIN_COSINE: f32 = 0.25;
+/// The nearest cells a document is searched in, by default.
+pub const DEFAULT_CELL_PROBES: usize = 3;
