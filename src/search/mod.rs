@@ -10,8 +10,12 @@
 //!
 //! This module owns what the three share: the settings' defaults and limits, and the scan.
 
+mod cells;
+mod queries;
 mod scan;
 
+pub(crate) use cells::Cells;
+pub(crate) use queries::{Query, QueryFile, QueryReader};
 pub use scan::{ExactScan, place, scan};
 
 /// Nearest neighbours a document asks for, by default.

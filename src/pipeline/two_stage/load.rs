@@ -8,7 +8,6 @@ use std::collections::hash_map::Entry;
 use std::time::Instant;
 
 use super::part::Part;
-use super::queries::{Query, QueryFile};
 use super::title_only::TitleOnlyStore;
 use crate::confirm::{Sketch, SketchFacts, SketchRef};
 use crate::error::{Error, Result};
@@ -16,6 +15,7 @@ use crate::index::DocumentIndex;
 use crate::io::{Corpus, Input, ReadOptions, read_corpus};
 use crate::progress;
 use crate::results::StageTimes;
+use crate::search::{Query, QueryFile};
 use crate::sketch::Signatures;
 use crate::store::point_key;
 use xxhash_rust::xxh3::xxh3_64;

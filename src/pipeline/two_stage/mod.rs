@@ -15,11 +15,9 @@
 //! Beside them: [`queries`] (the spilled query vectors), [`title_only`] (the store a title is
 //! searched in) and [`part`] (a split run's slice, and the shared index it searches).
 
-mod cells;
 mod confirm;
 mod load;
 mod part;
-mod queries;
 mod search;
 mod set_aside;
 mod title_only;
@@ -34,10 +32,8 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use self::cells::Cells;
 use self::load::{Loaded, Upsert, load};
 use self::part::open_shared;
-use self::queries::QueryFile;
 use self::search::Proposed;
 use self::set_aside::{CandidatesAside, SketchesAside};
 use self::title_only::TitleOnlyStore;
@@ -49,6 +45,8 @@ use crate::index::{DocumentIndex, IndexSettings};
 use crate::io::{Input, ReadOptions, ScratchDir, SkipReport};
 use crate::progress;
 use crate::results::StageTimes;
+use crate::search::Cells;
+use crate::search::QueryFile;
 
 /// Settings of the two-stage method.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -7,12 +7,12 @@ use std::collections::HashMap;
 use rayon::prelude::*;
 
 use super::TwoStageConfig;
-use super::cells::Cells;
-use super::queries::{Query, QueryReader};
 use super::title_only::TitleOnlyStore;
 use crate::error::{Error, Result};
 use crate::index::DocumentIndex;
 use crate::progress;
+use crate::search::Cells;
+use crate::search::{Query, QueryReader};
 use crate::store::SearchOptions;
 
 /// Queries per search call.

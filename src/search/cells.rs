@@ -28,9 +28,9 @@ use rayon::prelude::*;
 
 use self::router::Router;
 use super::queries::QueryReader;
+use super::{place, scan};
 use crate::error::Result;
 use crate::progress;
-use crate::search::{place, scan};
 
 /// Sampled vectors per cell the centroids are learned from.
 const SAMPLE_PER_CELL: usize = 32;
@@ -45,7 +45,7 @@ const NO_CELL: u32 = u32::MAX;
 const MERGE_CELLS: usize = 64;
 
 /// The documents' vectors cut into cells.
-pub(super) struct Cells {
+pub(crate) struct Cells {
     width: usize,
     /// Every document's vector, row-major by document number.
     vectors: Vec<f32>,
@@ -62,7 +62,7 @@ pub(super) struct Cells {
 impl Cells {
     /// Learns `count` cells from the vectors of the `documents` in `queries` (titles are not
     /// documents) and finds each document's `probes` nearest. Leaves `queries` rewound.
-    pub(super) fn learn(
+    pub(crate) fn learn(
         queries: &mut QueryReader,
         documents: usize,
         count: usize,
@@ -134,7 +134,7 @@ impl Cells {
     ///
     /// Each document keeps its best `k + 1` (itself among them) over the cells it probes
     /// ([`Cells::search_cells`]).
-    pub(super) fn neighbours(&self, k: usize, found: &mut Vec<(u32, u32, f32)>) {
+    pub(crate) fn neighbours(&self, k: usize, found: &mut Vec<(u32, u32, f32)>) {
         let documents = self.vectors.len() / self.width;
         let nearest = self.nearest.chunks_exact(self.probes);
         let probing = probing(
@@ -165,7 +165,7 @@ impl Cells {
     }
 
     /// The members of each cell that `keep` holds (by document number).
-    pub(super) fn members_among(&self, keep: &[bool]) -> Vec<Vec<u32>> {
+    pub(crate) fn members_among(&self, keep: &[bool]) -> Vec<Vec<u32>> {
         self.members
             .iter()
             .map(|docs| docs.iter().copied().filter(|&d| keep[d as usize]).collect())
@@ -178,7 +178,7 @@ impl Cells {
     /// title-only records: its copies lie near it, so in the cells nearest to it, where a graph
     /// over every title-only record of a large corpus is walked one title at a time. Give many
     /// queries at once: each cell is one matrix product with the queries that probe it.
-    pub(super) fn nearest_among(
+    pub(crate) fn nearest_among(
         &self,
         queries: &[&[f32]],
         members: &[Vec<u32>],
@@ -241,7 +241,7 @@ impl Cells {
     }
 
     /// The pairs `(a, b)` with the cosine of their vectors, added to `found`.
-    pub(super) fn with_cosines(&self, pairs: &[(u32, u32)], found: &mut Vec<(u32, u32, f32)>) {
+    pub(crate) fn with_cosines(&self, pairs: &[(u32, u32)], found: &mut Vec<(u32, u32, f32)>) {
         found.par_extend(
             pairs
                 .par_iter()
@@ -250,7 +250,7 @@ impl Cells {
     }
 
     /// The cosine of `vector` and document `doc`'s.
-    pub(super) fn cosine_to(&self, vector: &[f32], doc: u32) -> f32 {
+    pub(crate) fn cosine_to(&self, vector: &[f32], doc: u32) -> f32 {
         crate::embed::cosine(vector, self.vector(doc))
     }
 
@@ -317,13 +317,13 @@ fn probing<C: IntoIterator<Item = u32>>(
 mod tests {
     use super::*;
 
-    pub(super) fn unit(v: &[f32]) -> Vec<f32> {
+    pub(crate) fn unit(v: &[f32]) -> Vec<f32> {
         let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
         v.iter().map(|x| x / norm).collect()
     }
 
     /// Random unit vectors of `width`, from `seed`.
-    pub(super) fn random_vectors(count: usize, width: usize, seed: u64) -> Vec<Vec<f32>> {
+    pub(crate) fn random_vectors(count: usize, width: usize, seed: u64) -> Vec<Vec<f32>> {
         use rand::{RngExt, SeedableRng};
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
         (0..count)

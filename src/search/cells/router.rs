@@ -181,7 +181,7 @@ fn nearest_of_all(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pipeline::two_stage::cells::tests::{random_vectors, unit};
+    use crate::search::cells::tests::{random_vectors, unit};
 
     #[test]
     fn vectors_near_one_another_share_a_cell_and_each_row_gets_its_nearest_first() {

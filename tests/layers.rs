@@ -1,0 +1,170 @@
+//! The crate's top-level modules import only downwards, through the layers docs/layout.md
+//! declares: a module may use a module of a lower layer, never one of its own layer or a
+//! higher one, so no two modules import each other, directly or round a cycle. Test code is
+//! left out (a module's tests may bring higher parts together), as are comments.
+//!
+//! Counted from the source: every `crate::NAME` path in a file under `src/NAME...` names an
+//! import from that file's top-level module to NAME.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+const LAYOUT: &str = "docs/layout.md";
+
+/// The layers of docs/layout.md's "Layers" list, bottom first: lines `N. what: mod mod ...`.
+fn declared_layers(root: &Path) -> BTreeMap<String, usize> {
+    let layout = std::fs::read_to_string(root.join(LAYOUT)).unwrap();
+    let section = layout
+        .split("\n## Layers\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{LAYOUT} has a `## Layers` section"));
+    let mut layers = BTreeMap::new();
+    for line in section.lines().take_while(|l| !l.starts_with("## ")) {
+        let Some((number, rest)) = line.split_once(". ") else {
+            continue;
+        };
+        let Ok(number) = number.trim().parse::<usize>() else {
+            continue;
+        };
+        let modules = rest.split_once(':').map_or(rest, |(_, m)| m);
+        for module in modules.split_whitespace() {
+            let module = module.trim_matches(|c| c == '`' || c == ',');
+            let before = layers.insert(module.to_owned(), number);
+            assert!(before.is_none(), "{module} is declared twice in {LAYOUT}");
+        }
+    }
+    layers
+}
+
+/// The top-level module a source file belongs to (`None`: the crate root and binary).
+fn top_module(src: &Path, file: &Path) -> Option<String> {
+    let relative = file.strip_prefix(src).unwrap();
+    let first = relative.components().next()?.as_os_str().to_str()?;
+    let name = first.strip_suffix(".rs").unwrap_or(first);
+    (!matches!(name, "lib" | "main")).then(|| name.to_owned())
+}
+
+/// The code of `text` without comments and test modules.
+fn non_test_code(text: &str) -> String {
+    let mut code = String::new();
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        if line.trim() == "#[cfg(test)]" {
+            let next = lines.peek().map_or("", |l| l.trim());
+            if next.starts_with("mod ") || next.starts_with("pub(crate) mod ") {
+                // A test module runs to the end of the file, where this crate puts them.
+                break;
+            }
+            lines.next();
+            continue;
+        }
+        let without_comment = line.split("//").next().unwrap_or("");
+        code.push_str(without_comment);
+        code.push('\n');
+    }
+    code
+}
+
+/// Every import between top-level modules: (from, to) -> the files that make it.
+fn imports(root: &Path) -> BTreeMap<(String, String), BTreeSet<PathBuf>> {
+    let src = root.join("src");
+    let path = regex::Regex::new(r"crate::([a-z_][a-z0-9_]*)").unwrap();
+    let mut found: BTreeMap<(String, String), BTreeSet<PathBuf>> = BTreeMap::new();
+    for entry in walkdir::WalkDir::new(&src) {
+        let entry = entry.unwrap();
+        let file = entry.path();
+        if file.extension().is_none_or(|e| e != "rs") || file.ends_with("tests.rs") {
+            continue;
+        }
+        let Some(from) = top_module(&src, file) else {
+            continue;
+        };
+        let code = non_test_code(&std::fs::read_to_string(file).unwrap());
+        for capture in path.captures_iter(&code) {
+            let to = capture[1].to_owned();
+            if to != from {
+                found
+                    .entry((from.clone(), to))
+                    .or_default()
+                    .insert(file.strip_prefix(root).unwrap().to_owned());
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn top_level_modules_import_only_from_lower_layers() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let layers = declared_layers(root);
+    let src = root.join("src");
+    let modules: BTreeSet<String> = std::fs::read_dir(&src)
+        .unwrap()
+        .filter_map(|e| top_module(&src, &e.unwrap().path()))
+        .collect();
+    let unplaced: Vec<&String> = modules
+        .iter()
+        .filter(|m| !layers.contains_key(*m))
+        .collect();
+    assert!(
+        unplaced.is_empty(),
+        "modules missing from {LAYOUT}'s layers: {unplaced:?}"
+    );
+    let mut upward = Vec::new();
+    for ((from, to), files) in imports(root) {
+        let (Some(low), Some(high)) = (layers.get(&to), layers.get(&from)) else {
+            continue;
+        };
+        if low >= high {
+            upward.push(format!(
+                "{from} (layer {high}) imports {to} (layer {low}) in {files:?}"
+            ));
+        }
+    }
+    assert!(
+        upward.is_empty(),
+        "imports that do not point down:\n{}",
+        upward.join("\n")
+    );
+}
+
+#[test]
+fn the_check_sees_an_import_and_skips_comments_and_tests() {
+    let code = non_test_code(
+        "use crate::store::Neighbour; // crate::cli\n#[cfg(test)]\nuse crate::eval;\n\
+         fn f() { crate::text::words(); }\n#[cfg(test)]\nmod tests {\n use crate::cli;\n}\n",
+    );
+    assert!(code.contains("crate::store") && code.contains("crate::text"));
+    assert!(!code.contains("crate::cli") && !code.contains("crate::eval"));
+}
+
+#[test]
+fn every_path_the_layout_names_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let layout = std::fs::read_to_string(root.join(LAYOUT)).unwrap();
+    let tree = layout.split("```").nth(1).expect("a tree in a code block");
+    let mut missing = Vec::new();
+    let mut named = 0;
+    for line in tree.lines() {
+        // `  name/` and `  name.rs` lie under src/; `name/` at the start of a line, at the root.
+        let (base, rest) = match line.strip_prefix("  ") {
+            Some(rest) => (root.join("src"), rest),
+            None => (root.to_owned(), line),
+        };
+        let Some(name) = rest.split_whitespace().next() else {
+            continue;
+        };
+        if rest.starts_with(' ') || !(name.ends_with('/') || name.ends_with(".rs")) {
+            continue;
+        }
+        named += 1;
+        if !base.join(name).exists() {
+            missing.push(base.join(name));
+        }
+    }
+    assert!(named > 20, "the tree names {named} paths");
+    assert!(
+        missing.is_empty(),
+        "{LAYOUT} names paths that do not exist: {missing:?}"
+    );
+}
