@@ -320,19 +320,11 @@ fn tiny_bert_matches_its_numpy_reference() {
     );
 }
 
-/// The real all-MiniLM-L6-v2, when fetched (`neardup models fetch minilm --models models`),
-/// against its reference vectors; the tiny model's test above runs the same comparison always.
+/// The real all-MiniLM-L6-v2 (fetched where neardup keeps its models, as the two-stage tests
+/// fetch it) against its reference vectors.
 #[test]
-fn minilm_matches_reference_vectors_when_the_model_is_present() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
-    let dir = root.join(models::MINILM_DIR);
-    if !dir.join("model.safetensors").is_file() {
-        eprintln!(
-            "skipped: {} is not fetched (neardup models fetch minilm)",
-            dir.display()
-        );
-        return;
-    }
+fn minilm_matches_reference_vectors() {
+    let dir = models::ensure_minilm(&models::default_root()).unwrap();
     let model = MiniLm::open(&dir, 128, 8).unwrap();
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
     assert_matches_reference(&model, &here.join("eval/minilm-reference.json"), 1e-3);

@@ -263,11 +263,10 @@ fn edge_graph_on_compressed_vectors_rescores_with_the_full_vectors() {
 
 #[cfg(feature = "qdrant")]
 #[test]
-fn server_store_passes_the_same_suite_when_a_server_is_given() {
-    let Ok(url) = std::env::var("QDRANT_URL") else {
-        eprintln!("skipped: set QDRANT_URL (e.g. http://localhost:6334) to test against a server");
-        return;
-    };
+#[ignore = "needs a Qdrant server: QDRANT_URL=$(bash eval/qdrant/run.sh single), as .ci/run does"]
+fn server_store_passes_the_same_suite() {
+    let url = std::env::var("QDRANT_URL")
+        .expect("QDRANT_URL names the server to test against (e.g. http://localhost:6334)");
     let options = ServerOptions {
         url,
         collection: format!("neardup-test-{}", std::process::id()),
