@@ -240,7 +240,7 @@ impl SketchFacts {
     /// Starts loading the sketches that the pairs after the `i`th will read, one link further
     /// the nearer they are (signature and facts, then the facts' words); `pair(j)` gives the
     /// `j`th pair, `None` past the end. Candidates visit documents in no order, and a
-    /// visit's waits on memory overlap only when asked for ahead (see [`crate::prefetch`]).
+    /// visit's waits on memory overlap only when asked for ahead (see `src/prefetch.rs`).
     pub fn prefetch_ahead(
         &self,
         signatures: &Signatures,

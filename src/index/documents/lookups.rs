@@ -1,0 +1,124 @@
+//! Reading an open index: a document by id, the nearest documents to a text or to an indexed
+//! document, each with the confirm stage's verdict.
+
+use super::{DocumentIndex, Match, NewDocument};
+use crate::confirm::{Evidence, Sketch, SketchRef, Verdict};
+use crate::error::{Error, Result};
+use crate::io::Record;
+use crate::store::{Fetched, Neighbour, SearchOptions, point_key};
+
+impl DocumentIndex {
+    /// The verdict on a candidate (two documents' sketches and the cosine of their
+    /// embeddings), with the evidence it rests on. A neighbour below `min_cosine` is no
+    /// candidate at all.
+    pub fn confirm(&self, a: SketchRef<'_>, b: SketchRef<'_>, cosine: f32) -> (Evidence, Verdict) {
+        self.confirmer.confirm(a, b, cosine)
+    }
+
+    /// The `k` nearest documents to a text, each with its verdict.
+    pub fn similar_to_text(&self, text: &str, k: usize) -> Result<Vec<Match>> {
+        let (vector, sketch) = self.sketch(text)?;
+        self.similar(&vector, sketch.as_ref(), k, None)
+    }
+
+    /// What the index keeps of a new text (one with no separate title): its vector and sketch.
+    pub(super) fn sketch(&self, text: &str) -> Result<(Vec<f32>, Sketch)> {
+        let vector = self.embed(&[text])?.remove(0);
+        let sketch = self.sign(&Record::plain(String::new(), text.to_owned()));
+        Ok((vector, sketch))
+    }
+
+    /// The `k` nearest other documents to the indexed document `id`, each with its verdict.
+    pub fn similar_to_id(&self, id: &str, k: usize) -> Result<Vec<Match>> {
+        let fetched = self.document(id)?;
+        self.similar(
+            &fetched.vector,
+            fetched.payload.sketch(),
+            k,
+            Some(point_key(id)),
+        )
+    }
+
+    /// The indexed document `id`: its vector and payload.
+    pub fn document(&self, id: &str) -> Result<Fetched> {
+        let fetched = self.store.fetch(&[point_key(id)])?.remove(0);
+        // Another id with the same key is not this document.
+        let fetched = fetched.filter(|f| f.payload.id == id).ok_or_else(|| {
+            Error::Usage(format!(
+                "no document {id:?} in the index {} ({} documents); check the id",
+                self.dir.display(),
+                self.manifest.documents
+            ))
+        })?;
+        self.check_signature(&fetched.payload)?;
+        Ok(fetched)
+    }
+
+    /// Whether document `id` is indexed.
+    pub fn contains(&self, id: &str) -> Result<bool> {
+        let stored = self.store.fetch(&[point_key(id)])?.remove(0);
+        Ok(stored.is_some_and(|s| s.payload.id == id))
+    }
+
+    /// What adding `text` takes, worked out before the write so that it needs no lock: its
+    /// vector and sketch, and its `k` nearest documents with their verdicts.
+    pub fn prepare(&self, text: &str, k: usize) -> Result<NewDocument> {
+        let (vector, sketch) = self.sketch(text)?;
+        let found = self.similar(&vector, sketch.as_ref(), k, None)?;
+        Ok(NewDocument {
+            text: text.to_owned(),
+            vector,
+            sketch,
+            found,
+        })
+    }
+
+    pub(super) fn similar(
+        &self,
+        vector: &[f32],
+        sketch: SketchRef<'_>,
+        k: usize,
+        exclude: Option<u64>,
+    ) -> Result<Vec<Match>> {
+        let limit = k + usize::from(exclude.is_some());
+        let search = SearchOptions {
+            k: limit,
+            with_payload: true,
+            exact: self.search_exactly(),
+        };
+        let hits = self.store.search(&[vector], search)?.remove(0);
+        hits.into_iter()
+            .filter(|hit| Some(hit.key) != exclude)
+            .take(k)
+            .filter_map(|hit: Neighbour| Some((hit.payload?, hit.cosine)))
+            .map(|(payload, cosine)| {
+                self.check_signature(&payload)?;
+                let (evidence, verdict) = self.confirm(sketch, payload.sketch(), cosine);
+                Ok(Match {
+                    id: payload.id,
+                    cosine,
+                    jaccard_estimate: evidence.jaccard,
+                    duplicate: verdict.duplicate,
+                    rule: verdict.rule,
+                })
+            })
+            .collect()
+    }
+
+    /// A stored signature must have the length this index signs with: one written by another
+    /// setting (or changed by hand) would be compared slot by slot with the wrong slots.
+    pub(super) fn check_signature(&self, payload: &crate::store::Payload) -> Result<()> {
+        let expected = self.manifest.settings.confirm.minhash.num_perm;
+        if payload.signature.len() == expected {
+            return Ok(());
+        }
+        Err(Error::Damaged {
+            path: self.dir.clone(),
+            problem: format!(
+                "document {:?} has a signature of {} slots, the index signs with {expected}",
+                payload.id,
+                payload.signature.len()
+            ),
+        })
+    }
+}
