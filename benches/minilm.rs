@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use neardup::embed::{Embedder, MiniLm, models};
-use neardup::io::{write_json_lines, write_json_pretty};
+use neardup::output::{write_json_lines, write_json_pretty};
 
 /// The allocator the `neardup` binary runs with.
 #[global_allocator]

@@ -12,8 +12,8 @@
 use std::time::Instant;
 
 use neardup::io::{FieldSpec, Input, ReadOptions};
+use neardup::output::run::RunWriter;
 use neardup::pipeline::{self, Method, OutputSpec};
-use neardup::results::RunWriter;
 use neardup::settings::MethodName;
 use neardup::sketch::MinHasher;
 use neardup::synth::Generator;

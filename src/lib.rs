@@ -37,16 +37,16 @@ pub mod diff;
 pub mod embed;
 pub mod error;
 pub mod eval;
-pub mod export;
+
 pub mod foreign;
 pub mod group;
 pub mod index;
 pub mod io;
 mod matrix;
+pub mod output;
 pub mod pipeline;
 mod prefetch;
 pub mod progress;
-pub mod results;
 pub mod search;
 pub mod serve;
 pub mod settings;

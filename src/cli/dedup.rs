@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use crate::error::Result;
-use crate::export::OutputFormat;
 use crate::group::KeepPolicy;
+use crate::output::records::OutputFormat;
 use crate::pipeline::{OutputSpec, PipelineSpec};
 use crate::settings::MethodName;
 

@@ -11,8 +11,8 @@ use crate::eval::{
     render_table, score_names, sweep as sweep_scores, thresholds, write_report,
 };
 use crate::io::FieldSpec;
-use crate::io::write_json_pretty;
-use crate::results::RunFolder;
+use crate::output::run::RunFolder;
+use crate::output::write_json_pretty;
 
 /// Score a dedup output folder against ground truth (CORE 2020 metrics).
 #[derive(Debug, Args)]

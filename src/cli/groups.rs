@@ -9,7 +9,7 @@ use clap::Args;
 use crate::error::Result;
 use crate::group::{Linkage, linked_groups};
 use crate::io::read_corpus;
-use crate::results::GroupRecord;
+use crate::output::run::GroupRecord;
 use crate::settings::MethodName;
 use crate::similarity::{Measure, Scorer};
 

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::error::Result;
+use crate::output::run::RunWriter;
 use crate::pipeline;
-use crate::results::RunWriter;
 
 /// Merge the parts of a split run (`neardup dedup --part I/N`) into pairs, groups and unique
 /// records, as one run would have written them.

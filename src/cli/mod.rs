@@ -108,7 +108,7 @@ enum Command {
 /// standard output carries the copy for machines (`--json -`).
 fn report_stream(json: Option<&Path>) -> Box<dyn std::io::Write> {
     match json {
-        Some(path) if path == Path::new(crate::io::STDOUT) => Box::new(std::io::stderr()),
+        Some(path) if path == Path::new(crate::output::STDOUT) => Box::new(std::io::stderr()),
         _ => Box::new(std::io::stdout()),
     }
 }

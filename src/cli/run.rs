@@ -6,9 +6,9 @@ use clap::Args;
 
 use crate::error::{Error, Result};
 use crate::eval::{Truth, evaluate, load_predictions, render_table};
-use crate::io::write_json_pretty;
+use crate::output::run::{EVAL, RunFolder, RunSummary, RunWriter};
+use crate::output::write_json_pretty;
 use crate::pipeline::{self, Method, PipelineSpec};
-use crate::results::{EVAL, RunFolder, RunSummary, RunWriter};
 
 /// Run a declarative pipeline file (see pipelines/).
 #[derive(Debug, Args)]

@@ -8,8 +8,8 @@ use clap::Args;
 
 use crate::error::{Error, Result};
 use crate::index::{ResemblanceSettings, ResemblanceStore};
-use crate::io::AtomicFile;
 use crate::io::for_each_chunk;
+use crate::output::AtomicFile;
 
 /// Stream documents through a resemblance store: write each one unless an earlier kept
 /// document resembles it, then remember it.

@@ -14,7 +14,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{Embedder, normalize};
 use crate::error::{Error, Location, Result};
-use crate::io::{AtomicFile, for_each_line};
+use crate::io::for_each_line;
+use crate::output::AtomicFile;
 use crate::text::for_each_word;
 
 /// Word vectors from a GloVe file.

@@ -223,7 +223,7 @@ pub fn file_sha256(path: &Path) -> Result<String> {
     let digest = format!("{:x}", hasher.finalize());
     // A read-only models folder only costs the hashing next time.
     let keep = || -> Result<()> {
-        let mut file = crate::io::AtomicFile::create(&cache)?;
+        let mut file = crate::output::AtomicFile::create(&cache)?;
         writeln!(file, "{stamp} {digest}").map_err(|e| Error::io(&cache, e))?;
         file.commit()
     };

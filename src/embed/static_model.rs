@@ -20,7 +20,7 @@ use tokenizers::Tokenizer;
 
 use super::{Embedder, MiniLm, load_tokenizer, normalize};
 use crate::error::{Error, Result};
-use crate::io::AtomicFile;
+use crate::output::AtomicFile;
 use crate::progress;
 
 /// The file holding the token vectors, weights and mean in a static model folder.

@@ -14,8 +14,9 @@ use super::sweep::{SweepPoint, score_names, sweep, thresholds};
 use super::truth::{Predicted, Truth};
 use crate::diff::{Tokens, diff, escape_html};
 use crate::error::{Error, Result};
-use crate::io::{AtomicFile, DEFAULT_MAX_DOC_BYTES, FieldSpec, Input, InputFormat, record_limit};
-use crate::results::PairRecord;
+use crate::io::{DEFAULT_MAX_DOC_BYTES, FieldSpec, Input, InputFormat, record_limit};
+use crate::output::AtomicFile;
+use crate::output::run::PairRecord;
 
 /// How many false and missed pairs the report lists.
 const WORST_SHOWN: usize = 10;

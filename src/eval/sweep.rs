@@ -14,7 +14,7 @@ use serde::Serialize;
 use super::metrics::evaluate;
 use super::predictions::Predictions;
 use super::truth::{Predicted, Truth};
-use crate::results::PairRecord;
+use crate::output::run::PairRecord;
 
 /// The score names present in `pairs` (sorted).
 pub fn score_names(pairs: &[PairRecord]) -> Vec<String> {

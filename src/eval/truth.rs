@@ -10,7 +10,7 @@ use crate::error::{Error, InputError, Location, Result};
 use crate::io::{
     DEFAULT_MAX_DOC_BYTES, FieldSpec, Input, InputFormat, for_each_line, record_limit,
 };
-use crate::results::{IdsDigest, RunFolder};
+use crate::output::run::{IdsDigest, RunFolder};
 
 /// One labelled document.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -23,7 +23,8 @@ use self::manifest::FORMAT;
 use crate::confirm::{Confirmer, Rule, Sketch, SketchRef};
 use crate::embed::{self, Centre, Embedder};
 use crate::error::{Error, Result};
-use crate::io::{Record, write_json_pretty};
+use crate::io::Record;
+use crate::output::write_json_pretty;
 use crate::store::{self, GraphSettings, OpenMode, SearchOptions, StoredPoint, VectorStore};
 
 use super::journal::Journal;

@@ -17,7 +17,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::io::{AtomicFile, write_json_pretty};
+use crate::output::{AtomicFile, write_json_pretty};
 use crate::settings::MethodName;
 use crate::text::{ShingleKind, Shingler, Stoplist};
 

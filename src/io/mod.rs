@@ -1,4 +1,5 @@
-//! Reading corpora and writing results.
+//! Reading corpora, and the files a run keeps beside them (scratch folders, locks, free
+//! space).
 //!
 //! Input is read in two steps so that the expensive one runs in parallel: a serial reader
 //! frames the input into [`RawRecord`]s (a JSONL line, a CSV row, a text file) and
@@ -11,9 +12,8 @@
 //! - a folder or a `.zip` of text files, id = the path inside it,
 //! - Parquet (cargo feature `parquet`, on by default), read in slices of rows.
 //!
-//! Results are written through [`AtomicFile`]: a temporary file beside the target, sent to disk
-//! as it grows (`writeback`) and renamed into place only when complete. Large temporary work
-//! goes in a [`ScratchDir`], removed even when the run is interrupted.
+//! Large temporary work goes in a [`ScratchDir`], removed even when the run is interrupted.
+//! What a run writes is `crate::output`'s.
 
 mod corpus;
 mod csv_input;
@@ -21,13 +21,11 @@ mod files;
 mod jsonl;
 mod lines;
 mod lock;
-mod output;
 #[cfg(feature = "parquet")]
 pub(crate) mod parquet;
 mod scratch;
 pub mod space;
 mod words;
-mod writeback;
 
 pub use corpus::{
     Corpus, DEFAULT_MAX_DOC_BYTES, ReadOptions, SkipReport, for_each_chunk, for_each_document,
@@ -36,7 +34,6 @@ pub use corpus::{
 pub use csv_input::Dialect;
 pub use lines::for_each_line;
 pub use lock::FolderLock;
-pub use output::{AtomicFile, STDOUT, write_json_lines, write_json_pretty};
 pub use scratch::ScratchDir;
 pub use words::{read_count, read_list, write_count, write_list};
 

@@ -18,7 +18,7 @@ use super::{Dedup, Found, InputSpec, Method, OutputSpec, PipelineSpec, TwoStageC
 use crate::confirm::SketchFacts;
 use crate::error::{Error, Location, Result};
 use crate::io::{Input, ReadOptions, read_corpus};
-use crate::results::{CANDIDATES, RunFolder, StageTimes};
+use crate::output::run::{CANDIDATES, RunFolder, StageTimes};
 use crate::sketch::Signatures;
 
 /// A split run's parts merged into the run they make together.

@@ -39,7 +39,7 @@ use serde_json::{Map, Value};
 use crate::error::Result;
 use crate::group::{Group, Linkage, linked_groups};
 use crate::io::{Corpus, Input, ReadOptions};
-use crate::results::StageTimes;
+use crate::output::run::StageTimes;
 use crate::settings::{MethodName, SettingError};
 
 /// One method's settings as their own type ([`Method::config`]).

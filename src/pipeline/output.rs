@@ -1,4 +1,4 @@
-//! Writing a run's results: the records of [`crate::results`], from a [`Dedup`].
+//! Writing a run's results: the records of [`crate::output::run`], from a [`Dedup`].
 
 use std::time::Instant;
 
@@ -8,13 +8,13 @@ use std::collections::HashMap;
 
 use super::{Dedup, OutputSpec, Pair, ScoredPairs};
 use crate::error::{Error, Result};
-use crate::export::{self, Fate, OutputFormat};
 use crate::group::{Candidate, KeepPolicy, KeepValue, choose_kept};
 use crate::io::{FolderLock, Input, RawRecord, ReadOptions, for_each_document};
-use crate::prefetch::{AHEAD, prefetch};
-use crate::results::{
+use crate::output::records::{self, Fate, OutputFormat};
+use crate::output::run::{
     CANDIDATES, GROUPS, GroupRecord, IdsDigest, PAIRS, RunFile, RunSummary, RunWriter,
 };
+use crate::prefetch::{AHEAD, prefetch};
 
 /// Writes the run's files into the folder `lock` holds ([`RunWriter::lock`]) and returns the
 /// summary; `output` says in which format the records go out and which member of a group is
@@ -214,7 +214,7 @@ impl<'a> PairRecords<'a> {
     }
 }
 
-/// A [`crate::results::PairRecord`] as it is written, borrowing the ids: tens of millions of
+/// A [`crate::output::run::PairRecord`] as it is written, borrowing the ids: tens of millions of
 /// candidates are serialised without allocating.
 struct PairLine<'a> {
     a: &'a str,
@@ -418,9 +418,9 @@ fn write_records(
             annotated_file.as_mut(),
         )?,
         _ => {
-            let mut unique = export::sink(format, &mut unique_file, &unique_path, &read.fields)?;
+            let mut unique = records::sink(format, &mut unique_file, &unique_path, &read.fields)?;
             let mut annotated = match (annotated_file.as_mut(), &annotated_path) {
-                (Some(file), Some(path)) => Some(export::sink(format, file, path, &read.fields)?),
+                (Some(file), Some(path)) => Some(records::sink(format, file, path, &read.fields)?),
                 _ => None,
             };
             let mut written = 0;
@@ -480,7 +480,7 @@ fn parquet_records(
             .ok()
             .map(|doc| fates.of(doc as u32))
     };
-    let (rows, kept) = export::parquet::export(inputs, fate, unique, annotated)?;
+    let (rows, kept) = records::parquet::export(inputs, fate, unique, annotated)?;
     if ordinals.last().is_some_and(|&last| last >= rows) {
         return Err(crate::io::inputs_shortened(inputs));
     }
@@ -509,8 +509,8 @@ mod tests {
 
     #[test]
     fn pair_lines_are_the_json_of_pair_records_sorted_by_their_ids() {
+        use crate::output::run::PairRecord;
         use crate::pipeline::Pair;
-        use crate::results::PairRecord;
         let ids: Vec<String> = ["b", "a10", "a9", "c"].map(String::from).to_vec();
         let pair = |a, b, score, cosine| Pair {
             a,

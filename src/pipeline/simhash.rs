@@ -9,7 +9,7 @@ use super::{Found, Pair};
 use crate::error::Result;
 use crate::group::Linkage;
 use crate::io::{Input, ReadOptions, read_corpus};
-use crate::results::StageTimes;
+use crate::output::run::StageTimes;
 use crate::sketch::{SimHash, SimHashIndex, hamming};
 use crate::text::{ShinglingSpec, UNIGRAMS};
 

@@ -32,9 +32,9 @@ use serde::{Deserialize, Serialize};
 use super::{Method, MethodName};
 use crate::error::{Error, Location, Result};
 use crate::eval::Predicted;
-use crate::export::OutputFormat;
 use crate::group::KeepPolicy;
 use crate::io::{DEFAULT_MAX_DOC_BYTES, FieldSpec, Input, InputFormat, ReadOptions};
+use crate::output::records::OutputFormat;
 use crate::settings::{SettingError, toml_line_of_key};
 
 /// A whole run.

@@ -21,7 +21,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::io::AtomicFile;
+use crate::output::AtomicFile;
 use crate::progress;
 
 /// Documents with `k` labelled duplicates per 100,000 in CORE 2020, for `k = 0..=13`.

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::{DocumentIndex, IndexSettings};
 use crate::embed::ModelIdentity;
 use crate::error::{Error, Location, Result};
-use crate::io::write_json_pretty;
+use crate::output::write_json_pretty;
 use crate::settings::{MethodName, SettingError, read_among};
 
 /// The manifest's file name inside an index folder.

@@ -43,8 +43,8 @@ use crate::error::{Error, Result};
 use crate::group::Linkage;
 use crate::index::{DocumentIndex, IndexSettings};
 use crate::io::{Input, ReadOptions, ScratchDir, SkipReport};
+use crate::output::run::StageTimes;
 use crate::progress;
-use crate::results::StageTimes;
 use crate::search::Cells;
 use crate::search::QueryFile;
 

@@ -7,7 +7,7 @@
 //! - `groups.jsonl`: one group of two or more a line ([`GroupRecord`]), members sorted by id,
 //!   groups by their smallest id;
 //! - `unique.*`: the input records kept (one per group, chosen by the keep policy, and every
-//!   document in no group), in input order, in the input's format (see [`crate::export`]);
+//!   document in no group), in input order, in the input's format (see [`crate::output::records`]);
 //! - `annotated.*`: every document's record with its group, whether it is kept and which record
 //!   it duplicates;
 //! - `summary.json`, written last ([`RunSummary`]): the run's id, settings and counts, and the
@@ -35,8 +35,9 @@ use serde::de::DeserializeOwned;
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::error::{Error, Location, Result};
-use crate::export::OutputFormat;
-use crate::io::{AtomicFile, FolderLock, for_each_line};
+use crate::io::{FolderLock, for_each_line};
+use crate::output::AtomicFile;
+use crate::output::records::OutputFormat;
 
 /// Confirmed pairs.
 pub const PAIRS: &str = "pairs.jsonl";
@@ -191,7 +192,7 @@ impl RunWriter {
         }
         summary.run = self.run.clone();
         summary.files = self.files.clone();
-        crate::io::write_json_pretty(&self.dir.join(SUMMARY), &summary)?;
+        crate::output::write_json_pretty(&self.dir.join(SUMMARY), &summary)?;
         Ok(summary)
     }
 }
