@@ -10,9 +10,9 @@ use super::{Dedup, OutputSpec, Pair, ScoredPairs};
 use crate::error::{Error, Result};
 use crate::group::{Candidate, KeepPolicy, KeepValue, choose_kept};
 use crate::io::{FolderLock, Input, RawRecord, ReadOptions, for_each_document};
-use crate::output::records::{self, Fate, OutputFormat};
+use crate::output::records::{self, Destination, Fate, OutputFormat};
 use crate::output::run::{
-    CANDIDATES, GROUPS, GroupRecord, IdsDigest, PAIRS, RunFile, RunSummary, RunWriter,
+    CANDIDATES, GROUPS, GroupRecord, IdsDigest, PAIRS, RunSummary, RunWriter,
 };
 use crate::prefetch::{AHEAD, prefetch};
 
@@ -409,95 +409,25 @@ fn write_records(
     };
     let unique_path = unique_file.target().to_owned();
     let annotated_path = annotated_file.as_ref().map(|f| f.target().to_owned());
-    let written = match format {
-        OutputFormat::Parquet => parquet_records(
-            inputs,
-            dedup,
-            fates,
-            &mut unique_file,
-            annotated_file.as_mut(),
-        )?,
-        _ => {
-            let mut unique = records::sink(format, &mut unique_file, &unique_path, &read.fields)?;
-            let mut annotated = match (annotated_file.as_mut(), &annotated_path) {
-                (Some(file), Some(path)) => Some(records::sink(format, file, path, &read.fields)?),
-                _ => None,
-            };
-            let mut written = 0;
-            for_each_document(inputs, read, &dedup.corpus, "writing", |records| {
-                // The two files on two cores: copying gigabytes of records is most of the
-                // writing at a million documents.
-                let (kept, annotating) = rayon::join(
-                    || -> Result<usize> {
-                        let mut kept = 0;
-                        for (raw, doc) in &records {
-                            if fates.of(*doc).kept {
-                                unique.write(raw, None)?;
-                                kept += 1;
-                            }
-                        }
-                        Ok(kept)
-                    },
-                    || -> Result<()> {
-                        if let Some(annotated) = &mut annotated {
-                            for (raw, doc) in &records {
-                                annotated.write(raw, Some(&fates.of(*doc)))?;
-                            }
-                        }
-                        Ok(())
-                    },
-                );
-                written += kept?;
-                annotating
-            })?;
-            unique.finish()?;
-            if let Some(annotated) = annotated {
-                annotated.finish()?;
-            }
-            written
-        }
-    };
+    let written = records::writer(format).write(
+        inputs,
+        read,
+        &dedup.corpus,
+        &|doc| fates.of(doc),
+        Destination {
+            out: &mut unique_file,
+            path: &unique_path,
+        },
+        match (annotated_file.as_mut(), &annotated_path) {
+            (Some(out), Some(path)) => Some(Destination { out, path }),
+            _ => None,
+        },
+    )?;
     run.commit(unique_file)?;
     if let Some(file) = annotated_file {
         run.commit(file)?;
     }
     Ok(written)
-}
-
-/// [`write_records`] for Parquet, which is copied in slices of rows.
-#[cfg(feature = "parquet")]
-fn parquet_records(
-    inputs: &[Input],
-    dedup: &Dedup,
-    fates: &Fates,
-    unique: &mut RunFile,
-    annotated: Option<&mut RunFile>,
-) -> Result<usize> {
-    let ordinals = &dedup.corpus.ordinals;
-    let fate = |ordinal: u64| {
-        ordinals
-            .binary_search(&ordinal)
-            .ok()
-            .map(|doc| fates.of(doc as u32))
-    };
-    let (rows, kept) = records::parquet::export(inputs, fate, unique, annotated)?;
-    if ordinals.last().is_some_and(|&last| last >= rows) {
-        return Err(crate::io::inputs_shortened(inputs));
-    }
-    Ok(kept)
-}
-
-#[cfg(not(feature = "parquet"))]
-fn parquet_records(
-    _: &[Input],
-    _: &Dedup,
-    _: &Fates,
-    _: &mut RunFile,
-    _: Option<&mut RunFile>,
-) -> Result<usize> {
-    Err(Error::Usage(
-        "this neardup was built without Parquet support; rebuild with `--features parquet`".into(),
-    ))
 }
 
 #[cfg(test)]

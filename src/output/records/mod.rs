@@ -5,8 +5,9 @@
 //! Records go out in the input's own format where they can: a JSONL line as read (an annotated
 //! line gains three keys at the end of its object), a CSV or TSV row under its header (three
 //! more columns), a Parquet row with its schema. Folders and zips of text files come out as
-//! JSONL (`id`, `text`). Each format is one file here, behind [`RecordSink`] (Parquet, copied
-//! in slices of rows rather than record by record, has its own entry point).
+//! JSONL (`id`, `text`). Each format is one file here, behind [`RecordsWriter`], which copies
+//! the inputs with every record's fate: the line formats record by record through a
+//! [`RecordSink`] each, Parquet in slices of rows with their schema.
 //!
 //! Records skipped as invalid (`--skip-invalid`) are in neither file; `summary.json` counts them.
 
@@ -15,8 +16,11 @@ mod jsonl;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 
+use std::io::Write;
+use std::path::Path;
+
 use crate::error::{Error, Result};
-use crate::io::{Dialect, FieldSpec, Input, InputFormat, RawRecord};
+use crate::io::{Corpus, Dialect, FieldSpec, Input, InputFormat, RawRecord, ReadOptions};
 
 pub use self::csv::CsvSink;
 pub use self::jsonl::JsonlSink;
@@ -186,6 +190,44 @@ impl Fate<'_> {
     }
 }
 
+/// A file being written, with its name for errors.
+pub struct Destination<'w> {
+    /// Where the bytes go.
+    pub out: &'w mut (dyn Write + Send),
+    /// The file's name.
+    pub path: &'w Path,
+}
+
+/// Copies the inputs' records, each with its fate, in one format: the records kept into
+/// `unique.*`, and every document's record with its annotation into `annotated.*`.
+pub trait RecordsWriter {
+    /// Writes `unique` and, if given, `annotated`. `fate` gives a document's fate by its number
+    /// in `corpus`; records read as no document (skipped as invalid) are in neither file.
+    /// Returns how many records were kept.
+    fn write<'a>(
+        &self,
+        inputs: &[Input],
+        read: &ReadOptions,
+        corpus: &Corpus,
+        fate: &(dyn Fn(u32) -> Fate<'a> + Sync),
+        unique: Destination<'_>,
+        annotated: Option<Destination<'_>>,
+    ) -> Result<usize>;
+}
+
+/// The writer of `format`.
+pub fn writer(format: OutputFormat) -> Box<dyn RecordsWriter> {
+    match format {
+        OutputFormat::Jsonl => Box::new(Lines(LineFormat::Jsonl)),
+        OutputFormat::Csv => Box::new(Lines(LineFormat::Csv)),
+        OutputFormat::Tsv => Box::new(Lines(LineFormat::Tsv)),
+        #[cfg(feature = "parquet")]
+        OutputFormat::Parquet => Box::new(parquet::ParquetRows),
+        #[cfg(not(feature = "parquet"))]
+        OutputFormat::Parquet => Box::new(NoParquet),
+    }
+}
+
 /// Writes records of one format into one file.
 pub trait RecordSink {
     /// Writes `raw`: as read, or with its annotation when `fate` is given.
@@ -195,21 +237,100 @@ pub trait RecordSink {
     fn finish(self: Box<Self>) -> Result<()>;
 }
 
-/// A sink for `format` writing into `out` (named `path` in errors); `fields` names a text
-/// file's id and text. Parquet has no record sink: it is copied by [`parquet::export`].
-pub fn sink<'w, W: std::io::Write + Send + 'w>(
-    format: OutputFormat,
-    out: W,
-    path: &std::path::Path,
-    fields: &FieldSpec,
-) -> Result<Box<dyn RecordSink + Send + 'w>> {
-    match format {
-        OutputFormat::Jsonl => Ok(Box::new(JsonlSink::new(out, path, fields))),
-        OutputFormat::Csv => Ok(Box::new(CsvSink::new(out, Dialect::Csv, path))),
-        OutputFormat::Tsv => Ok(Box::new(CsvSink::new(out, Dialect::Tsv, path))),
-        OutputFormat::Parquet => Err(Error::Usage(format!(
-            "{}: Parquet is copied in slices of rows, not record by record",
-            path.display()
-        ))),
+/// The formats written a record at a time.
+#[derive(Clone, Copy)]
+enum LineFormat {
+    Jsonl,
+    Csv,
+    Tsv,
+}
+
+/// [`RecordsWriter`] for the line formats: the records read again, and each written through
+/// its format's [`RecordSink`].
+struct Lines(LineFormat);
+
+impl Lines {
+    /// A sink writing into `out` (named `path` in errors); `fields` names a text file's id and
+    /// text.
+    fn sink<'w>(
+        &self,
+        out: impl Write + Send + 'w,
+        path: &Path,
+        fields: &FieldSpec,
+    ) -> Box<dyn RecordSink + Send + 'w> {
+        match self.0 {
+            LineFormat::Jsonl => Box::new(JsonlSink::new(out, path, fields)),
+            LineFormat::Csv => Box::new(CsvSink::new(out, Dialect::Csv, path)),
+            LineFormat::Tsv => Box::new(CsvSink::new(out, Dialect::Tsv, path)),
+        }
+    }
+}
+
+impl RecordsWriter for Lines {
+    fn write<'a>(
+        &self,
+        inputs: &[Input],
+        read: &ReadOptions,
+        corpus: &Corpus,
+        fate: &(dyn Fn(u32) -> Fate<'a> + Sync),
+        unique: Destination<'_>,
+        annotated: Option<Destination<'_>>,
+    ) -> Result<usize> {
+        let mut unique = self.sink(unique.out, unique.path, &read.fields);
+        let mut annotated = annotated.map(|a| self.sink(a.out, a.path, &read.fields));
+        let mut written = 0;
+        crate::io::for_each_document(inputs, read, corpus, "writing", |records| {
+            // The two files on two cores: copying gigabytes of records is most of the
+            // writing at a million documents.
+            let (kept, annotating) = rayon::join(
+                || -> Result<usize> {
+                    let mut kept = 0;
+                    for (raw, doc) in &records {
+                        if fate(*doc).kept {
+                            unique.write(raw, None)?;
+                            kept += 1;
+                        }
+                    }
+                    Ok(kept)
+                },
+                || -> Result<()> {
+                    if let Some(annotated) = &mut annotated {
+                        for (raw, doc) in &records {
+                            annotated.write(raw, Some(&fate(*doc)))?;
+                        }
+                    }
+                    Ok(())
+                },
+            );
+            written += kept?;
+            annotating
+        })?;
+        unique.finish()?;
+        if let Some(annotated) = annotated {
+            annotated.finish()?;
+        }
+        Ok(written)
+    }
+}
+
+/// Parquet output in a build without it.
+#[cfg(not(feature = "parquet"))]
+struct NoParquet;
+
+#[cfg(not(feature = "parquet"))]
+impl RecordsWriter for NoParquet {
+    fn write<'a>(
+        &self,
+        _: &[Input],
+        _: &ReadOptions,
+        _: &Corpus,
+        _: &(dyn Fn(u32) -> Fate<'a> + Sync),
+        _: Destination<'_>,
+        _: Option<Destination<'_>>,
+    ) -> Result<usize> {
+        Err(Error::Usage(
+            "this neardup was built without Parquet support; rebuild with `--features parquet`"
+                .into(),
+        ))
     }
 }

@@ -11,10 +11,39 @@ use arrow_array::{ArrayRef, BooleanArray, RecordBatch, StringArray, UInt64Array}
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
 
-use super::{DUPLICATE_OF_COLUMN, Fate, GROUP_COLUMN, KEEP_COLUMN};
+use super::{DUPLICATE_OF_COLUMN, Destination, Fate, GROUP_COLUMN, KEEP_COLUMN, RecordsWriter};
 use crate::error::{Error, Location, Result};
-use crate::io::Input;
 use crate::io::parquet::{batches, next_batch};
+use crate::io::{Corpus, Input, ReadOptions};
+
+/// [`RecordsWriter`] for Parquet: the input's rows copied in slices, with their schema.
+pub struct ParquetRows;
+
+impl RecordsWriter for ParquetRows {
+    fn write<'a>(
+        &self,
+        inputs: &[Input],
+        _: &ReadOptions,
+        corpus: &Corpus,
+        fate: &(dyn Fn(u32) -> Fate<'a> + Sync),
+        unique: Destination<'_>,
+        annotated: Option<Destination<'_>>,
+    ) -> Result<usize> {
+        // A row's position among all rows read is a document's ordinal, if it is one.
+        let ordinals = &corpus.ordinals;
+        let fate_of_row = |row: u64| {
+            ordinals
+                .binary_search(&row)
+                .ok()
+                .map(|doc| fate(doc as u32))
+        };
+        let (rows, kept) = export(inputs, fate_of_row, unique.out, annotated.map(|a| a.out))?;
+        if ordinals.last().is_some_and(|&last| last >= rows) {
+            return Err(crate::io::inputs_shortened(inputs));
+        }
+        Ok(kept)
+    }
+}
 
 /// Copies the rows of `inputs` (Parquet files sharing one schema): those `fate` keeps into
 /// `unique`, and every row read as a document, annotated, into `annotated`. `fate` gets a
