@@ -1,4 +1,4 @@
-//! Request and response bodies, handlers, errors and the OpenAPI description.
+//! Request and response bodies, the handlers, and the OpenAPI description.
 
 use std::sync::Arc;
 
@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 use utoipa::{OpenApi, ToSchema};
 
 use super::AppState;
-use crate::error::Error;
+use super::admission::{admit, admit_text, blocking, check_id, durable, permit_for};
+use super::errors::{ApiError, ErrorBody, parse};
 use crate::index::Match;
 
 /// A new document: an id and either `text`, or `title` and/or `abstract` (joined by a space,
@@ -94,184 +95,6 @@ pub struct Stats {
     pub store: String,
     /// Seconds since the server started.
     pub uptime_seconds: f64,
-}
-
-/// An error: what went wrong, for a person to read.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ErrorBody {
-    /// The problem and, where possible, the fix.
-    pub error: String,
-}
-
-/// An HTTP error with a JSON body.
-#[derive(Debug)]
-pub struct ApiError {
-    status: StatusCode,
-    message: String,
-    /// Seconds for a `Retry-After` header (a full server).
-    retry_after: Option<u64>,
-}
-
-impl ApiError {
-    /// An error with this status and message.
-    pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
-        ApiError {
-            status,
-            message: message.into(),
-            retry_after: None,
-        }
-    }
-
-    fn unprocessable(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::UNPROCESSABLE_ENTITY, message)
-    }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let body = Json(ErrorBody {
-            error: self.message,
-        });
-        let mut response = (self.status, body).into_response();
-        if let Some(seconds) = self.retry_after {
-            response
-                .headers_mut()
-                .insert(axum::http::header::RETRY_AFTER, seconds.into());
-        }
-        response
-    }
-}
-
-impl From<Error> for ApiError {
-    fn from(e: Error) -> Self {
-        tracing::error!(error = %e, "request failed");
-        let status = match e {
-            Error::Input(_) | Error::Usage(_) | Error::Setting { .. } => {
-                StatusCode::UNPROCESSABLE_ENTITY
-            }
-            Error::IdCollision { .. } => StatusCode::CONFLICT,
-            Error::Busy { .. } | Error::Store { .. } => StatusCode::SERVICE_UNAVAILABLE,
-            // Nothing of the write was done: reads go on, and the write may be retried once
-            // space is freed.
-            Error::DiskFull { .. } => StatusCode::INSUFFICIENT_STORAGE,
-            Error::Io { ref source, .. } if source.kind() == std::io::ErrorKind::StorageFull => {
-                StatusCode::INSUFFICIENT_STORAGE
-            }
-            _ => StatusCode::INTERNAL_SERVER_ERROR,
-        };
-        ApiError::new(status, e.to_string())
-    }
-}
-
-/// The body as JSON of type `T`, or a 4xx naming what is wrong with it.
-fn parse<T: for<'de> Deserialize<'de>>(body: Result<Bytes, BytesRejection>) -> Result<T, ApiError> {
-    let bytes = body.map_err(|r| ApiError::new(r.status(), r.body_text()))?;
-    let malformed = |e: serde_json::Error, place: String| {
-        let status = if e.is_data() {
-            StatusCode::UNPROCESSABLE_ENTITY
-        } else {
-            StatusCode::BAD_REQUEST
-        };
-        ApiError::new(status, format!("request body{place}: {e}"))
-    };
-    let mut json = serde_json::Deserializer::from_slice(&bytes);
-    let value = serde_path_to_error::deserialize(&mut json).map_err(|e| {
-        let place = describe_path(e.path());
-        malformed(e.into_inner(), place)
-    })?;
-    // Bytes after the value make the body as malformed as a bad value does.
-    json.end().map_err(|e| malformed(e, String::new()))?;
-    Ok(value)
-}
-
-/// Where in a body a value was refused, in the words of the API's other errors (`, document
-/// 3, field text`); empty at the top.
-fn describe_path(path: &serde_path_to_error::Path) -> String {
-    use serde_path_to_error::Segment;
-    path.iter()
-        .map(|segment| match segment {
-            Segment::Seq { index } => format!(", document {index}"),
-            Segment::Map { key } => format!(", field {key}"),
-            Segment::Enum { variant } => format!(", {variant}"),
-            Segment::Unknown => String::new(),
-        })
-        .collect()
-}
-
-/// Runs index work off the async threads.
-async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
-) -> Result<T, ApiError> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
-}
-
-/// Waits until write `seq` is durable (see [`super::commit`]).
-fn durable(state: &AppState, seq: u64) -> Result<(), ApiError> {
-    Ok(state
-        .commits
-        .durable(seq, &state.writes, || state.index.flush())?)
-}
-
-/// The longest id accepted, in bytes.
-pub const MAX_ID_BYTES: usize = 1024;
-
-/// An id must say something and print: not blank, no control characters (NUL included), at
-/// most [`MAX_ID_BYTES`].
-fn check_id(id: &str) -> Result<(), ApiError> {
-    if id.trim().is_empty() {
-        return Err(ApiError::unprocessable("`id` is empty"));
-    }
-    if id.chars().any(char::is_control) {
-        return Err(ApiError::unprocessable(
-            "`id` holds a control character; use printable characters",
-        ));
-    }
-    if id.len() > MAX_ID_BYTES {
-        return Err(ApiError::unprocessable(format!(
-            "`id` is {} bytes long, the limit is {MAX_ID_BYTES}",
-            id.len()
-        )));
-    }
-    Ok(())
-}
-
-/// Seconds a client is asked to wait when the server is full.
-const RETRY_AFTER_SECONDS: u64 = 1;
-
-/// A permit to embed and search one text, if the text fits and a permit is free.
-fn admit(state: &AppState, text: &str) -> Result<tokio::sync::OwnedSemaphorePermit, ApiError> {
-    admit_text(state, text)?;
-    permit_for(state)
-}
-
-/// Refuses a text over `--max-text-bytes` (413).
-fn admit_text(state: &AppState, text: &str) -> Result<(), ApiError> {
-    if text.len() > state.max_text_bytes {
-        return Err(ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!(
-                "the text is {} bytes, the limit is {} (--max-text-bytes)",
-                text.len(),
-                state.max_text_bytes
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// A permit to search, if one is free; 503 with `Retry-After` otherwise.
-fn permit_for(state: &AppState) -> Result<tokio::sync::OwnedSemaphorePermit, ApiError> {
-    state
-        .heavy
-        .clone()
-        .try_acquire_owned()
-        .map_err(|_| ApiError {
-            status: StatusCode::SERVICE_UNAVAILABLE,
-            message: "the server is busy with other texts; retry shortly".into(),
-            retry_after: Some(RETRY_AFTER_SECONDS),
-        })
 }
 
 fn confirmed(matches: Vec<Match>) -> Vec<Match> {

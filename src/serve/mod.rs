@@ -25,10 +25,13 @@
 //! (408), and at most [`max_connections`] are open at once, below the process's file limit,
 //! so that idle ones cannot starve the index of files: the next ones get 503 and are closed.
 
+mod admission;
 mod api;
 mod commit;
+mod errors;
 
-pub use api::{ApiDoc, ApiError};
+pub use api::ApiDoc;
+pub use errors::ApiError;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
