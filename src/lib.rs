@@ -1,30 +1,28 @@
 //! neardup finds duplicate and near-duplicate documents in collections from a few hundred texts
 //! to millions.
 //!
-//! The crate is organised by concept:
-//! - [`text`]: words, stoplists and shingles;
-//! - [`sketch`]: MinHash signatures, LSH banding, SimHash fingerprints;
+//! The crate is organised by concept, in layers that import only downwards (docs/layout.md
+//! declares them; `tests/layers.rs` checks them), from the bottom:
+//! - [`error`], [`foreign`], [`progress`], `matrix` (dense matrix products), `prefetch` (memory
+//!   asked for ahead of scattered reads): what everything uses;
+//! - [`io`]: reading corpora (JSONL, CSV and TSV, folders and zips of text files, Parquet),
+//!   scratch folders, locks, free space;
+//! - [`text`]: words, stoplists and shingles; [`output`]: everything a run writes (atomic files,
+//!   the run folder, the input's records written back in its own format);
+//! - [`sketch`]: MinHash signatures, LSH bands, SimHash fingerprints and their index;
+//!   [`synth`]: synthetic labelled corpora; [`diff`]: word diffs; [`group`]: confirmed pairs
+//!   into groups, and which member is kept;
+//! - [`similarity`]: exact measures and the exact Jaccard join; [`eval`]: scoring a run against
+//!   labelled duplicates (the CORE 2020 metrics);
 //! - [`confirm`]: the evidence on a candidate pair and the rule that confirms it;
-//! - [`embed`]: document embeddings (static token vectors, MiniLM through candle, GloVe);
+//!   [`embed`]: document embeddings (static token vectors, MiniLM through candle, GloVe);
 //! - [`store`]: cosine vector stores (Qdrant embedded or a Qdrant server);
-//! - [`similarity`]: exact measures (Jaccard, overlap, cosine) and the exact Jaccard join;
-//! - [`index`]: searchable stores (n-gram resemblance, SimHash Hamming index);
-//! - [`diff`]: word diffs of two documents with overlap ratios;
-//! - [`group`]: confirmed pairs into duplicate groups with a representative each, and which
-//!   member is kept;
-//! - [`io`]: reading corpora (JSONL, CSV, folders and zips of text files) and writing results
-//!   atomically;
-//! - `matrix`: dense matrix products (the encoder's layers, the exact scan's cosines);
-//! - `prefetch`: asking for memory ahead of scattered reads (confirming, writing candidates);
+//! - [`search`]: each document's nearest neighbours (the graph, the exact scan, k-means cells);
+//! - [`settings`]: the method names, the declaration of every method setting, and typed
+//!   settings read from files, flags and manifests with errors naming the key;
+//! - [`index`]: the two-stage document index, the n-gram resemblance store;
 //! - [`pipeline`]: the deduplication methods end to end;
-//! - [`export`]: input records written back out (kept records, an annotated copy) in the
-//!   input's format;
-//! - [`results`]: a run's output folder as one unit: its records, written and read back checked;
 //! - [`serve`]: the index behind a JSON HTTP API;
-//! - [`settings`]: typed settings from files, flags and manifests, with errors naming the key,
-//!   and the declaration of every method setting;
-//! - [`eval`]: scoring a run against labelled duplicates (the CORE 2020 metrics);
-//! - [`synth`]: synthetic labelled corpora for tests and benchmarks;
 //! - [`cli`]: the `neardup` command line, a thin layer over the above.
 
 // Input errors carry their location and hint by value: they are rare, and boxing them would

@@ -1,7 +1,7 @@
 //! Everything a run writes, and how.
 //!
 //! - Files are written atomically ([`AtomicFile`]): under a temporary name beside the target,
-//!   sent to disk as they grow ([`writeback`]: at the disk's pace, not the page cache's) and
+//!   sent to disk as they grow (`writeback.rs`: at the disk's pace, not the page cache's) and
 //!   renamed into place only when complete, so that a reader sees the old file or the whole
 //!   new one. `-` is standard output.
 //! - A run's folder is one unit ([`run`]): its files (pairs, candidates, groups, the summary)
