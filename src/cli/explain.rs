@@ -6,7 +6,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::settings::MethodFlags;
-use crate::confirm::{Evidence, Rule, Verdict};
+use crate::confirm::{Evidence, Verdict};
 use crate::diff::{Tokens, diff};
 use crate::embed;
 use crate::error::{Error, Result};
@@ -286,36 +286,6 @@ fn number_words(text: &str) -> Vec<String> {
 
 /// Which figures the verdict rested on, and whether each is exact or estimated: an estimate
 /// may sit on the other side of a threshold than the exact figure above it.
-fn decided_on(e: &Explanation) -> String {
-    let ev = &e.evidence;
-    let exact = e
-        .jaccard_exact
-        .map_or(String::new(), |j| format!(" (exact {j:.3})"));
-    let jaccard = format!(
-        "the Jaccard estimate {:.3} from the signatures{exact}",
-        ev.jaccard
-    );
-    let containment = format!(
-        "the containment {:.3} {}",
-        ev.containment,
-        if ev.containment_sampled {
-            "from the word samples (exact up to 128 words)"
-        } else {
-            "estimated from the signatures"
-        }
-    );
-    match e.verdict.rule {
-        Rule::Jaccard => jaccard,
-        Rule::Containment => format!("{containment}, with {jaccard} below the threshold"),
-        Rule::Below => format!("{jaccard} and {containment}, both below their thresholds"),
-        Rule::Title => "the titles' exact words".into(),
-        Rule::Numbers => "the exact number words".into(),
-        Rule::ShortText => "the exact count of distinct words".into(),
-        Rule::Band => "the signatures' LSH bands".into(),
-        Rule::Distant => "the embeddings' cosine".into(),
-    }
-}
-
 fn render(e: &Explanation) -> String {
     use std::fmt::Write;
     let mut out = String::new();
@@ -417,7 +387,11 @@ fn render(e: &Explanation) -> String {
         e.verdict.rule.name(),
         e.rule_means
     );
-    let _ = writeln!(out, "  decided on {}", decided_on(e));
+    let _ = writeln!(
+        out,
+        "  decided on {}",
+        e.verdict.rule.grounds(&e.evidence, e.jaccard_exact)
+    );
     if let Some(d) = &e.diff {
         let _ = writeln!(out, "\ndiff ([-only in A-] {{+only in B+}})\n{d}");
     }

@@ -1,11 +1,13 @@
 //! Signing records and judging candidate pairs under one set of [`ConfirmSettings`].
 
+use rayon::prelude::*;
+
 use crate::error::Result;
 use crate::io::Record;
-use crate::sketch::{LshParams, MinHasher};
+use crate::sketch::{LshParams, MinHasher, Signatures};
 use crate::text::Shingler;
 
-use super::{ConfirmSettings, Evidence, Rule, Sketch, SketchRef, Verdict};
+use super::{ConfirmSettings, Evidence, Rule, Sketch, SketchFacts, SketchRef, Verdict};
 
 /// Signs records and confirms candidates exactly as a run or an index with these settings
 /// does. The `minhash` method and the two-stage index hold one; `neardup merge` builds one to
@@ -70,6 +72,36 @@ impl Confirmer {
     pub fn judge_candidate(&self, a: SketchRef<'_>, b: SketchRef<'_>, cosine: f32) -> (f64, bool) {
         let (jaccard, duplicate) = self.judge(a, b);
         (jaccard, duplicate && cosine >= self.min_cosine)
+    }
+
+    /// Judges `count` candidates in parallel, the `i`th being `candidate(i)`: its two documents
+    /// (numbers into `signatures` and `sketches`) and, for a two-stage candidate, the cosine of
+    /// their embeddings. Returns each one's Jaccard estimate and whether it is a duplicate, in
+    /// order. Every method's confirm stage is this loop.
+    pub fn judge_all(
+        &self,
+        signatures: &Signatures,
+        sketches: &SketchFacts,
+        count: usize,
+        candidate: impl Fn(usize) -> (u32, u32, Option<f32>) + Sync,
+    ) -> (Vec<f64>, Vec<bool>) {
+        (0..count)
+            .into_par_iter()
+            .map(|i| {
+                sketches.prefetch_ahead(signatures, i, |j| {
+                    (j < count).then(|| candidate(j)).map(|(a, b, _)| (a, b))
+                });
+                let (a, b, cosine) = candidate(i);
+                let (a, b) = (
+                    sketches.get(signatures, a as usize),
+                    sketches.get(signatures, b as usize),
+                );
+                match cosine {
+                    Some(cosine) => self.judge_candidate(a, b, cosine),
+                    None => self.judge(a, b),
+                }
+            })
+            .unzip()
     }
 
     /// The verdict on a two-stage candidate (two documents' sketches and the cosine of their

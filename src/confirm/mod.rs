@@ -61,6 +61,7 @@
 
 mod confirmer;
 mod evidence;
+mod proposals;
 #[cfg(any(feature = "edge", feature = "qdrant", test))]
 pub(crate) use evidence::base64_words;
 mod rule;
@@ -69,6 +70,7 @@ use serde::{Deserialize, Serialize};
 
 pub use confirmer::Confirmer;
 pub use evidence::{Evidence, Facts, SAMPLE_SIZE, Sketch, SketchFacts, SketchRef};
+pub use proposals::proposed_pairs;
 pub use rule::{Confirm, ConfirmRule, NumberGuard, Rule, Verdict};
 
 use crate::error::Result;

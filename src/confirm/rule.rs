@@ -76,7 +76,7 @@ pub struct ConfirmRule {
 }
 
 /// Titles shorter than this (in distinct words, notes removed) are too common to match on.
-const MIN_TITLE_WORDS: usize = 4;
+pub(super) const MIN_TITLE_WORDS: usize = 4;
 /// Titles that differ need this many: four words and a fifth is another title ("letter to
 /// the editor" and its "reply"), where the four are common words it is a title of many records.
 const MIN_DIFFERING_TITLE_WORDS: usize = 5;
@@ -249,6 +249,35 @@ impl Rule {
             Rule::Distant => "the embeddings' cosine is below min_cosine: not a candidate",
         }
     }
+
+    /// What the rule decided on in `evidence`, for `explain`: the figures it weighed, with the
+    /// pair's exact Jaccard beside the estimate where the texts are known.
+    pub fn grounds(self, evidence: &Evidence, exact_jaccard: Option<f64>) -> String {
+        let exact = exact_jaccard.map_or(String::new(), |j| format!(" (exact {j:.3})"));
+        let jaccard = format!(
+            "the Jaccard estimate {:.3} from the signatures{exact}",
+            evidence.jaccard
+        );
+        let containment = format!(
+            "the containment {:.3} {}",
+            evidence.containment,
+            if evidence.containment_sampled {
+                "from the word samples (exact up to 128 words)"
+            } else {
+                "estimated from the signatures"
+            }
+        );
+        match self {
+            Rule::Jaccard => jaccard,
+            Rule::Containment => format!("{containment}, with {jaccard} below the threshold"),
+            Rule::Below => format!("{jaccard} and {containment}, both below their thresholds"),
+            Rule::Title => "the titles' exact words".into(),
+            Rule::Numbers => "the exact number words".into(),
+            Rule::ShortText => "the exact count of distinct words".into(),
+            Rule::Band => "the signatures' LSH bands".into(),
+            Rule::Distant => "the embeddings' cosine".into(),
+        }
+    }
 }
 
 /// A decision and the rule behind it.
@@ -263,6 +292,7 @@ pub struct Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::DEFAULT_MIN_COSINE;
     use crate::sketch::MinHashParams;
 
     /// The sketch of a record with a title and a body, as the pipelines make it.
@@ -272,6 +302,84 @@ mod tests {
             .shingler(crate::text::UNIGRAMS)
             .unwrap();
         Sketch::of(&record, &shingler, &MinHashParams::default().hasher()).0
+    }
+
+    /// One pair for each rule, decided by it, with what `explain` says it rests on. The match
+    /// has no wildcard: a new rule does not compile here until it has its case.
+    #[test]
+    fn every_rule_decides_a_pair_of_its_own() {
+        let abstract_ = "we studied the effect of early mobilisation on recovery after stroke in \
+            a randomised trial of two hundred patients across four hospitals and found that \
+            walking within two days shortened the stay and improved independence";
+        let title = "early mobilisation after stroke: a randomised trial";
+        let cut: String = abstract_
+            .split_whitespace()
+            .take(16)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let full = sketch_of(title, abstract_);
+        let evidence_rule = ConfirmRule::default();
+        let settings = |rule: ConfirmRule| super::super::ConfirmSettings {
+            rule,
+            ..Default::default()
+        };
+        for rule in [
+            Rule::Jaccard,
+            Rule::Band,
+            Rule::Title,
+            Rule::Containment,
+            Rule::ShortText,
+            Rule::Numbers,
+            Rule::Below,
+            Rule::Distant,
+        ] {
+            let (confirm_rule, a, b, cosine) = match rule {
+                Rule::Jaccard => (evidence_rule, full.clone(), full.clone(), 1.0),
+                Rule::Band => {
+                    let band = ConfirmRule {
+                        confirm: Confirm::Band,
+                        ..evidence_rule
+                    };
+                    let edited = sketch_of(title, &format!("{abstract_} at three months"));
+                    (band, full.clone(), edited, 1.0)
+                }
+                Rule::Title => (evidence_rule, full.clone(), sketch_of(title, ""), 1.0),
+                Rule::Containment => (evidence_rule, full.clone(), sketch_of(title, &cut), 1.0),
+                Rule::ShortText => {
+                    let short = sketch_of("erratum", "");
+                    (evidence_rule, short.clone(), short, 1.0)
+                }
+                Rule::Numbers => (
+                    evidence_rule,
+                    sketch_of(&format!("{title} phase ii"), abstract_),
+                    sketch_of(&format!("{title} phase iii"), abstract_),
+                    1.0,
+                ),
+                Rule::Below => (
+                    evidence_rule,
+                    full.clone(),
+                    sketch_of(
+                        "hip fracture surgery within a day: a cohort study",
+                        "we followed nine hundred older adults after hip fracture",
+                    ),
+                    1.0,
+                ),
+                Rule::Distant => (evidence_rule, full.clone(), full.clone(), -0.5),
+            };
+            let confirmer =
+                super::super::Confirmer::new(&settings(confirm_rule), DEFAULT_MIN_COSINE).unwrap();
+            let (evidence, verdict) = confirmer.confirm(a.as_ref(), b.as_ref(), cosine);
+            assert_eq!(verdict.rule, rule, "{evidence:?}");
+            assert_eq!(
+                verdict.duplicate,
+                matches!(
+                    rule,
+                    Rule::Jaccard | Rule::Band | Rule::Title | Rule::Containment
+                ),
+                "{rule:?}"
+            );
+            assert!(!rule.describe().is_empty() && !rule.grounds(&evidence, None).is_empty());
+        }
     }
 
     #[test]

@@ -1,8 +1,6 @@
 //! The last stage: each candidate pair is judged by the MinHash classifier on the two
 //! documents' sketches (the cosine only breaks ties and floors the candidates).
 
-use rayon::prelude::*;
-
 use crate::confirm::{Confirmer, SketchFacts};
 use crate::pipeline::{Pair, ScoredPairs};
 use crate::sketch::Signatures;
@@ -36,20 +34,11 @@ impl Verdicts {
         sketches: &SketchFacts,
         candidates: &[(u32, u32, f32)],
     ) {
-        let (scores, duplicate): (Vec<f64>, Vec<bool>) = candidates
-            .par_iter()
-            .enumerate()
-            .map(|(i, &(a, b, cosine))| {
-                sketches.prefetch_ahead(signatures, i, |j| {
-                    candidates.get(j).map(|&(a, b, _)| (a, b))
-                });
-                confirmer.judge_candidate(
-                    sketches.get(signatures, a as usize),
-                    sketches.get(signatures, b as usize),
-                    cosine,
-                )
-            })
-            .unzip();
+        let (scores, duplicate) =
+            confirmer.judge_all(signatures, sketches, candidates.len(), |i| {
+                let (a, b, cosine) = candidates[i];
+                (a, b, Some(cosine))
+            });
         self.scores.extend(scores);
         self.duplicate.extend(duplicate);
     }

@@ -38,7 +38,7 @@ use self::search::Proposed;
 use self::set_aside::{CandidatesAside, SketchesAside};
 use self::title_only::TitleOnlyStore;
 use super::Found;
-use super::minhash::proposed_pairs;
+use crate::confirm::proposed_pairs;
 use crate::error::{Error, Result};
 use crate::group::Linkage;
 use crate::index::{DocumentIndex, IndexSettings};
