@@ -23,7 +23,7 @@ mod set_aside;
 mod title_only;
 
 pub(super) use confirm::confirm_candidates;
-use confirm::{CONFIRM_BATCH, Verdicts};
+use confirm::{CONFIRM_BATCH, Confirmed, Verdicts};
 pub use part::Part;
 pub(super) use search::distinct_pairs;
 
@@ -38,7 +38,7 @@ use self::search::Proposed;
 use self::set_aside::{CandidatesAside, SketchesAside};
 use self::title_only::TitleOnlyStore;
 use super::Found;
-use crate::confirm::proposed_pairs;
+use crate::confirm::{Confirmer, SketchFacts, proposed_pairs};
 use crate::error::{Error, Result};
 use crate::group::Linkage;
 use crate::index::{DocumentIndex, IndexSettings};
@@ -46,7 +46,8 @@ use crate::io::{Input, ReadOptions, ScratchDir, SkipReport};
 use crate::output::run::StageTimes;
 use crate::progress;
 use crate::search::Cells;
-use crate::search::QueryFile;
+use crate::search::{QueryFile, QueryReader};
+use crate::sketch::Signatures;
 
 /// Settings of the two-stage method.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -163,45 +164,23 @@ pub(super) fn run(
     config: &TwoStageConfig,
     models: &Path,
 ) -> Result<Found> {
-    let scratch;
-    let dir = match &config.index_dir {
-        Some(dir) => dir.clone(),
-        None => {
-            scratch = ScratchDir::new()?;
-            scratch.path().to_owned()
-        }
-    };
+    let work = Workspace::new(config)?;
     // Cells replace the graph walk of a whole run (never of a part, nor of the exact search).
     let use_cells = config.cells > 0;
-    let (mut index, upsert) = match (config.part, &config.index_dir) {
-        (Some(_), _) => (
-            open_shared(&dir, &config.settings, models)?,
-            Upsert::Nothing,
-        ),
-        (None, Some(_)) => (
-            DocumentIndex::create(&dir, &config.settings, models)?,
-            Upsert::WithSketches,
-        ),
-        (None, None) => (
-            DocumentIndex::create(&dir, &config.settings.for_one_run(), models)?,
-            if use_cells {
-                Upsert::Unread
-            } else {
-                Upsert::VectorsOnly
-            },
-        ),
-    };
-    let mut queries = QueryFile::create(&dir, index.embedder().dimensions())?;
-    // Parts share the index folder.
-    let part_scratch;
-    let title_only_dir = match config.part {
-        Some(_) => {
-            part_scratch = ScratchDir::new()?;
-            part_scratch.path()
-        }
-        None => &dir,
-    };
-    let mut title_only = TitleOnlyStore::beside(&index, title_only_dir, config.part);
+    let (mut index, upsert) = open_index(&work.dir, config, models, use_cells)?;
+    let mut queries = QueryFile::create(&work.dir, index.embedder().dimensions())?;
+    let mut title_only = TitleOnlyStore::beside(&index, &work.title_only, config.part);
+    // Within cells, the titles are searched among the cells' own title-only members.
+    let title_store = (!use_cells).then_some(&mut title_only);
+    let loaded = load(
+        inputs,
+        read,
+        &mut index,
+        Some(&mut queries),
+        title_store,
+        upsert,
+        config.part,
+    )?;
     let Loaded {
         corpus,
         signatures,
@@ -209,67 +188,28 @@ pub(super) fn run(
         doc_of_key,
         title_copies,
         mut times,
-    } = load(
-        inputs,
-        read,
-        &mut index,
-        Some(&mut queries),
-        // Within cells, the titles are searched among the cells' own title-only members.
-        (!use_cells).then_some(&mut title_only),
-        upsert,
-        config.part,
-    )?;
+    } = loaded;
     let mut queries = queries.into_reader()?;
 
     let documents = corpus.ids.len();
     let use_cells = use_cells && documents > 0;
     let clock = Instant::now();
-    // Cells may part two near-copies whose vectors sit near a boundary: what MinHash proposes,
-    // cheap beside the search, joins the candidates. It is read off the sketches before they
-    // go aside.
-    let proposed = use_cells.then(|| {
-        let proposed = Proposed {
-            pairs: proposed_pairs(&signatures, &sketches, &config.settings.confirm),
-            title_only: (0..documents)
-                .map(|doc| {
-                    let facts = sketches.facts(doc);
-                    facts.title.is_some() && !facts.body
-                })
-                .collect(),
-        };
-        tracing::info!(
-            pairs = proposed.pairs.len(),
-            seconds = clock.elapsed().as_secs_f64(),
-            "MinHash proposed its pairs"
-        );
-        proposed
-    });
-    let aside_clock = Instant::now();
-    let sketches_aside = SketchesAside::write(&dir, signatures, sketches)?;
-    tracing::debug!(
-        seconds = aside_clock.elapsed().as_secs_f64(),
-        "sketches set aside for the search"
-    );
+    let proposed = use_cells.then(|| minhash_proposals(&signatures, &sketches, config));
+    let sketches_aside = SketchesAside::write(&work.dir, signatures, sketches)?;
     let mut search_seconds = clock.elapsed().as_secs_f64();
-
-    let cells = if use_cells {
-        let clock = Instant::now();
-        let _spinner = progress::spinner("learning the cells");
-        let cells = Cells::learn(&mut queries, documents, config.cells, config.cell_probes)?;
-        times.index += clock.elapsed().as_secs_f64();
-        Some(cells)
-    } else {
-        None
+    let cells = match use_cells {
+        true => Some(learn_cells(&mut queries, documents, config, &mut times)?),
+        false => None,
     };
-
     let clock = Instant::now();
+    let searched = cells.as_ref().zip(proposed);
     let neighbours = search::candidates(
         &index,
         &title_only,
         queries,
         &doc_of_key,
         &title_copies,
-        cells.as_ref().zip(proposed),
+        searched,
         config,
     )?;
     drop((cells, doc_of_key, title_copies));
@@ -277,31 +217,11 @@ pub(super) fn run(
     search_seconds += clock.elapsed().as_secs_f64();
     times.search = search_seconds;
     times.candidates = times.upsert + times.index + times.search;
-    title_only.discard()?;
-    if config.index_dir.is_none() {
-        index.store().discard()?;
-    }
-    // The vectors are searched: close the store (before its temporary folder goes) and give
-    // its memory back before the candidates are judged.
-    let confirmer = index.into_confirmer();
+    let confirmer = close_stores(index, title_only, config)?;
 
-    // The candidates wait on disk while the sketches come back, and are judged as they are
-    // read: the two are never held at once.
     let clock = Instant::now();
-    let mut candidates_aside = CandidatesAside::write(&dir, neighbours)?;
-    let (signatures, sketches) = sketches_aside.read_back()?;
-    tracing::debug!(
-        seconds = clock.elapsed().as_secs_f64(),
-        "candidates set aside, sketches read back"
-    );
-    let mut verdicts = Verdicts::default();
-    candidates_aside.for_each_batch(CONFIRM_BATCH, |batch| {
-        verdicts.judge(&confirmer, &signatures, &sketches, batch)
-    })?;
-    drop(sketches);
-    let confirmed = verdicts.confirmed(candidates_aside.read_back()?);
+    let (confirmed, signatures) = confirm_aside(&work.dir, &confirmer, neighbours, sketches_aside)?;
     times.confirm = clock.elapsed().as_secs_f64();
-
     Ok(Found {
         corpus,
         candidates,
@@ -311,4 +231,149 @@ pub(super) fn run(
         probes: None,
         times,
     })
+}
+
+/// Where a run keeps its index and what it sets aside: the kept index's folder, or a scratch
+/// folder that goes with the run; and where the title-only store lives (beside the index, or
+/// in a scratch folder of its own for a part, whose index folder the parts share).
+struct Workspace {
+    dir: PathBuf,
+    title_only: PathBuf,
+    _scratch: Option<ScratchDir>,
+    _part_scratch: Option<ScratchDir>,
+}
+
+impl Workspace {
+    fn new(config: &TwoStageConfig) -> Result<Workspace> {
+        let scratch = match config.index_dir {
+            Some(_) => None,
+            None => Some(ScratchDir::new()?),
+        };
+        let dir = match (&config.index_dir, &scratch) {
+            (Some(dir), _) => dir.clone(),
+            (None, Some(scratch)) => scratch.path().to_owned(),
+            (None, None) => unreachable!("a scratch folder where no index is kept"),
+        };
+        let part_scratch = match config.part {
+            Some(_) => Some(ScratchDir::new()?),
+            None => None,
+        };
+        let title_only = part_scratch
+            .as_ref()
+            .map_or_else(|| dir.clone(), |s| s.path().to_owned());
+        Ok(Workspace {
+            dir,
+            title_only,
+            _scratch: scratch,
+            _part_scratch: part_scratch,
+        })
+    }
+}
+
+/// The index a run searches, and what loading puts in it: a part opens the shared index and
+/// adds nothing; a kept index holds vectors and sketches; a throwaway one vectors only, or
+/// nothing where the cells search the spilled vectors instead.
+fn open_index(
+    dir: &Path,
+    config: &TwoStageConfig,
+    models: &Path,
+    use_cells: bool,
+) -> Result<(DocumentIndex, Upsert)> {
+    Ok(match (config.part, &config.index_dir) {
+        (Some(_), _) => (open_shared(dir, &config.settings, models)?, Upsert::Nothing),
+        (None, Some(_)) => (
+            DocumentIndex::create(dir, &config.settings, models)?,
+            Upsert::WithSketches,
+        ),
+        (None, None) => (
+            DocumentIndex::create(dir, &config.settings.for_one_run(), models)?,
+            if use_cells {
+                Upsert::Unread
+            } else {
+                Upsert::VectorsOnly
+            },
+        ),
+    })
+}
+
+/// What MinHash proposes, read off the sketches before they go aside: cells may part two
+/// near-copies whose vectors sit near a boundary, and these pairs, cheap beside the search,
+/// join the candidates.
+fn minhash_proposals(
+    signatures: &Signatures,
+    sketches: &SketchFacts,
+    config: &TwoStageConfig,
+) -> Proposed {
+    let clock = Instant::now();
+    let documents = signatures.len();
+    let proposed = Proposed {
+        pairs: proposed_pairs(signatures, sketches, &config.settings.confirm),
+        title_only: (0..documents)
+            .map(|doc| {
+                let facts = sketches.facts(doc);
+                facts.title.is_some() && !facts.body
+            })
+            .collect(),
+    };
+    tracing::info!(
+        pairs = proposed.pairs.len(),
+        seconds = clock.elapsed().as_secs_f64(),
+        "MinHash proposed its pairs"
+    );
+    proposed
+}
+
+/// Learns the k-means cells over the spilled vectors (counted as index time).
+fn learn_cells(
+    queries: &mut QueryReader,
+    documents: usize,
+    config: &TwoStageConfig,
+    times: &mut StageTimes,
+) -> Result<Cells> {
+    let clock = Instant::now();
+    let _spinner = progress::spinner("learning the cells");
+    let cells = Cells::learn(queries, documents, config.cells, config.cell_probes)?;
+    times.index += clock.elapsed().as_secs_f64();
+    Ok(cells)
+}
+
+/// Closes the stores once searched, deleting what a throwaway run made outside its folder
+/// (a server collection), and gives their memory back before the candidates are judged.
+fn close_stores(
+    index: DocumentIndex,
+    title_only: TitleOnlyStore,
+    config: &TwoStageConfig,
+) -> Result<Confirmer> {
+    title_only.discard()?;
+    if config.index_dir.is_none() {
+        index.store().discard()?;
+    }
+    Ok(index.into_confirmer())
+}
+
+/// Judges the candidates: they wait on disk while the sketches come back, and are judged as
+/// they are read, so that the two are never held at once. Returns the verdicts and the
+/// signatures (which score the groups).
+fn confirm_aside(
+    dir: &Path,
+    confirmer: &Confirmer,
+    neighbours: Vec<(u32, u32, f32)>,
+    sketches_aside: SketchesAside,
+) -> Result<(Confirmed, Signatures)> {
+    let clock = Instant::now();
+    let mut candidates_aside = CandidatesAside::write(dir, neighbours)?;
+    let (signatures, sketches) = sketches_aside.read_back()?;
+    tracing::debug!(
+        seconds = clock.elapsed().as_secs_f64(),
+        "candidates set aside, sketches read back"
+    );
+    let mut verdicts = Verdicts::default();
+    candidates_aside.for_each_batch(CONFIRM_BATCH, |batch| {
+        verdicts.judge(confirmer, &signatures, &sketches, batch)
+    })?;
+    drop(sketches);
+    Ok((
+        verdicts.confirmed(candidates_aside.read_back()?),
+        signatures,
+    ))
 }
