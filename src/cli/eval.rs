@@ -37,7 +37,7 @@ pub struct EvalArgs {
     #[arg(long, value_enum, default_value_t = Predicted::Groups)]
     predicted: Predicted,
     /// Id field of the truth file.
-    #[arg(long, default_value = "core_id")]
+    #[arg(long, default_value = crate::io::DEFAULT_ID_FIELD)]
     id_field: String,
     /// Also write a self-contained HTML report here: tables, plots, the worst errors with diffs.
     #[arg(long)]
@@ -127,7 +127,7 @@ pub struct SweepArgs {
     #[arg(long, value_enum, default_value_t = Predicted::Groups)]
     predicted: Predicted,
     /// Id field of the truth file.
-    #[arg(long, default_value = "core_id")]
+    #[arg(long, default_value = crate::io::DEFAULT_ID_FIELD)]
     id_field: String,
     /// Also write every point as JSON here.
     #[arg(long)]

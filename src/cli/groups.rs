@@ -30,10 +30,10 @@ pub struct GroupsArgs {
     #[arg(long, value_enum, default_value_t = Measure::Cosine)]
     similarity: Measure,
     /// Similarity at or above which two documents belong together.
-    #[arg(long, default_value_t = 0.7, allow_negative_numbers = true, value_parser = super::finite::<f64>)]
+    #[arg(long, default_value_t = crate::group::GROUPING_THRESHOLD, allow_negative_numbers = true, value_parser = super::finite::<f64>)]
     threshold: f64,
     /// How pairs become groups.
-    #[arg(long, value_enum, default_value_t = Linkage::Single)]
+    #[arg(long, value_enum, default_value_t = Linkage::default())]
     linkage: Linkage,
     /// Print each group's pairwise similarity matrix.
     #[arg(long)]

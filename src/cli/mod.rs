@@ -219,7 +219,7 @@ pub struct InputArgs {
     #[arg(long, value_enum)]
     format: Option<InputFormat>,
     /// Field (or column) holding the document id.
-    #[arg(long, default_value = "core_id")]
+    #[arg(long, default_value = crate::io::DEFAULT_ID_FIELD)]
     id_field: String,
     /// Field(s) joined with a space to make the text [default: processed_title processed_abstract].
     #[arg(long = "text-field")]

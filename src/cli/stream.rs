@@ -41,10 +41,10 @@ pub struct StreamArgs {
     #[command(flatten)]
     input: super::InputArgs,
     /// Words per n-gram.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = crate::similarity::RESEMBLANCE_NGRAM.get())]
     ngram: usize,
     /// Resemblance above which a document counts as seen.
-    #[arg(long, default_value_t = 0.2, allow_negative_numbers = true, value_parser = super::finite::<f64>)]
+    #[arg(long, default_value_t = crate::similarity::RESEMBLANCE_THRESHOLD, allow_negative_numbers = true, value_parser = super::finite::<f64>)]
     threshold: f64,
     /// Stoplist file: one word a line.
     #[arg(long)]

@@ -21,6 +21,10 @@ pub use keep::{Candidate, KeepPolicy, KeepValue, choose_kept};
 use petgraph::unionfind::UnionFind;
 use rayon::prelude::*;
 
+/// The similarity at or above which `neardup groups` puts two documents together, unless told
+/// (the design card's Jaccard threshold, on whichever measure is chosen).
+pub const GROUPING_THRESHOLD: f64 = 0.7;
+
 /// How similar pairs become groups.
 #[derive(
     Clone,

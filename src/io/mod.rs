@@ -54,12 +54,17 @@ pub struct FieldSpec {
     pub text: Vec<String>,
 }
 
+/// The id field of the CORE Deduplication Dataset 2020 layout, read unless told.
+pub const DEFAULT_ID_FIELD: &str = "core_id";
+/// Its text fields, joined with a space.
+pub const DEFAULT_TEXT_FIELDS: [&str; 2] = ["processed_title", "processed_abstract"];
+
 impl Default for FieldSpec {
     /// The CORE Deduplication Dataset 2020 layout.
     fn default() -> Self {
         FieldSpec {
-            id: "core_id".into(),
-            text: vec!["processed_title".into(), "processed_abstract".into()],
+            id: DEFAULT_ID_FIELD.into(),
+            text: DEFAULT_TEXT_FIELDS.map(String::from).to_vec(),
         }
     }
 }
