@@ -19,42 +19,10 @@ use crate::pipeline::{Method, MethodConfig};
 use crate::settings::MethodName;
 use crate::settings::{Kind, SETTINGS, Setting, SettingError};
 
-/// The defaults the methods that take `setting` have, in words: `0.8 for minhash, two-stage;
-/// 0.7 for jaccard`, or one value where they agree; `None` where every method leaves it unset.
-fn method_defaults(setting: &Setting) -> Option<String> {
-    let mut by_value: Vec<(String, Vec<&str>)> = Vec::new();
-    for &method in setting.methods {
-        let value = match setting.default_for(method) {
-            Value::Null => continue,
-            Value::Array(a) if a.is_empty() => continue,
-            Value::String(s) => s,
-            other => other.to_string(),
-        };
-        match by_value.iter_mut().find(|(v, _)| *v == value) {
-            Some((_, names)) => names.push(method.as_str()),
-            None => by_value.push((value, vec![method.as_str()])),
-        }
-    }
-    match by_value.as_slice() {
-        [] => None,
-        [(value, _)] => Some(value.clone()),
-        _ => Some(
-            by_value
-                .iter()
-                .map(|(value, names)| format!("{value} for {}", names.join(", ")))
-                .collect::<Vec<_>>()
-                .join("; "),
-        ),
-    }
-}
-
 /// A setting's flag.
 fn arg(setting: &Setting) -> clap::Arg {
     use clap::builder::{PossibleValuesParser, ValueParser};
-    let default = setting
-        .default_note
-        .map(str::to_owned)
-        .or_else(|| method_defaults(setting));
+    let default = setting.default_in_words();
     let help = match default {
         Some(default) => format!("{} [default: {default}]", setting.help),
         None => format!("{}.", setting.help),

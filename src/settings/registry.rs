@@ -2,14 +2,15 @@
 //!
 //! A setting is a key (`num_perm`) that a pipeline file's `[method]` table, a command-line flag
 //! (`--num-perm`), an index's manifest and `summary.json` all use. Its declaration here is the
-//! only place that says which methods take it, its default, the values it accepts, how a flag
-//! reads it, its help, and where it applies beyond the run (a setting that shapes an index, one
-//! that says where things are on this machine, one that may be given when serving). The
-//! settings types (`src/pipeline/`, `src/confirm/`, ...) only hold the values: reading a
-//! method's settings fills in the defaults declared here and checks the ranges before the types
-//! see them ([`crate::pipeline::Method::from_settings`]), and the types check what involves
-//! several settings at once (`bands` x `rows` within `num_perm`). The command line builds its
-//! flags from [`SETTINGS`], and the split run and `serve` check scopes with [`keys_in`].
+//! only place that says which methods take it, the values it accepts, how a flag reads it, its
+//! help, and where it applies beyond the run (a setting that shapes an index, one that says
+//! where things are on this machine, one that may be given when serving). Its default belongs
+//! to the type that holds the setting (`MinHashParams::default()`, `search::DEFAULT_TOP_K`):
+//! each declaration reads it from there, pointing down the layers. Reading a method's settings
+//! fills in those defaults and checks the ranges before the types see them (`Method::from_settings`
+//! in `pipeline`), and the types check what involves several settings at once (`bands` x
+//! `rows` within `num_perm`). The command line builds its flags from [`SETTINGS`], docs/methods.md
+//! its table, and the split run and `serve` check scopes with [`keys_in`].
 
 use std::fmt;
 
@@ -237,6 +238,39 @@ impl Setting {
         self.overridden(method).map_or(self.default, |o| o.default)()
     }
 
+    /// Its default in words, as help and docs give it: the note where a run resolves it, else
+    /// the methods' defaults (`0.8 for minhash, two-stage; 0.7 for jaccard`, or one value where
+    /// they agree); `None` where every method leaves it unset.
+    pub fn default_in_words(&self) -> Option<String> {
+        if let Some(note) = self.default_note {
+            return Some(note.to_owned());
+        }
+        let mut by_value: Vec<(String, Vec<&str>)> = Vec::new();
+        for &method in self.methods {
+            let value = match self.default_for(method) {
+                Value::Null => continue,
+                Value::Array(a) if a.is_empty() => continue,
+                Value::String(s) => s,
+                other => other.to_string(),
+            };
+            match by_value.iter_mut().find(|(v, _)| *v == value) {
+                Some((_, names)) => names.push(method.as_str()),
+                None => by_value.push((value, vec![method.as_str()])),
+            }
+        }
+        match by_value.as_slice() {
+            [] => None,
+            [(value, _)] => Some(value.clone()),
+            _ => Some(
+                by_value
+                    .iter()
+                    .map(|(value, names)| format!("{value} for {}", names.join(", ")))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            ),
+        }
+    }
+
     /// The values `method` accepts.
     pub fn range_for(&self, method: MethodName) -> Range {
         self.overridden(method).map_or(self.range, |o| o.range)
@@ -460,5 +494,68 @@ mod tests {
         both.insert("exact_search".into(), true.into());
         let err = Method::from_settings(MethodName::TwoStage, both).unwrap_err();
         assert!(err.message.contains("give one of them"), "{err}");
+    }
+
+    /// Every setting as a Markdown table (docs/methods.md holds it): the key, the methods that
+    /// take it, its default, the values it accepts and what it means.
+    pub fn markdown_table() -> String {
+        let mut table = String::from(
+            "| key (flag) | methods | default | accepts | meaning |\n|---|---|---|---|---|\n",
+        );
+        for setting in SETTINGS {
+            let methods: Vec<&str> = setting.methods.iter().map(|m| m.as_str()).collect();
+            let ranges: Vec<String> = setting
+                .methods
+                .iter()
+                .map(|&m| setting.range_for(m))
+                .filter(|r| *r != Range::ANY)
+                .map(|r| {
+                    let words = r.to_string();
+                    words
+                        .trim_start_matches("lie in ")
+                        .trim_start_matches("be ")
+                        .to_owned()
+                })
+                .fold(Vec::new(), |mut seen, r| {
+                    if !seen.contains(&r) {
+                        seen.push(r);
+                    }
+                    seen
+                });
+            table.push_str(&format!(
+                "| `{}` (`--{}`) | {} | {} | {} | {} |\n",
+                setting.key,
+                setting.key.replace('_', "-"),
+                methods.join(", "),
+                setting.default_in_words().unwrap_or_else(|| "unset".into()),
+                ranges.join("; "),
+                setting.help.replace('|', "\\|"),
+            ));
+        }
+        table
+    }
+
+    /// The settings table in docs/methods.md, between its markers, is the registry's as it
+    /// is now. `NEARDUP_UPDATE_DOCS=1 cargo test --lib settings_table` rewrites it.
+    #[test]
+    fn the_settings_table_in_the_docs_is_current() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/methods.md");
+        let doc = std::fs::read_to_string(&path).unwrap();
+        let (start, end) = (
+            "<!-- settings table: start -->\n",
+            "<!-- settings table: end -->",
+        );
+        let from = doc.find(start).expect("the table's start marker") + start.len();
+        let to = doc.find(end).expect("the table's end marker");
+        let table = markdown_table();
+        if std::env::var_os("NEARDUP_UPDATE_DOCS").is_some() {
+            std::fs::write(&path, format!("{}{table}{}", &doc[..from], &doc[to..])).unwrap();
+            return;
+        }
+        assert!(
+            doc[from..to] == table,
+            "docs/methods.md's settings table is stale: NEARDUP_UPDATE_DOCS=1 cargo test --lib \
+             settings_table rewrites it"
+        );
     }
 }
