@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Runs every method with two neardup binaries on the same corpora and compares what they write,
+# byte for byte: for a change that must not change behaviour (a refactoring).
+#
+#   bash eval/same-outputs.sh BEFORE_BIN AFTER_BIN [CORPUS...]
+#
+# Corpora default to ../shared/data/bibdedupe-core.jsonl and `gen --docs 100000 --seed 2`
+# (made with AFTER_BIN). Prints one line per method and corpus, "same" or the first file that
+# differs, and exits 1 if any differs. Compared: pairs.jsonl, groups.jsonl, unique.* and
+# annotated.*, and summary.json without its timings and run id. candidates.jsonl is left out:
+# a graph or a scan may keep either of two neighbours tied at the k-th place, run to run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+before=$(realpath "$1")
+after=$(realpath "$2")
+shift 2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+corpora=("$@")
+if [ ${#corpora[@]} -eq 0 ]; then
+    "$after" gen --docs 100000 --seed 2 --out "$work/gen-100k.jsonl" -q
+    corpora=(../shared/data/bibdedupe-core.jsonl "$work/gen-100k.jsonl")
+fi
+methods=(
+    "minhash|--method minhash"
+    "two-stage|--method two-stage"
+    "two-stage-cells|--method two-stage --cells 625"
+    "two-stage-exact|--method two-stage --exact-search"
+    "jaccard|--method jaccard"
+    "resemblance|--method resemblance"
+    "simhash|--method simhash"
+)
+different=0
+for corpus in "${corpora[@]}"; do
+    name=$(basename "$corpus" .jsonl)
+    for entry in "${methods[@]}"; do
+        label=${entry%%|*}
+        flags=${entry#*|}
+        for side in before after; do
+            bin=$before
+            [ "$side" = after ] && bin=$after
+            # One folder for both, which summary.json records.
+            # shellcheck disable=SC2086
+            "$bin" dedup "$corpus" $flags --out "$work/out" -q >/dev/null
+            mv "$work/out" "$work/$side"
+        done
+        verdict=same
+        for file in pairs.jsonl groups.jsonl unique.jsonl annotated.jsonl; do
+            [ -e "$work/before/$file" ] || [ -e "$work/after/$file" ] || continue
+            if ! cmp -s "$work/before/$file" "$work/after/$file"; then
+                verdict="differs: $file"
+                different=1
+                break
+            fi
+        done
+        settings() { python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); [s.pop(k,None) for k in ("run","seconds","write_seconds")]; s["files"].pop("candidates.jsonl",None); print(json.dumps(s,sort_keys=True))' "$1"; }
+        if [ "$verdict" = same ] && [ "$(settings "$work/before/summary.json")" != "$(settings "$work/after/summary.json")" ]; then
+            verdict="differs: summary.json (beyond timings)"
+            different=1
+        fi
+        printf '%-14s %-16s %s\n' "$name" "$label" "$verdict"
+        rm -rf "$work/before" "$work/after"
+    done
+done
+exit $different
