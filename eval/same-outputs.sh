@@ -2,7 +2,7 @@
 # Runs every method with two neardup binaries on the same corpora and compares what they write,
 # byte for byte: for a change that must not change behaviour (a refactoring).
 #
-#   bash eval/same-outputs.sh BEFORE_BIN AFTER_BIN [CORPUS...]
+#   [METHODS="minhash jaccard"] bash eval/same-outputs.sh BEFORE_BIN AFTER_BIN [CORPUS...]
 #
 # Corpora default to ../shared/data/bibdedupe-core.jsonl and `gen --docs 100000 --seed 2`
 # (made with AFTER_BIN). Prints one line per method and corpus, "same" or the first file that
@@ -30,6 +30,16 @@ methods=(
     "resemblance|--method resemblance"
     "simhash|--method simhash"
 )
+# METHODS="minhash jaccard" runs only those (the labels above).
+if [ -n "${METHODS:-}" ]; then
+    chosen=()
+    for entry in "${methods[@]}"; do
+        for wanted in $METHODS; do
+            [ "${entry%%|*}" = "$wanted" ] && chosen+=("$entry")
+        done
+    done
+    methods=("${chosen[@]}")
+fi
 different=0
 for corpus in "${corpora[@]}"; do
     name=$(basename "$corpus" .jsonl)
