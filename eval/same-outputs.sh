@@ -40,6 +40,8 @@ if [ -n "${METHODS:-}" ]; then
     done
     methods=("${chosen[@]}")
 fi
+# summary.json without what differs run to run: its id, timings and the candidates' digest.
+settings() { python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); [s.pop(k,None) for k in ("run","seconds","write_seconds")]; s["files"].pop("candidates.jsonl",None); print(json.dumps(s,sort_keys=True))' "$1"; }
 different=0
 for corpus in "${corpora[@]}"; do
     name=$(basename "$corpus" .jsonl)
@@ -63,7 +65,6 @@ for corpus in "${corpora[@]}"; do
                 break
             fi
         done
-        settings() { python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); [s.pop(k,None) for k in ("run","seconds","write_seconds")]; s["files"].pop("candidates.jsonl",None); print(json.dumps(s,sort_keys=True))' "$1"; }
         if [ "$verdict" = same ] && [ "$(settings "$work/before/summary.json")" != "$(settings "$work/after/summary.json")" ]; then
             verdict="differs: summary.json (beyond timings)"
             different=1

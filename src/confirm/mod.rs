@@ -75,11 +75,11 @@ pub use rule::{Confirm, ConfirmRule, NumberGuard, Rule, Verdict};
 
 use crate::error::Result;
 use crate::sketch::{LshParams, MinHashParams};
+use crate::text::{Shingler, ShinglingSpec, UNIGRAMS};
 
 /// The Jaccard similarity the evidence rule's banding is set for when its containment rule is
 /// on: the pairs that rule rescues sit below the whole-text threshold.
 const CONTAINMENT_BANDING: f64 = 0.7;
-use crate::text::{Shingler, ShinglingSpec, UNIGRAMS};
 
 /// What shapes a document's sketch and a pair's verdict: the shingles, the signatures and the
 /// rule. Flattened into the settings of the `minhash` method, the two-stage method and an
@@ -108,11 +108,12 @@ impl ConfirmSettings {
     /// The same settings with nothing left to a default or a file: the shingling resolved and
     /// the banding made explicit (what an index manifest records).
     pub fn resolved(&self) -> Result<ConfirmSettings> {
+        let banding = self.banding();
         Ok(ConfirmSettings {
             shingling: self.shingling.resolved(UNIGRAMS)?,
             minhash: MinHashParams {
-                bands: Some(self.banding().bands),
-                rows: Some(self.banding().rows),
+                bands: Some(banding.bands),
+                rows: Some(banding.rows),
                 ..self.minhash
             },
             rule: self.rule,

@@ -245,22 +245,20 @@ struct Workspace {
 
 impl Workspace {
     fn new(config: &TwoStageConfig) -> Result<Workspace> {
-        let scratch = match config.index_dir {
-            Some(_) => None,
-            None => Some(ScratchDir::new()?),
+        let (dir, scratch) = match &config.index_dir {
+            Some(dir) => (dir.clone(), None),
+            None => {
+                let scratch = ScratchDir::new()?;
+                (scratch.path().to_owned(), Some(scratch))
+            }
         };
-        let dir = match (&config.index_dir, &scratch) {
-            (Some(dir), _) => dir.clone(),
-            (None, Some(scratch)) => scratch.path().to_owned(),
-            (None, None) => unreachable!("a scratch folder where no index is kept"),
+        let (title_only, part_scratch) = match config.part {
+            Some(_) => {
+                let scratch = ScratchDir::new()?;
+                (scratch.path().to_owned(), Some(scratch))
+            }
+            None => (dir.clone(), None),
         };
-        let part_scratch = match config.part {
-            Some(_) => Some(ScratchDir::new()?),
-            None => None,
-        };
-        let title_only = part_scratch
-            .as_ref()
-            .map_or_else(|| dir.clone(), |s| s.path().to_owned());
         Ok(Workspace {
             dir,
             title_only,
