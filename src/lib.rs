@@ -6,7 +6,8 @@
 //! - [`error`], [`foreign`], [`progress`], `matrix` (dense matrix products), `prefetch` (memory
 //!   asked for ahead of scattered reads): what everything uses;
 //! - [`io`]: reading corpora (JSONL, CSV and TSV, folders and zips of text files, Parquet),
-//!   scratch folders, locks, free space;
+//!   scratch folders, locks, free space; [`spill`]: what waits on disk while a stage needs
+//!   the memory;
 //! - [`text`]: words, stoplists and shingles; [`output`]: everything a run writes (atomic files,
 //!   the run folder, the input's records written back in its own format);
 //! - [`sketch`]: MinHash signatures, LSH bands, SimHash fingerprints and their index;
@@ -50,6 +51,7 @@ pub mod serve;
 pub mod settings;
 pub mod similarity;
 pub mod sketch;
+pub mod spill;
 pub mod store;
 pub mod synth;
 pub mod text;

@@ -1,6 +1,6 @@
 //! Dense matrix products on row-major `f32` slices, through the `gemm` crate, on the calling
 //! thread: the BERT encoder's dense layers and attention, and the exact scan's cosines
-//! ([`crate::search::ExactScan`]).
+//! ([`crate::store::MemoryStore`]).
 //!
 //! Every product writes its output and never reads it. `gemm` picks its kernels by shape, so a
 //! row's result may round differently when the call has fewer rows (one row takes a

@@ -8,7 +8,7 @@
 //! compare exactly inside each. Here each document is compared with every document of its
 //! `probes` nearest cells, and the documents that share a nearest cell are compared together,
 //! as one matrix product against the documents of all the cells they probe
-//! ([`crate::search::scan`]): the work per document grows with the cells' size, not with the
+//! ([`crate::store::scan`]): the work per document grows with the cells' size, not with the
 //! corpus, and the answer within those cells is exact.
 //!
 //! The vectors are the ones the store holds (read back from the spilled queries). Qdrant's own
@@ -27,9 +27,9 @@ use rayon::prelude::*;
 
 use self::router::Router;
 use super::queries::QueryReader;
-use super::{place, scan};
 use crate::error::Result;
 use crate::progress;
+use crate::store::{place, scan};
 
 /// Sampled vectors per cell the centroids are learned from.
 const SAMPLE_PER_CELL: usize = 32;

@@ -3,20 +3,22 @@
 //! candidates that the confirm stage judges. Three ways answer the same question:
 //! - the graph: the vector store's HNSW index ([`crate::store::VectorStore::search`]),
 //!   approximate, the default for an index kept for queries;
-//! - the exact scan ([`ExactScan`]): every vector against every other, in blocks, the true
-//!   top-k (`exact_search`);
+//! - the exact scan: every vector against every other, the true top-k (`exact_search`); the
+//!   engines' own, or [`crate::store::MemoryStore`]'s by matrix products;
 //! - k-means cells: the vectors cut into cells, each document compared exactly with the
 //!   documents of its nearest `cell_probes` cells (`cells`).
 //!
-//! This module owns what the three share: the settings' defaults and limits, and the scan.
+//! Each answers [`NeighbourSearch`]: the nearest documents of each query vector. This module
+//! also owns what the ways share: the settings' defaults and limits.
 
 mod cells;
+mod neighbours;
 mod queries;
-mod scan;
 
 pub(crate) use cells::Cells;
+pub(crate) use neighbours::InCells;
+pub use neighbours::{InStore, NeighbourSearch};
 pub(crate) use queries::{Query, QueryFile, QueryReader};
-pub use scan::{ExactScan, place, scan};
 
 /// Nearest neighbours a document asks for, by default.
 pub const DEFAULT_TOP_K: usize = 20;

@@ -3,14 +3,15 @@
 //! Every document is a query (and so is the title of every record that has more than a
 //! title: see [`super::title_only`]), but the search cannot start before the index over all
 //! documents is built. Held in memory, the query vectors of a million documents take 1.5 GB at
-//! 384 dimensions; here they are appended to an unnamed file in the index folder as each batch
-//! is embedded and read back a batch at a time, so memory stays flat however large the corpus.
+//! 384 dimensions; here they are appended to a [`Spill`] file in the index folder as each
+//! batch is embedded and read back a batch at a time, so memory stays flat however large the
+//! corpus.
 
-use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Seek, Write};
-use std::path::{Path, PathBuf};
+use std::io::{Read, Write};
+use std::path::Path;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::spill::{Spill, SpillReader};
 
 /// What a query vector stands for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,62 +25,50 @@ pub struct Query {
 
 /// Query vectors being written, each with what it stands for.
 pub struct QueryFile {
-    writer: BufWriter<File>,
+    vectors: Spill,
     dimensions: usize,
     queries: Vec<Query>,
-    /// The folder holding the file, for errors (the file itself has no name).
-    dir: PathBuf,
 }
 
 impl QueryFile {
-    /// An empty, unnamed file in `dir` (removed by the system when closed, even on a crash).
+    /// An empty file in `dir`.
     pub fn create(dir: &Path, dimensions: usize) -> Result<Self> {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let file = tempfile::tempfile_in(dir).map_err(|e| Error::io(dir, e))?;
         Ok(QueryFile {
-            writer: BufWriter::with_capacity(1 << 20, file),
+            vectors: Spill::create(dir)?,
             dimensions,
             queries: Vec::new(),
-            dir: dir.to_owned(),
         })
     }
 
     /// Appends the vector of `query`.
     pub fn append(&mut self, query: Query, vector: &[f32]) -> Result<()> {
         debug_assert_eq!(vector.len(), self.dimensions);
-        for x in vector {
-            self.writer
-                .write_all(&x.to_le_bytes())
-                .map_err(|e| Error::io(&self.dir, e))?;
-        }
+        self.vectors.append(|w| {
+            vector
+                .iter()
+                .try_for_each(|x| w.write_all(&x.to_le_bytes()))
+        })?;
         self.queries.push(query);
         Ok(())
     }
 
     /// Finishes writing; the queries are then read back in file order.
     pub fn into_reader(self) -> Result<QueryReader> {
-        let mut file = self
-            .writer
-            .into_inner()
-            .map_err(|e| Error::io(&self.dir, e.into_error()))?;
-        file.rewind().map_err(|e| Error::io(&self.dir, e))?;
         Ok(QueryReader {
-            reader: BufReader::with_capacity(1 << 20, file),
+            vectors: self.vectors.into_reader()?,
             dimensions: self.dimensions,
             queries: self.queries,
             next: 0,
-            dir: self.dir,
         })
     }
 }
 
 /// Query vectors read back, a batch at a time.
 pub struct QueryReader {
-    reader: BufReader<File>,
+    vectors: SpillReader,
     dimensions: usize,
     queries: Vec<Query>,
     next: usize,
-    dir: PathBuf,
 }
 
 impl QueryReader {
@@ -95,7 +84,7 @@ impl QueryReader {
 
     /// Starts reading from the first query again.
     pub fn rewind(&mut self) -> Result<()> {
-        self.reader.rewind().map_err(|e| Error::io(&self.dir, e))?;
+        self.vectors.rewind()?;
         self.next = 0;
         Ok(())
     }
@@ -108,9 +97,7 @@ impl QueryReader {
             return Ok(None);
         }
         let mut bytes = vec![0u8; n * self.dimensions * 4];
-        self.reader
-            .read_exact(&mut bytes)
-            .map_err(|e| Error::io(&self.dir, e))?;
+        self.vectors.read(|r| r.read_exact(&mut bytes))?;
         let vectors = bytes
             .chunks_exact(4)
             .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))

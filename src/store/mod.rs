@@ -1,7 +1,9 @@
 //! Vector stores: where document vectors live and are searched by cosine, behind one small,
 //! synchronous [`VectorStore`] trait over this crate's own types.
 //!
-//! Two real engines implement it:
+//! Three implement it:
+//! - [`MemoryStore`]: the vectors in memory, searched exactly by matrix products; for sets
+//!   small enough to scan, and the engine the shared suite always runs on.
 //! - [`EdgeStore`] (feature `edge`, the default): Qdrant's embedded engine, in-process,
 //!   persisted in a folder. It has no background optimiser: until [`VectorStore::build_index`]
 //!   runs, search is exact (brute force); afterwards it goes through an HNSW graph.
@@ -14,6 +16,7 @@
 
 #[cfg(feature = "edge")]
 mod edge;
+mod memory;
 // How a point's payload is written and read: only the engines (and their tests) store one.
 #[cfg(any(feature = "edge", feature = "qdrant", test))]
 mod payload;
@@ -22,6 +25,7 @@ mod server;
 
 #[cfg(feature = "edge")]
 pub use edge::EdgeStore;
+pub use memory::{MemoryStore, place, scan};
 
 #[cfg(feature = "qdrant")]
 pub use server::ServerStore;

@@ -1,5 +1,5 @@
-//! One suite for every engine present: the embedded engine always, a Qdrant server when
-//! `QDRANT_URL` is set (and the `qdrant` feature is built).
+//! One suite for every engine: the in-memory store always, the embedded engine with the `edge`
+//! feature, a Qdrant server when `QDRANT_URL` is set (and the `qdrant` feature is built).
 
 use super::payload::*;
 use super::*;
@@ -80,6 +80,18 @@ fn check_engine(store: &dyn VectorStore) {
     store.flush().unwrap();
 }
 
+#[test]
+fn memory_store_searches_fetches_and_deletes() {
+    check_engine(&MemoryStore::new(4));
+    let store = MemoryStore::new(16);
+    check_search_of_many_points(&store);
+    assert!(!store.build_index().unwrap(), "it builds no graph");
+    let Err(err) = store.upsert(&[StoredPoint::new("wide", &[1.0; 17], None)]) else {
+        panic!("a vector of another size must be refused")
+    };
+    assert!(err.to_string().contains("17 dimensions"), "{err}");
+}
+
 #[cfg(feature = "edge")]
 #[test]
 fn edge_store_searches_fetches_deletes_and_persists() {
@@ -135,8 +147,9 @@ pub(crate) fn random_points(
 }
 
 /// Loads 3,000 random 16-dimensional points into `store` (empty, 16 dimensions) and checks
-/// that search finds each point itself before and after [`VectorStore::build_index`].
-fn check_search_through_the_graph(store: &dyn VectorStore) {
+/// that search finds each point itself before and after [`VectorStore::build_index`] (a graph,
+/// where the engine builds one).
+fn check_search_of_many_points(store: &dyn VectorStore) {
     let (ids, vectors) = random_points(3000, 16, 3);
     let signature = [0u32; 2];
     let facts = Facts::default();
@@ -189,7 +202,7 @@ fn check_search_through_the_graph(store: &dyn VectorStore) {
 #[test]
 fn edge_search_after_building_the_graph_finds_the_same_nearest() {
     let dir = tempfile::tempdir().unwrap();
-    check_search_through_the_graph(&EdgeStore::open(dir.path(), 16, OpenMode::Create).unwrap());
+    check_search_of_many_points(&EdgeStore::open(dir.path(), 16, OpenMode::Create).unwrap());
 }
 
 /// Graph settings on `scheme` with rescoring, for 2,000 points of 64 dimensions: a graph is
@@ -292,7 +305,7 @@ fn server_store_passes_the_same_suite() {
         ..options
     };
     let store = ServerStore::open(&graph, 16, OpenMode::Create).unwrap();
-    check_search_through_the_graph(&store);
+    check_search_of_many_points(&store);
     store.drop_collection().unwrap();
 
     let int8 = ServerOptions {

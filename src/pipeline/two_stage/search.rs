@@ -8,12 +8,10 @@ use rayon::prelude::*;
 
 use super::TwoStageConfig;
 use super::title_only::TitleOnlyStore;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::index::DocumentIndex;
 use crate::progress;
-use crate::search::Cells;
-use crate::search::{Query, QueryReader};
-use crate::store::SearchOptions;
+use crate::search::{Cells, InCells, InStore, NeighbourSearch, Query, QueryReader};
 
 /// Queries per search call.
 const SEARCH_BATCH: usize = 2048;
@@ -57,13 +55,25 @@ pub(super) fn candidates(
         .map_or(0, |(_, proposed)| proposed.pairs.len());
     let mut neighbours = Vec::with_capacity((top_k + 1) * (queries.len() + copies) + 2 * proposed);
     let mut by_title = TitleOnlyPartners::default();
-    // The cells, with their title-only members, which the titles are searched among.
-    let mut in_cells = None;
+    // A title is searched among the title-only documents; a document among all, unless the
+    // cells found every document's neighbours already.
+    let exact = config.exact_search || index.search_exactly();
+    let mut titles_in: Box<dyn NeighbourSearch + '_> = Box::new(InStore {
+        store: title_only.store(),
+        documents: doc_of_key,
+        exact,
+    });
+    let mut documents_in: Option<Box<dyn NeighbourSearch + '_>> = Some(Box::new(InStore {
+        store: index.store(),
+        documents: doc_of_key,
+        exact,
+    }));
     if let Some((cells, proposed)) = cells {
         let clock = std::time::Instant::now();
         cells.with_cosines(&proposed.pairs, &mut neighbours);
         by_title = TitleOnlyPartners::of(cells, &neighbours, &proposed.title_only, min_cosine);
-        in_cells = Some((cells, cells.members_among(&proposed.title_only)));
+        titles_in = Box::new(InCells::among(cells, &proposed.title_only));
+        documents_in = None;
         drop(proposed);
         tracing::info!(
             seconds = clock.elapsed().as_secs_f64(),
@@ -82,14 +92,9 @@ pub(super) fn candidates(
     let clock = std::time::Instant::now();
     // Titles searched on their own count beside the documents.
     let bar = progress::items(queries.len() as u64, "searching documents and titles");
-    let search = SearchOptions {
-        k: top_k + 1,
-        with_payload: false,
-        exact: config.exact_search || index.search_exactly(),
-    };
-    let batch_size = match in_cells {
-        Some(_) => CELL_SEARCH_BATCH,
-        None => SEARCH_BATCH,
+    let batch_size = match documents_in {
+        Some(_) => SEARCH_BATCH,
+        None => CELL_SEARCH_BATCH,
     };
     while let Some((batch, flat)) = queries.next_batch(batch_size)? {
         let vectors = flat.chunks_exact(index.embedder().dimensions());
@@ -97,18 +102,14 @@ pub(super) fn candidates(
             .iter()
             .zip(vectors)
             .partition(|(query, _)| query.title);
-        let (documents, hits) = match &in_cells {
-            // The cells found the documents' neighbours already.
-            Some((cells, title_only_members)) => (
-                Vec::new(),
-                cells.nearest_among(&vectors_of(&titles), title_only_members, search.k),
-            ),
-            None => {
-                let mut hits = index.store().search(&vectors_of(&documents), search)?;
-                hits.extend(title_only.search(&vectors_of(&titles), search)?);
-                (documents, as_documents(hits, doc_of_key)?)
+        let (documents, mut hits) = match &documents_in {
+            Some(search) => {
+                let hits = search.nearest(&vectors_of(&documents), top_k + 1)?;
+                (documents, hits)
             }
+            None => (Vec::new(), Vec::new()),
         };
+        hits.extend(titles_in.nearest(&vectors_of(&titles), top_k + 1)?);
         let searched = documents.iter().chain(&titles);
         for ((query, vector), hits) in searched.zip(hits) {
             let copies = query.title.then(|| title_copies.get(&query.doc)).flatten();
@@ -191,26 +192,6 @@ impl<'c> TitleOnlyPartners<'c> {
             }
         }
     }
-}
-
-/// A store's hits as `(cosine, document)`, its point keys turned back into documents.
-fn as_documents(
-    hits: Vec<Vec<crate::store::Neighbour>>,
-    doc_of_key: &HashMap<u64, u32>,
-) -> Result<Vec<Vec<(f32, u32)>>> {
-    hits.into_iter()
-        .map(|hits| {
-            hits.into_iter()
-                .map(|hit| match doc_of_key.get(&hit.key) {
-                    Some(&doc) => Ok((hit.cosine, doc)),
-                    None => Err(Error::store(format!(
-                        "the index returned an unknown point {}",
-                        hit.key
-                    ))),
-                })
-                .collect()
-        })
-        .collect()
 }
 
 /// The vectors of queries paired with them.

@@ -3,67 +3,32 @@
 //! The confirm stage needs every document's signature and facts (1.2 GB at a million
 //! documents), and the search needs every document's vector (1 GB in cells) and the
 //! candidates it finds (tens of millions): held at once, they were most of a run's peak
-//! memory. Between the two stages nothing reads the sketches, so they wait in an unnamed file
+//! memory. Between the two stages nothing reads the sketches, so they wait in a spill file
 //! ([`SketchesAside`]); while the sketches are read, the candidates wait in another
 //! ([`CandidatesAside`]) and come back a batch at a time. Each is written once and read back
 //! in a second or two at a million documents.
 
-use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Seek, Write};
-use std::path::{Path, PathBuf};
+use std::io::{Read, Write};
+use std::path::Path;
 
 use crate::confirm::SketchFacts;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::sketch::Signatures;
+use crate::spill::{Spill, SpillReader};
 
-/// Bytes buffered on each side of a file.
-const BUFFER: usize = 1 << 20;
 /// Bytes a candidate `(a, b, cosine)` takes in its file.
 const CANDIDATE_BYTES: usize = 12;
-
-/// An unnamed file in a folder (removed by the system when closed, even on a crash).
-struct AsideFile {
-    file: File,
-    /// The folder holding the file, for errors (the file itself has no name).
-    dir: PathBuf,
-}
-
-impl AsideFile {
-    /// Writes a new file in `dir` through `write`.
-    fn write(
-        dir: &Path,
-        write: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
-    ) -> Result<Self> {
-        let io = |e| Error::io(dir, e);
-        let file = tempfile::tempfile_in(dir).map_err(io)?;
-        let mut writer = BufWriter::with_capacity(BUFFER, file);
-        write(&mut writer).map_err(io)?;
-        let file = writer.into_inner().map_err(|e| io(e.into_error()))?;
-        Ok(AsideFile {
-            file,
-            dir: dir.to_owned(),
-        })
-    }
-
-    /// Reads the file from its start through `read`.
-    fn read<T>(
-        &mut self,
-        read: impl FnOnce(&mut BufReader<&File>) -> std::io::Result<T>,
-    ) -> Result<T> {
-        let io = |e| Error::io(&self.dir, e);
-        self.file.rewind().map_err(io)?;
-        read(&mut BufReader::with_capacity(BUFFER, &self.file)).map_err(io)
-    }
-}
+/// Candidates read back at a time.
+const READ_CANDIDATES: usize = (1 << 20) / CANDIDATE_BYTES;
 
 /// Sketches waiting in a file for the confirm stage.
-pub(super) struct SketchesAside(AsideFile);
+pub(super) struct SketchesAside(SpillReader);
 
 impl SketchesAside {
     /// Writes `signatures` and `sketches` to an unnamed file in `dir` and gives their memory
     /// back.
     pub(super) fn write(dir: &Path, signatures: Signatures, sketches: SketchFacts) -> Result<Self> {
-        AsideFile::write(dir, |w| {
+        Spill::of(dir, |w| {
             signatures.write_to(w)?;
             drop(signatures);
             sketches.write_to(w)
@@ -73,6 +38,7 @@ impl SketchesAside {
 
     /// The signatures and sketches, read back.
     pub(super) fn read_back(mut self) -> Result<(Signatures, SketchFacts)> {
+        self.0.rewind()?;
         self.0
             .read(|r| Ok((Signatures::read_from(r)?, SketchFacts::read_from(r)?)))
     }
@@ -80,7 +46,7 @@ impl SketchesAside {
 
 /// Candidate pairs `(a, b, cosine)` waiting in a file while the sketches are read back.
 pub(super) struct CandidatesAside {
-    file: AsideFile,
+    file: SpillReader,
     len: usize,
 }
 
@@ -88,7 +54,7 @@ impl CandidatesAside {
     /// Writes `candidates` to an unnamed file in `dir` and gives their memory back.
     pub(super) fn write(dir: &Path, candidates: Vec<(u32, u32, f32)>) -> Result<Self> {
         let len = candidates.len();
-        let file = AsideFile::write(dir, |w| {
+        let file = Spill::of(dir, |w| {
             for &(a, b, cosine) in &candidates {
                 w.write_all(&a.to_le_bytes())?;
                 w.write_all(&b.to_le_bytes())?;
@@ -106,6 +72,7 @@ impl CandidatesAside {
         mut each: impl FnMut(&[(u32, u32, f32)]),
     ) -> Result<()> {
         let len = self.len;
+        self.file.rewind()?;
         self.file.read(|r| {
             let mut read = 0;
             let mut candidates = Vec::with_capacity(batch.min(len));
@@ -123,6 +90,7 @@ impl CandidatesAside {
     /// All the candidates, read back.
     pub(super) fn read_back(mut self) -> Result<Vec<(u32, u32, f32)>> {
         let len = self.len;
+        self.file.rewind()?;
         self.file.read(|r| {
             let mut candidates = Vec::with_capacity(len);
             read_candidates(r, len, &mut candidates)?;
@@ -138,7 +106,7 @@ fn read_candidates(
     into: &mut Vec<(u32, u32, f32)>,
 ) -> std::io::Result<()> {
     let word = |b: &[u8]| [b[0], b[1], b[2], b[3]];
-    let mut bytes = vec![0u8; BUFFER / CANDIDATE_BYTES * CANDIDATE_BYTES];
+    let mut bytes = vec![0u8; READ_CANDIDATES * CANDIDATE_BYTES];
     let mut left = n;
     while left > 0 {
         let take = left.min(bytes.len() / CANDIDATE_BYTES);

@@ -9,8 +9,8 @@
 //!   abstracts that happen to lie near a title (which their own queries find anyway);
 //! - while their vectors fit the full-scan size
 //!   ([`GraphSettings::full_scan_kb`](crate::store::GraphSettings)), they are held in memory
-//!   and searched exactly, a batch of queries at a time ([`ExactScan`]), where the whole index
-//!   goes through a graph;
+//!   and searched exactly, a batch of queries at a time ([`MemoryStore`]), where the whole
+//!   index goes through a graph;
 //! - more of them go into a vector store of the index's engine, with a graph of its own;
 //! - a corpus with no title-only record needs no title query at all.
 //!
@@ -30,9 +30,8 @@ use std::path::{Path, PathBuf};
 use super::part::Part;
 use crate::error::{Error, Result};
 use crate::index::DocumentIndex;
-use crate::search::ExactScan;
 use crate::store::{
-    self, GraphSettings, Neighbour, OpenMode, SearchOptions, StoreSpec, StoredPoint, VectorStore,
+    self, GraphSettings, MemoryStore, OpenMode, StoreSpec, StoredPoint, VectorStore,
 };
 
 /// Added to the index's folder name (embedded engine) or collection name (server).
@@ -53,9 +52,18 @@ pub struct TitleOnlyStore {
 /// Where the title-only records are.
 enum Held {
     /// In memory, while their vectors fit the full-scan size.
-    Scan(ExactScan),
+    Memory(MemoryStore),
     /// In a store of the index's engine, with a graph.
-    Store(Box<dyn VectorStore>),
+    Engine(Box<dyn VectorStore>),
+}
+
+impl Held {
+    fn store(&self) -> &dyn VectorStore {
+        match self {
+            Held::Memory(store) => store,
+            Held::Engine(store) => store.as_ref(),
+        }
+    }
 }
 
 impl TitleOnlyStore {
@@ -75,43 +83,44 @@ impl TitleOnlyStore {
             dir: dir.join(format!("edge{SUFFIX}")),
             dimensions,
             graph: GraphSettings::for_vectors(settings.centre),
-            held: Held::Scan(ExactScan::new(dimensions)),
+            held: Held::Memory(MemoryStore::new(dimensions)),
         }
     }
 
     /// Adds title-only records with their vectors (as the index stores them).
     pub fn add(&mut self, ids: &[&str], vectors: &[&[f32]]) -> Result<()> {
-        if let Held::Scan(scan) = &mut self.held {
+        if let Held::Memory(memory) = &self.held {
             let adding: usize = vectors.iter().map(|v| size_of_val(*v)).sum();
-            if scan.vector_bytes() + adding <= self.graph.full_scan_kb * 1024 {
-                for (id, vector) in ids.iter().zip(vectors) {
-                    scan.add(id, vector);
-                }
-                return Ok(());
+            if memory.vector_bytes() + adding > self.graph.full_scan_kb * 1024 {
+                self.move_to_engine()?;
             }
-            let store = store::open(
-                &self.spec,
-                &self.dir,
-                self.dimensions,
-                OpenMode::Create,
-                self.graph,
-            )?;
-            let held: Vec<StoredPoint<'_>> = scan
-                .points()
-                .map(|(id, vector)| StoredPoint::new(id, vector, None))
-                .collect();
-            store.upsert(&held)?;
-            self.held = Held::Store(store);
         }
-        let Held::Store(store) = &self.held else {
-            unreachable!("the records moved into a store above")
-        };
         let points: Vec<StoredPoint<'_>> = ids
             .iter()
             .zip(vectors)
             .map(|(id, vector)| StoredPoint::new(id, vector, None))
             .collect();
-        store.upsert(&points)
+        self.held.store().upsert(&points)
+    }
+
+    /// Moves the records held in memory into a store of the index's engine.
+    fn move_to_engine(&mut self) -> Result<()> {
+        let engine = store::open(
+            &self.spec,
+            &self.dir,
+            self.dimensions,
+            OpenMode::Create,
+            self.graph,
+        )?;
+        if let Held::Memory(memory) = std::mem::replace(&mut self.held, Held::Engine(engine)) {
+            let held = memory.into_points();
+            let points: Vec<StoredPoint<'_>> = held
+                .iter()
+                .map(|(id, vector)| StoredPoint::new(id, vector, None))
+                .collect();
+            self.held.store().upsert(&points)?;
+        }
+        Ok(())
     }
 
     /// Adds the title-only records `keys` of `index` with the vectors it holds.
@@ -138,27 +147,17 @@ impl TitleOnlyStore {
 
     /// Builds the search graph, where the records went into a store.
     pub fn finish(&self) -> Result<()> {
-        match &self.held {
-            Held::Scan(_) => Ok(()),
-            Held::Store(store) => store.build_index().map(drop),
-        }
+        self.held.store().build_index().map(drop)
     }
 
-    /// The title-only records nearest each query (none when there are none).
-    pub fn search(
-        &self,
-        queries: &[&[f32]],
-        options: SearchOptions,
-    ) -> Result<Vec<Vec<Neighbour>>> {
-        match &self.held {
-            Held::Scan(scan) => Ok(scan.search(queries, options.k)),
-            Held::Store(store) => store.search(queries, options),
-        }
+    /// The store the title-only records are in (empty when there are none).
+    pub fn store(&self) -> &dyn VectorStore {
+        self.held.store()
     }
 
     /// Deletes the store, if the records went into one: its folder, or its server collection.
     pub fn discard(self) -> Result<()> {
-        if let Held::Store(store) = self.held {
+        if let Held::Engine(store) = self.held {
             store.discard()?;
             drop(store);
             if self.dir.exists() {
@@ -172,6 +171,7 @@ impl TitleOnlyStore {
 #[cfg(all(test, feature = "edge"))]
 mod tests {
     use super::*;
+    use crate::store::SearchOptions;
 
     /// `count` distinct unit vectors of 16 dimensions.
     fn vectors(count: usize) -> Vec<Vec<f32>> {
@@ -193,7 +193,7 @@ mod tests {
                 full_scan_kb,
                 ..GraphSettings::default()
             },
-            held: Held::Scan(ExactScan::new(16)),
+            held: Held::Memory(MemoryStore::new(16)),
         }
     }
 
@@ -213,8 +213,8 @@ mod tests {
             stored.add(&ids, &vectors).unwrap();
             scanned.add(&ids, &vectors).unwrap();
         }
-        assert!(matches!(stored.held, Held::Store(_)));
-        assert!(matches!(scanned.held, Held::Scan(_)));
+        assert!(matches!(stored.held, Held::Engine(_)));
+        assert!(matches!(scanned.held, Held::Memory(_)));
         stored.finish().unwrap();
         let queries: Vec<&[f32]> = vectors.iter().step_by(7).map(Vec::as_slice).collect();
         let options = SearchOptions {
@@ -222,8 +222,8 @@ mod tests {
             with_payload: false,
             exact: false,
         };
-        let from_store = stored.search(&queries, options).unwrap();
-        let from_scan = scanned.search(&queries, options).unwrap();
+        let from_store = stored.store().search(&queries, options).unwrap();
+        let from_scan = scanned.store().search(&queries, options).unwrap();
         for ((query, a), b) in (0..).step_by(7).zip(&from_store).zip(&from_scan) {
             let own = crate::store::point_key(&ids[query]);
             assert_eq!(a[0].key, own, "record {query} finds itself in the store");

@@ -11,7 +11,7 @@
 use rayon::prelude::*;
 
 use super::{Ranked, probing};
-use crate::search::scan;
+use crate::store::scan;
 
 /// Lloyd iterations: the cells only need to keep near vectors together, not to converge.
 const ITERATIONS: usize = 6;

@@ -1,0 +1,124 @@
+//! Spill files: what one stage writes to disk while another needs the memory, read back
+//! later.
+//!
+//! A two-stage run holds three such sets at a million documents: the query vectors between
+//! embedding and search (1.5 GB at 384 dimensions), the sketches between loading and
+//! confirming (1.2 GB), the candidates while the sketches come back (tens of millions). Each
+//! goes to a [`Spill`]: an unnamed file in a folder of the run's (removed by the system when
+//! closed, even on a crash), appended to through a buffer, then read from its start as often
+//! as needed. Errors name the folder, as the file has no name.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Seek};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// Bytes buffered on each side of a file.
+const BUFFER: usize = 1 << 20;
+
+/// A spill file being written.
+pub struct Spill {
+    writer: BufWriter<File>,
+    /// The folder holding the file.
+    dir: PathBuf,
+}
+
+impl Spill {
+    /// An empty file in `dir`, made if missing.
+    pub fn create(dir: &Path) -> Result<Self> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let file = tempfile::tempfile_in(dir).map_err(|e| Error::io(dir, e))?;
+        Ok(Spill {
+            writer: BufWriter::with_capacity(BUFFER, file),
+            dir: dir.to_owned(),
+        })
+    }
+
+    /// A file in `dir` holding what `write` writes, ready to read.
+    pub fn of(
+        dir: &Path,
+        write: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
+    ) -> Result<SpillReader> {
+        let mut spill = Spill::create(dir)?;
+        spill.append(write)?;
+        spill.into_reader()
+    }
+
+    /// Appends what `write` writes.
+    pub fn append(
+        &mut self,
+        write: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
+    ) -> Result<()> {
+        write(&mut self.writer).map_err(|e| Error::io(&self.dir, e))
+    }
+
+    /// Finishes writing; the file is then read from its start.
+    pub fn into_reader(self) -> Result<SpillReader> {
+        let io = |e| Error::io(&self.dir, e);
+        let mut file = self.writer.into_inner().map_err(|e| io(e.into_error()))?;
+        file.rewind().map_err(io)?;
+        Ok(SpillReader {
+            reader: BufReader::with_capacity(BUFFER, file),
+            dir: self.dir,
+        })
+    }
+}
+
+/// A spill file being read.
+pub struct SpillReader {
+    reader: BufReader<File>,
+    dir: PathBuf,
+}
+
+impl SpillReader {
+    /// Reads on from where the last read stopped, through `read`.
+    pub fn read<T>(
+        &mut self,
+        read: impl FnOnce(&mut BufReader<File>) -> std::io::Result<T>,
+    ) -> Result<T> {
+        read(&mut self.reader).map_err(|e| Error::io(&self.dir, e))
+    }
+
+    /// Reads from the start of the file again.
+    pub fn rewind(&mut self) -> Result<()> {
+        self.reader.rewind().map_err(|e| Error::io(&self.dir, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+
+    use super::*;
+
+    #[test]
+    fn what_is_written_reads_back_in_order_and_again_and_leaves_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut spill = Spill::create(&dir.path().join("made")).unwrap();
+        spill.append(|w| w.write_all(b"first ")).unwrap();
+        spill.append(|w| w.write_all(b"second")).unwrap();
+        let mut reader = spill.into_reader().unwrap();
+        let mut head = [0u8; 6];
+        reader.read(|r| r.read_exact(&mut head)).unwrap();
+        assert_eq!(&head, b"first ");
+        let rest = reader.read(|r| {
+            let mut rest = String::new();
+            r.read_to_string(&mut rest).map(|_| rest)
+        });
+        assert_eq!(rest.unwrap(), "second");
+        reader.rewind().unwrap();
+        reader.read(|r| r.read_exact(&mut head)).unwrap();
+        assert_eq!(&head, b"first ");
+        let past_the_end = reader.read(|r| r.read_exact(&mut [0u8; 64]));
+        let err = past_the_end.unwrap_err().to_string();
+        assert!(err.contains("made"), "the error names the folder: {err}");
+        assert_eq!(
+            std::fs::read_dir(dir.path().join("made")).unwrap().count(),
+            0,
+            "the file has no name in the folder"
+        );
+        let reader = Spill::of(dir.path(), |w| w.write_all(b"whole")).unwrap();
+        drop(reader);
+    }
+}
