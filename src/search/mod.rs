@@ -30,3 +30,18 @@ pub const MAX_TOP_K: usize = 1000;
 pub const DEFAULT_MIN_COSINE: f32 = 0.25;
 /// The nearest cells a document is searched in, by default.
 pub const DEFAULT_CELL_PROBES: usize = 3;
+/// Corpora up to this size are searched within one cell, unless told otherwise: every
+/// document compared with every other, the true top-k, in a second or two.
+pub const EXACT_SCAN_DOCUMENTS: usize = 20_000;
+/// Documents per cell in larger corpora: with [`DEFAULT_CELL_PROBES`], a document is compared
+/// with about 500 others.
+pub const DOCUMENTS_PER_CELL: usize = 160;
+
+/// The cells a corpus of `documents` is searched within, unless told: one up to
+/// [`EXACT_SCAN_DOCUMENTS`], then one per [`DOCUMENTS_PER_CELL`].
+pub fn cells_for(documents: usize) -> usize {
+    match documents <= EXACT_SCAN_DOCUMENTS {
+        true => 1,
+        false => documents / DOCUMENTS_PER_CELL,
+    }
+}

@@ -347,8 +347,9 @@ pub const SETTINGS: &[Setting] = &[
     setting("top_k", &[TwoStage], || json!(DEFAULT_TOP_K), TWO_STAGE, Kind::Count, "Two-stage: nearest neighbours per document taken as candidates")
         .range(Range::closed(1.0, MAX_TOP_K as f64))
         .scopes(&[Scope::Index, Scope::Serving]),
-    setting("exact_search", &[TwoStage], || json!(false), TWO_STAGE, Kind::Switch, "Two-stage: find each document's true top-k by a full scan instead of the HNSW graph: slower, but the same candidates on every run and engine (up to which of several identical vectors tied at the k-th place is kept)"),
-    setting("cells", &[TwoStage], || json!(0), TWO_STAGE, Kind::Count, "Two-stage: cut the documents' vectors into this many k-means cells and compare each document exactly with the documents of its nearest --cell-probes cells, instead of walking the graph; the pairs MinHash proposes (shared bands, same titles) join the candidates (about one cell per 160 documents: 625 at 100,000, 6,250 at a million; past 1,024 cells a document finds its nearest through about the square root as many coarse cells; 0: walk the graph). Not with --exact-search or --part, which search the whole index"),
+    setting("exact_search", &[TwoStage], || json!(false), TWO_STAGE, Kind::Switch, "Two-stage: find each document's true top-k by a full scan of the vector store instead of the cells: the same candidates on every run and engine (up to which of several identical vectors tied at the k-th place is kept), one query at a time (a corpus of up to 20,000 documents is searched so by default, in memory and faster)"),
+    setting("cells", &[TwoStage], || Value::Null, TWO_STAGE, Kind::Count, "Two-stage: cut the documents' vectors into this many k-means cells and compare each document exactly with the documents of its nearest --cell-probes cells; the pairs MinHash proposes (shared bands, same titles) join the candidates. Past 1,024 cells a document finds its nearest through about the square root as many coarse cells. 0: walk the vector index's HNSW graph instead. Not with --exact-search or --part, which search the whole index")
+        .default_note("from the corpus size: 1 (every document against every other) up to 20,000 documents, then one per 160 (625 at 100,000)"),
     setting("cell_probes", &[TwoStage], || json!(DEFAULT_CELL_PROBES), TWO_STAGE, Kind::Count, "Two-stage: the nearest cells each document is searched in")
         .range(Range::closed(1.0, 64.0)),
     setting("min_cosine", &[TwoStage], || json!(DEFAULT_MIN_COSINE), TWO_STAGE, Kind::Number32, "Two-stage: neighbours below this cosine are not candidates (chosen for centred vectors; uncentred ones lie above it)")
@@ -431,6 +432,38 @@ mod tests {
             linkage: Linkage::default(),
         };
         assert_eq!(as_map(json!(minhash)), defaults(MethodName::Minhash));
+    }
+
+    /// The note says in words what `search::cells_for` computes.
+    #[test]
+    fn the_cells_default_is_described_as_computed() {
+        use crate::search::{DOCUMENTS_PER_CELL, EXACT_SCAN_DOCUMENTS, cells_for};
+        let note = SETTINGS
+            .iter()
+            .find(|s| s.key == "cells")
+            .unwrap()
+            .default_note;
+        let note = note.expect("cells has no single default");
+        let thousands = |n: usize| format!("{},{:03}", n / 1000, n % 1000);
+        assert!(
+            note.contains(&format!(
+                "up to {} documents",
+                thousands(EXACT_SCAN_DOCUMENTS)
+            )),
+            "{note}"
+        );
+        assert!(
+            note.contains(&format!("one per {DOCUMENTS_PER_CELL}")),
+            "{note}"
+        );
+        assert!(
+            note.contains(&format!("{} at 100,000", cells_for(100_000))),
+            "{note}"
+        );
+        assert_eq!(cells_for(EXACT_SCAN_DOCUMENTS), 1);
+        let exact = SETTINGS.iter().find(|s| s.key == "exact_search").unwrap();
+        let limit = format!("up to {} documents", thousands(EXACT_SCAN_DOCUMENTS));
+        assert!(exact.help.contains(&limit), "{}", exact.help);
     }
 
     #[test]

@@ -71,8 +71,16 @@ fn integrate(f: impl Fn(f64) -> f64, lo: f64, hi: f64) -> f64 {
     sum * h / 3.0
 }
 
-/// All pairs `(x, y)`, `x < y`, of documents that share at least one band, sorted and without
-/// repeats. Documents without shingles take part in no pair.
+/// A band bucket of more documents than this is proposed as a star: its first document
+/// paired with each other one, not every pair. So many documents sharing a band are one
+/// cluster of near-copies (boilerplate, mirrors, a record harvested again and again), whose
+/// pairs grow with its square: 15,000 copies make 112 million. Joined through one member,
+/// they still make one group; the pairs cost grows with the documents.
+pub const PAIRWISE_BUCKET: usize = 100;
+
+/// The pairs `(x, y)`, `x < y`, of documents that share at least one band, sorted and without
+/// repeats: every such pair, but in a bucket of more than [`PAIRWISE_BUCKET`] documents only
+/// those of its first document. Documents without shingles take part in no pair.
 ///
 /// Each band is handled by sorting `(band hash, doc)` keys, so memory is linear in the corpus
 /// plus the pairs found, and bands run in parallel.
@@ -100,10 +108,13 @@ pub fn candidate_pairs(signatures: &Signatures, params: LshParams) -> Vec<(u32, 
             keys.sort_unstable();
             let mut band_pairs = Vec::new();
             for bucket in keys.chunk_by(|x, y| x.0 == y.0) {
-                for (i, &(_, x)) in bucket.iter().enumerate() {
-                    for &(_, y) in &bucket[i + 1..] {
-                        band_pairs.push((x.min(y), x.max(y)));
-                    }
+                // Sorted by document within a bucket: each pair is `(x, y)`, `x < y`.
+                let firsts = match bucket.len() > PAIRWISE_BUCKET {
+                    true => &bucket[..1],
+                    false => bucket,
+                };
+                for (i, &(_, x)) in firsts.iter().enumerate() {
+                    band_pairs.extend(bucket[i + 1..].iter().map(|&(_, y)| (x, y)));
                 }
             }
             band_pairs
@@ -183,5 +194,24 @@ mod tests {
         }
         let pairs = candidate_pairs(&sigs, LshParams::optimal(0.7, 128));
         assert_eq!(pairs, vec![(0, 1)]);
+    }
+
+    /// Up to [`PAIRWISE_BUCKET`] copies give every pair; one more, a star from the first.
+    #[test]
+    fn a_bucket_of_many_copies_is_proposed_as_a_star() {
+        let set = Shingler::word_unigrams().shingle_set("one abstract copied many times over");
+        let signature = MinHasher::new(128, 1).sign(&set);
+        let copies = |count: usize| {
+            let mut sigs = Signatures::new(128);
+            for _ in 0..count {
+                sigs.push(&signature, false);
+            }
+            candidate_pairs(&sigs, LshParams::optimal(0.7, 128))
+        };
+        let n = PAIRWISE_BUCKET;
+        assert_eq!(copies(n).len(), n * (n - 1) / 2);
+        let star = copies(n + 1);
+        let expected: Vec<(u32, u32)> = (1..=n as u32).map(|y| (0, y)).collect();
+        assert_eq!(star, expected);
     }
 }

@@ -25,6 +25,8 @@ fn two_stage_finds_what_minhash_finds_on_the_sample() {
         let out = tempfile::tempdir().unwrap();
         let two_stage = out.path();
         let mut flags: Vec<&str> = store.iter().map(String::as_str).collect();
+        // Through the engine's graph, not the cells a corpus this small is searched in.
+        flags.extend(["--cells", "0"]);
         dedup_with_glove(&data, &vectors, two_stage, &flags);
         let summary: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(two_stage.join("summary.json")).unwrap())
@@ -76,6 +78,26 @@ fn two_stage_finds_what_minhash_finds_on_the_sample() {
     );
     assert!(exact_pairs.iter().all(|p| p == &exact_pairs[0]));
     assert!(exact_pairs[0].len() > 100, "{}", exact_pairs[0].len());
+}
+
+/// Unless told, a corpus this small is searched in one cell, every document against every
+/// other: the exact search's pairs, without MinHash's.
+#[test]
+fn the_default_search_of_a_small_corpus_finds_what_the_exact_search_finds() {
+    let dir = tempfile::tempdir().unwrap();
+    let vectors = dir.path().join("words.txt");
+    random_word_vectors(&sample(), &vectors);
+    let run = |name: &str, flags: &[&str]| {
+        let out = dir.path().join(name);
+        dedup_with_glove(&sample(), &vectors, &out, flags);
+        pair_ids(&out)
+    };
+    let exact = run("exact", &["--exact-search"]);
+    assert!(exact.len() > 100, "{}", exact.len());
+    assert_eq!(run("default", &[]), exact);
+    // One cell told: MinHash's pairs join.
+    let told = run("told", &["--cells", "1"]);
+    assert!(exact.iter().all(|p| told.contains(p)));
 }
 
 #[test]

@@ -45,8 +45,7 @@ use crate::index::{DocumentIndex, IndexSettings};
 use crate::io::{Input, ReadOptions, ScratchDir, SkipReport};
 use crate::output::run::StageTimes;
 use crate::progress;
-use crate::search::Cells;
-use crate::search::{QueryFile, QueryReader};
+use crate::search::{Cells, QueryFile, QueryReader, cells_for};
 use crate::sketch::Signatures;
 
 /// Settings of the two-stage method.
@@ -61,9 +60,10 @@ pub struct TwoStageConfig {
     /// but the same candidates on every run and engine (up to which of several identical
     /// vectors tied at the k-th place is kept).
     pub exact_search: bool,
-    /// K-means cells each document is searched within (0: none, the whole index is searched
-    /// through its graph).
-    pub cells: usize,
+    /// K-means cells each document is searched within (`Some(0)`: none, the whole index is
+    /// searched through its graph; `None`: as many as [`cells_for`] the corpus, where neither
+    /// `exact_search` nor `part` asks for a search of the whole index).
+    pub cells: Option<usize>,
     /// The nearest cells each document is searched in.
     pub cell_probes: usize,
     /// How pairs become groups.
@@ -88,14 +88,14 @@ impl TwoStageConfig {
                     .into(),
             ));
         }
-        if self.cells > 0 && self.exact_search {
+        if self.cells.is_some_and(|n| n > 0) && self.exact_search {
             return Err(Error::Usage(
                 "`cells` compares each document with a few cells and `exact_search` with every \
                  document: give one of them"
                     .into(),
             ));
         }
-        if self.cells > 0 && self.part.is_some() {
+        if self.cells.is_some_and(|n| n > 0) && self.part.is_some() {
             return Err(Error::Usage(
                 "`cells` is learned over a whole run; a `part` searches the shared index as it \
                  was built: drop `cells`"
@@ -107,13 +107,13 @@ impl TwoStageConfig {
 }
 
 impl Default for TwoStageConfig {
-    /// The index's defaults, searched through the graph.
+    /// The index's defaults, searched within as many cells as the corpus asks for.
     fn default() -> Self {
         TwoStageConfig {
             settings: IndexSettings::default(),
             top_k: crate::search::DEFAULT_TOP_K,
             exact_search: false,
-            cells: 0,
+            cells: None,
             cell_probes: crate::search::DEFAULT_CELL_PROBES,
             linkage: Linkage::default(),
             index_dir: None,
@@ -166,7 +166,10 @@ pub(super) fn run(
 ) -> Result<Found> {
     let work = Workspace::new(config)?;
     // Cells replace the graph walk of a whole run (never of a part, nor of the exact search).
-    let use_cells = config.cells > 0;
+    let use_cells = match config.cells {
+        Some(count) => count > 0,
+        None => !config.exact_search && config.part.is_none(),
+    };
     let (mut index, upsert) = open_index(&work.dir, config, models, use_cells)?;
     let mut queries = QueryFile::create(&work.dir, index.embedder().dimensions())?;
     let mut title_only = TitleOnlyStore::beside(&index, &work.title_only, config.part);
@@ -193,12 +196,22 @@ pub(super) fn run(
 
     let documents = corpus.ids.len();
     let use_cells = use_cells && documents > 0;
+    let count = config.cells.unwrap_or_else(|| cells_for(documents));
+    // One cell compares every document with every other: no boundary parts two near-copies,
+    // so MinHash need not propose them (unless the cells were asked for).
+    let propose = config.cells.is_some() || count > 1;
     let clock = Instant::now();
-    let proposed = use_cells.then(|| minhash_proposals(&signatures, &sketches, config));
+    let proposed = use_cells.then(|| minhash_proposals(&signatures, &sketches, config, propose));
     let sketches_aside = SketchesAside::write(&work.dir, signatures, sketches)?;
     let mut search_seconds = clock.elapsed().as_secs_f64();
     let cells = match use_cells {
-        true => Some(learn_cells(&mut queries, documents, config, &mut times)?),
+        true => Some(learn_cells(
+            &mut queries,
+            documents,
+            count,
+            config,
+            &mut times,
+        )?),
         false => None,
     };
     let clock = Instant::now();
@@ -294,18 +307,22 @@ fn open_index(
     })
 }
 
-/// What MinHash proposes, read off the sketches before they go aside: cells may part two
-/// near-copies whose vectors sit near a boundary, and these pairs, cheap beside the search,
-/// join the candidates.
+/// What MinHash proposes (where `propose`), read off the sketches before they go aside: cells
+/// may part two near-copies whose vectors sit near a boundary, and these pairs, cheap beside
+/// the search, join the candidates.
 fn minhash_proposals(
     signatures: &Signatures,
     sketches: &SketchFacts,
     config: &TwoStageConfig,
+    propose: bool,
 ) -> Proposed {
     let clock = Instant::now();
     let documents = signatures.len();
     let proposed = Proposed {
-        pairs: proposed_pairs(signatures, sketches, &config.settings.confirm),
+        pairs: match propose {
+            true => proposed_pairs(signatures, sketches, &config.settings.confirm),
+            false => Vec::new(),
+        },
         title_only: (0..documents)
             .map(|doc| {
                 let facts = sketches.facts(doc);
@@ -321,16 +338,17 @@ fn minhash_proposals(
     proposed
 }
 
-/// Learns the k-means cells over the spilled vectors (counted as index time).
+/// Learns `count` k-means cells over the spilled vectors (counted as index time).
 fn learn_cells(
     queries: &mut QueryReader,
     documents: usize,
+    count: usize,
     config: &TwoStageConfig,
     times: &mut StageTimes,
 ) -> Result<Cells> {
     let clock = Instant::now();
     let _spinner = progress::spinner("learning the cells");
-    let cells = Cells::learn(queries, documents, config.cells, config.cell_probes)?;
+    let cells = Cells::learn(queries, documents, count, config.cell_probes)?;
     times.index += clock.elapsed().as_secs_f64();
     Ok(cells)
 }
