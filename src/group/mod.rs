@@ -198,7 +198,7 @@ pub const SIMILARITY_SAMPLE: usize = 512;
 /// smallest id.
 pub fn choose_representative<F>(members: &[u32], similarity: &F) -> (u32, f64)
 where
-    F: Fn(u32, u32) -> f64,
+    F: Fn(u32, u32) -> f64 + Sync,
 {
     let n = members.len();
     if n > SIMILARITY_SAMPLE {
@@ -227,25 +227,33 @@ where
 }
 
 /// [`choose_representative`] over a large group: each member's mean similarity to an evenly
-/// spaced sample of the others.
+/// spaced sample of the others, members weighed on every core.
 fn choose_by_sample<F>(members: &[u32], similarity: &F) -> (u32, f64)
 where
-    F: Fn(u32, u32) -> f64,
+    F: Fn(u32, u32) -> f64 + Sync,
 {
     let step = members.len().div_ceil(SIMILARITY_SAMPLE);
     let sample: Vec<u32> = members.iter().step_by(step).copied().collect();
-    let mut best = (members[0], f64::NEG_INFINITY);
-    for &member in members {
+    let mean = |member: u32| {
         let others = sample.iter().filter(|&&other| other != member);
         let (sum, count) = others.fold((0.0, 0usize), |(sum, count), &other| {
             (sum + similarity(member, other), count + 1)
         });
-        let mean = sum / count as f64;
-        if mean > best.1 {
-            best = (member, mean);
-        }
-    }
-    best
+        sum / count as f64
+    };
+    // The highest mean, the first member of it where several share it.
+    let (at, mean) = members
+        .par_iter()
+        .enumerate()
+        .map(|(at, &member)| (at, mean(member)))
+        .reduce(
+            || (usize::MAX, f64::NEG_INFINITY),
+            |a, b| match b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)) {
+                std::cmp::Ordering::Greater => b,
+                _ => a,
+            },
+        );
+    (members[at], mean)
 }
 
 #[cfg(test)]

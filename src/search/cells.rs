@@ -25,6 +25,8 @@ mod router;
 
 use rayon::prelude::*;
 
+use xxhash_rust::xxh3::xxh3_64;
+
 use self::router::Router;
 use super::queries::QueryReader;
 use crate::error::Result;
@@ -42,6 +44,11 @@ const ROUTE_BLOCK: usize = 1 << 16;
 const NO_CELL: u32 = u32::MAX;
 /// Cells searched before their answers are merged.
 const MERGE_CELLS: usize = 64;
+/// A vector that more documents than this hold (copies of one text: boilerplate, a record
+/// harvested again and again) is searched for once, by its first document; each other copy is
+/// paired with that one. Searched each, a cell of 100,000 copies compares every copy with
+/// every other: 10^10 cosines, and 20 pairs a copy among themselves.
+pub const MANY_COPIES: usize = 100;
 
 /// The documents' vectors cut into cells.
 pub(crate) struct Cells {
@@ -54,8 +61,11 @@ pub(crate) struct Cells {
     /// The cells' centroids, and how a vector finds its nearest.
     router: Router,
     probes: usize,
-    /// The documents whose nearest cell each cell is, ascending.
+    /// The documents whose nearest cell each cell is, ascending; copies left out.
     members: Vec<Vec<u32>>,
+    /// The documents whose vector more than [`MANY_COPIES`] hold, each with the first of them
+    /// (`(copy, first)`, ascending): neither searched nor searched for.
+    copies: Vec<(u32, u32)>,
 }
 
 impl Cells {
@@ -103,9 +113,13 @@ impl Cells {
             }
         }
         drop(rows);
+        let copies = many_copies(&vectors, width);
         let mut members = vec![Vec::new(); router.cells()];
+        let mut copy = copies.iter().map(|&(copy, _)| copy).peekable();
         for (doc, cells) in nearest.chunks_exact(probes).enumerate() {
-            members[cells[0] as usize].push(doc as u32);
+            if copy.next_if_eq(&(doc as u32)).is_none() {
+                members[cells[0] as usize].push(doc as u32);
+            }
         }
         let sizes: Vec<usize> = members.iter().map(Vec::len).collect();
         tracing::info!(
@@ -115,6 +129,7 @@ impl Cells {
             sample = sample.len() / width,
             largest = sizes.iter().max().copied().unwrap_or(0),
             empty = sizes.iter().filter(|&&s| s == 0).count(),
+            copies = copies.len(),
             "cells learned"
         );
         Ok(Cells {
@@ -124,6 +139,7 @@ impl Cells {
             router,
             probes,
             members,
+            copies,
         })
     }
 
@@ -132,13 +148,19 @@ impl Cells {
     /// added to `found`.
     ///
     /// Each document keeps its best `k + 1` (itself among them) over the cells it probes
-    /// ([`Cells::search_cells`]).
+    /// ([`Cells::search_cells`]). A copy of a vector that many documents hold is paired with
+    /// the first of them instead ([`MANY_COPIES`]).
     pub(crate) fn neighbours(&self, k: usize, found: &mut Vec<(u32, u32, f32)>) {
         let documents = self.vectors.len() / self.width;
-        let nearest = self.nearest.chunks_exact(self.probes);
+        let mut copy = self.copies.iter().map(|&(copy, _)| copy).peekable();
+        let nearest = self.nearest.chunks_exact(self.probes).enumerate();
         let probing = probing(
             self.members.len(),
-            nearest.map(|cells| cells.iter().copied().filter(|&cell| cell != NO_CELL)),
+            nearest.map(|(doc, cells)| {
+                let searched = copy.next_if_eq(&(doc as u32)).is_none();
+                let cells = cells.iter().copied().filter(|&cell| cell != NO_CELL);
+                cells.filter(move |_| searched)
+            }),
         );
         let mut best = Ranked::new(documents, k + 1);
         let bar = progress::items(self.members.len() as u64, "searching cells");
@@ -161,6 +183,8 @@ impl Cells {
                 .filter(move |&&(_, other)| other != doc)
                 .map(move |&(cosine, other)| (doc.min(other), doc.max(other), cosine))
         }));
+        let copies: Vec<(u32, u32)> = self.copies.iter().map(|&(c, f)| (f, c)).collect();
+        self.with_cosines(&copies, found);
     }
 
     /// The members of each cell that `keep` holds (by document number).
@@ -298,6 +322,40 @@ impl Ranked {
     }
 }
 
+/// The documents whose vector more than [`MANY_COPIES`] documents hold, bit for bit, each with
+/// the first of them: `(copy, first)`, ascending by copy.
+fn many_copies(vectors: &[f32], width: usize) -> Vec<(u32, u32)> {
+    let row = |doc: u32| &vectors[doc as usize * width..(doc as usize + 1) * width];
+    let mut keyed: Vec<(u64, u32)> = vectors
+        .par_chunks_exact(width)
+        .enumerate()
+        .map(|(doc, v)| {
+            let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_bits().to_le_bytes()).collect();
+            (xxh3_64(&bytes), doc as u32)
+        })
+        .collect();
+    keyed.par_sort_unstable();
+    let mut copies = Vec::new();
+    for same_hash in keyed.chunk_by(|a, b| a.0 == b.0) {
+        if same_hash.len() <= MANY_COPIES {
+            continue;
+        }
+        // Sorted by document: the first holds the vector the others are compared with; a
+        // different vector under the same hash is left to be searched.
+        let first = same_hash[0].1;
+        let held: Vec<u32> = same_hash[1..]
+            .iter()
+            .map(|&(_, doc)| doc)
+            .filter(|&doc| row(doc) == row(first))
+            .collect();
+        if held.len() >= MANY_COPIES {
+            copies.extend(held.into_iter().map(|copy| (copy, first)));
+        }
+    }
+    copies.sort_unstable();
+    copies
+}
+
 /// The queries that probe each of `cells` cells, ascending, from each query's cells.
 fn probing<C: IntoIterator<Item = u32>>(
     cells: usize,
@@ -390,6 +448,48 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A vector held by more than [`MANY_COPIES`] documents is searched for once: each other
+    /// copy is paired with the first and nothing else; as many copies as that are searched
+    /// each.
+    #[test]
+    fn many_copies_of_one_vector_are_paired_with_the_first_not_searched() {
+        let (width, k) = (16, 5);
+        let mut vectors = random_vectors(500, width, 9);
+        // Document 3's vector held by MANY_COPIES + 1 documents in all; document 4's by
+        // MANY_COPIES.
+        for _ in 0..MANY_COPIES {
+            vectors.push(vectors[3].clone());
+        }
+        for _ in 1..MANY_COPIES {
+            vectors.push(vectors[4].clone());
+        }
+        let cells = learned(&vectors, false, 8, 2);
+        let copies: Vec<u32> = (500..500 + MANY_COPIES as u32).collect();
+        assert_eq!(
+            cells.copies,
+            copies.iter().map(|&c| (c, 3)).collect::<Vec<_>>()
+        );
+        let members: usize = cells.members.iter().map(Vec::len).sum();
+        assert_eq!(members, vectors.len() - MANY_COPIES);
+        let mut found = Vec::new();
+        cells.neighbours(k, &mut found);
+        for &copy in &copies {
+            let pairs: Vec<_> = found
+                .iter()
+                .filter(|p| p.0 == copy || p.1 == copy)
+                .collect();
+            assert_eq!(pairs.len(), 1, "copy {copy}: {pairs:?}");
+            assert_eq!((pairs[0].0, pairs[0].1), (3, copy));
+            assert!((pairs[0].2 - 1.0).abs() < 1e-5);
+        }
+        // Fewer copies: each searched, each with its k nearest (the other copies).
+        let fours = found
+            .iter()
+            .filter(|p| p.1 >= 500 + MANY_COPIES as u32)
+            .count();
+        assert!(fours >= (MANY_COPIES - 1) * k / 2, "{fours}");
     }
 
     #[test]
