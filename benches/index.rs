@@ -11,7 +11,7 @@
 //!
 //! Candidate recall: over every query, the share of the exact top 21 of the same vectors that
 //! the graph returned; a hit tied with the exact 21st counts. The exact answers come from
-//! [`ExactScan`] (every query against every point, by matrix products, in memory), whose time
+//! [`MemoryStore`] (every query against every point, by matrix products, in memory), whose time
 //! is printed as an `exact` row beside the graphs': what finding all of the exact top 21
 //! costs on this machine. The last column counts only the exact neighbours at cosine 0.5 or
 //! more, the ones `dedup` keeps as candidates by default. `NEARDUP_BENCH_ROWS=0,3` runs only
@@ -21,10 +21,9 @@ use std::collections::HashSet;
 use std::time::Instant;
 
 use neardup::embed::{Centre, Embedder, StaticEmbedder, cosine, models};
-use neardup::search::ExactScan;
 use neardup::store::{
-    EdgeStore, GraphSettings, Neighbour, OpenMode, Quantization, Quantized, SearchOptions,
-    StoredPoint, VectorStore,
+    EdgeStore, GraphSettings, MemoryStore, Neighbour, OpenMode, Quantization, Quantized,
+    SearchOptions, StoredPoint, VectorStore,
 };
 use neardup::synth::Generator;
 
@@ -197,13 +196,16 @@ fn main() {
         let vectors = if is_centred { "centred" } else { "as made" };
         let exact = exact[usize::from(is_centred)].get_or_insert_with(|| {
             let clock = Instant::now();
-            let mut scan = ExactScan::new(embedder.dimensions());
-            for (id, point) in ids.iter().zip(points) {
-                scan.add(id, point);
-            }
+            let scan = MemoryStore::new(embedder.dimensions());
+            let held: Vec<StoredPoint<'_>> = ids
+                .iter()
+                .zip(points)
+                .map(|(id, point)| StoredPoint::new(id, point, None))
+                .collect();
+            scan.upsert(&held).expect("upsert in memory");
             let load = clock.elapsed().as_secs_f64();
             let refs: Vec<&[f32]> = queries.iter().map(Vec::as_slice).collect();
-            let exact = scan.search(&refs, K);
+            let exact = scan.search(&refs, options()).expect("search in memory");
             let all = clock.elapsed().as_secs_f64();
             println!(
                 "{:<3} {vectors:<8} {:<4} {:<6} {:>4} {:<10} {load:>8.1} {:>9.1} {all:>8.1} {:>8.2}x {:>7.2}% {:>7.2}%",

@@ -24,6 +24,7 @@ fi
 methods=(
     "minhash|--method minhash"
     "two-stage|--method two-stage"
+    "two-stage-graph|--method two-stage --cells 0"
     "two-stage-cells|--method two-stage --cells 625"
     "two-stage-exact|--method two-stage --exact-search"
     "jaccard|--method jaccard"
