@@ -67,7 +67,7 @@ pub struct DocumentIndex {
     store: Box<dyn VectorStore>,
     confirmer: Confirmer,
     /// Single writes since the store's last flush, once there has been one (see
-    /// [`journal`]).
+    /// [`Journal`]).
     journal: Mutex<Option<Journal>>,
     /// Whether the manifest on disk says [`FORMAT`]; an older one is rewritten before the
     /// first write.

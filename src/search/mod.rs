@@ -2,11 +2,12 @@
 //! asks for its `top_k` nearest documents by cosine; those above `min_cosine` become the
 //! candidates that the confirm stage judges. Three ways answer the same question:
 //! - the graph: the vector store's HNSW index ([`crate::store::VectorStore::search`]),
-//!   approximate, the default for an index kept for queries;
+//!   approximate: what `query` and `serve` ask of a kept index, and a run with `cells` 0;
 //! - the exact scan: every vector against every other, the true top-k (`exact_search`); the
 //!   engines' own, or [`crate::store::MemoryStore`]'s by matrix products;
 //! - k-means cells: the vectors cut into cells, each document compared exactly with the
-//!   documents of its nearest `cell_probes` cells (`cells`).
+//!   documents of its nearest `cell_probes` cells (`cells`). A run's default: as many cells
+//!   as [`cells_for`] its size, one for a small corpus (every document against every other).
 //!
 //! Each answers [`NeighbourSearch`]: the nearest documents of each query vector. This module
 //! also owns what the ways share: the settings' defaults and limits.

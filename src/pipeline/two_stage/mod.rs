@@ -6,14 +6,16 @@
 //! is merely on the same topic stays out.
 //!
 //! One file a stage, in the order a run goes through them:
-//! - [`load`]: read, sign, embed, upsert, spill the query vectors;
-//! - [`cells`]: with `cells` set, k-means cells that each document is searched within;
+//! - [`load`](mod@load): read, sign, embed, upsert, spill the query vectors;
+//! - the cells each document is searched within, learned over the spilled vectors
+//!   ([`Cells`], as many as `cells` or [`cells_for`] the corpus), unless the run walks the
+//!   graph or scans the store;
 //! - [`search`]: each query's nearest neighbours become candidate pairs, while the sketches
 //!   wait on disk ([`set_aside`]);
 //! - [`confirm`]: the classifier judges each candidate on the two sketches.
 //!
-//! Beside them: [`queries`] (the spilled query vectors), [`title_only`] (the store a title is
-//! searched in) and [`part`] (a split run's slice, and the shared index it searches).
+//! Beside them: [`title_only`] (the store a title is searched in) and [`part`] (a split run's
+//! slice, and the shared index it searches).
 
 mod confirm;
 mod load;
@@ -56,9 +58,9 @@ pub struct TwoStageConfig {
     pub settings: IndexSettings,
     /// Nearest neighbours per document taken as candidates.
     pub top_k: usize,
-    /// Search every document's true top-k by a full scan instead of the HNSW graph: slower,
-    /// but the same candidates on every run and engine (up to which of several identical
-    /// vectors tied at the k-th place is kept).
+    /// Search every document's true top-k by a full scan of the store instead of the cells:
+    /// the same candidates on every run and engine (up to which of several identical vectors
+    /// tied at the k-th place is kept), one query at a time.
     pub exact_search: bool,
     /// K-means cells each document is searched within (`Some(0)`: none, the whole index is
     /// searched through its graph; `None`: as many as [`cells_for`] the corpus, where neither

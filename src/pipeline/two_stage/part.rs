@@ -3,7 +3,7 @@
 //!
 //! Document `d` (numbered from 0 in reading order) belongs to part `d mod N + 1`, so every part
 //! gets an even share of a corpus however it is ordered, and no part needs the corpus's length
-//! before it starts. [`crate::pipeline::merge`] puts the parts back together.
+//! before it starts. [`crate::pipeline::merge()`] puts the parts back together.
 
 use std::fmt;
 use std::path::Path;

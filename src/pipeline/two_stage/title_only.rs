@@ -16,7 +16,7 @@
 //!
 //! A run searching within cells (`cells`) builds no such store: it compares each title with
 //! the title-only records of its nearest cells
-//! ([`Cells::nearest_among`](super::cells::Cells::nearest_among)).
+//! ([`InCells`](crate::search::InCells)).
 //!
 //! That store lives for one run: in a folder of the run's index folder (or, for a part of a
 //! split run, of a scratch folder) on the embedded engine, in a collection named after the
