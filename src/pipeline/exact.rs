@@ -107,6 +107,7 @@ pub(super) fn run(
         pairs,
         similarity: Box::new(move |x, y| join.similarity(x as usize, y as usize)),
         probes: None,
+        cells: None,
         times,
     })
 }

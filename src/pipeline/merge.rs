@@ -202,6 +202,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
         pairs: confirmed.pairs,
         similarity: Box::new(move |x, y| signatures.similarity(x as usize, y as usize)),
         probes: None,
+        cells: None,
         times,
     };
     let dedup = super::group(found, &method);

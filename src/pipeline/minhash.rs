@@ -70,6 +70,7 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) 
         pairs,
         similarity: Box::new(move |x, y| signatures.similarity(x as usize, y as usize)),
         probes: None,
+        cells: None,
         times,
     })
 }

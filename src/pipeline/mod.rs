@@ -298,6 +298,8 @@ pub struct Dedup {
     pub groups: Vec<Group>,
     /// Probes spent by SimHash's probing search, if used.
     pub probes: Option<usize>,
+    /// The k-means cells two-stage searched within, if it did.
+    pub cells: Option<usize>,
     /// Where the time went.
     pub times: StageTimes,
     /// The slice of a split run this was, if one: its pairs and candidates are written, and
@@ -314,6 +316,7 @@ struct Found {
     pairs: Vec<Pair>,
     similarity: Box<dyn Fn(u32, u32) -> f64 + Sync>,
     probes: Option<usize>,
+    cells: Option<usize>,
     times: StageTimes,
 }
 
@@ -357,6 +360,7 @@ fn group(mut found: Found, method: &Method) -> Dedup {
         threshold: method.threshold(),
         groups,
         probes: found.probes,
+        cells: found.cells,
         times: found.times,
         part,
     }

@@ -93,6 +93,7 @@ fn summary(
         documents_in_groups: dedup.groups.iter().map(|g| g.members.len()).sum(),
         unique,
         probes: dedup.probes,
+        cells: dedup.cells,
         seconds: dedup.times.clone(),
         write_seconds: clock.elapsed().as_secs_f64(),
     }

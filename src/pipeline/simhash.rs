@@ -104,6 +104,7 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &SimHashConfig) 
             similarity(hamming(fingerprints[x as usize], fingerprints[y as usize]))
         }),
         probes,
+        cells: None,
         times,
     })
 }

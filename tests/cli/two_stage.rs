@@ -95,6 +95,16 @@ fn the_default_search_of_a_small_corpus_finds_what_the_exact_search_finds() {
     let exact = run("exact", &["--exact-search"]);
     assert!(exact.len() > 100, "{}", exact.len());
     assert_eq!(run("default", &[]), exact);
+    let summary = |name: &str| -> serde_json::Value {
+        let text = std::fs::read_to_string(dir.path().join(name).join("summary.json")).unwrap();
+        serde_json::from_str(&text).unwrap()
+    };
+    assert_eq!(
+        summary("default")["cells"],
+        1,
+        "the summary says how it searched"
+    );
+    assert!(summary("exact").get("cells").is_none());
     // One cell told: MinHash's pairs join.
     let told = run("told", &["--cells", "1"]);
     assert!(exact.iter().all(|p| told.contains(p)));

@@ -172,6 +172,10 @@ pub struct RunSummary {
     /// Probes spent by SimHash's probing search, if used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probes: Option<usize>,
+    /// The k-means cells two-stage searched within, if it did (chosen from the corpus size
+    /// unless told).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cells: Option<usize>,
     /// Seconds per stage.
     pub seconds: StageTimes,
     /// Seconds spent writing the outputs.
@@ -314,6 +318,7 @@ mod tests {
             documents_in_groups: 2,
             unique: 2,
             probes: None,
+            cells: None,
             seconds: StageTimes::default(),
             write_seconds: 0.0,
         };

@@ -244,6 +244,7 @@ pub(super) fn run(
         pairs: confirmed.pairs,
         similarity: Box::new(move |x, y| signatures.similarity(x as usize, y as usize)),
         probes: None,
+        cells: use_cells.then_some(count),
         times,
     })
 }
