@@ -172,14 +172,7 @@ fn main() {
         )
         .expect("edge store");
         let clock = Instant::now();
-        for (batch, ids) in points.chunks(BATCH).zip(ids.chunks(BATCH)) {
-            let stored: Vec<StoredPoint<'_>> = batch
-                .iter()
-                .zip(ids)
-                .map(|(vector, id)| StoredPoint::new(id, vector, None))
-                .collect();
-            store.upsert(&stored).expect("upsert");
-        }
+        upsert_all(&store, &ids, points);
         store.build_index().expect("build");
         let build = clock.elapsed().as_secs_f64();
 
@@ -197,12 +190,7 @@ fn main() {
         let exact = exact[usize::from(is_centred)].get_or_insert_with(|| {
             let clock = Instant::now();
             let scan = MemoryStore::new(embedder.dimensions());
-            let held: Vec<StoredPoint<'_>> = ids
-                .iter()
-                .zip(points)
-                .map(|(id, point)| StoredPoint::new(id, point, None))
-                .collect();
-            scan.upsert(&held).expect("upsert in memory");
+            upsert_all(&scan, &ids, points);
             let load = clock.elapsed().as_secs_f64();
             let refs: Vec<&[f32]> = queries.iter().map(Vec::as_slice).collect();
             let exact = scan.search(&refs, options()).expect("search in memory");
@@ -256,6 +244,18 @@ fn unrelated_cosines(points: &[Vec<f32>]) -> (f64, f64) {
     let mean = cosines.iter().sum::<f64>() / cosines.len() as f64;
     let variance = cosines.iter().map(|c| (c - mean).powi(2)).sum::<f64>() / cosines.len() as f64;
     (mean, variance.sqrt())
+}
+
+/// Puts every point into `store`, `BATCH` at a time.
+fn upsert_all(store: &dyn VectorStore, ids: &[String], points: &[Vec<f32>]) {
+    for (batch, ids) in points.chunks(BATCH).zip(ids.chunks(BATCH)) {
+        let stored: Vec<StoredPoint<'_>> = batch
+            .iter()
+            .zip(ids)
+            .map(|(vector, id)| StoredPoint::new(id, vector, None))
+            .collect();
+        store.upsert(&stored).expect("upsert");
+    }
 }
 
 fn options() -> SearchOptions {

@@ -118,7 +118,11 @@ mod tests {
             0,
             "the file has no name in the folder"
         );
-        let reader = Spill::of(dir.path(), |w| w.write_all(b"whole")).unwrap();
-        drop(reader);
+        let mut whole = Spill::of(dir.path(), |w| w.write_all(b"whole")).unwrap();
+        let read = whole.read(|r| {
+            let mut text = String::new();
+            r.read_to_string(&mut text).map(|_| text)
+        });
+        assert_eq!(read.unwrap(), "whole");
     }
 }

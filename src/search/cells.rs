@@ -329,9 +329,10 @@ fn many_copies(vectors: &[f32], width: usize) -> Vec<(u32, u32)> {
     let mut keyed: Vec<(u64, u32)> = vectors
         .par_chunks_exact(width)
         .enumerate()
-        .map(|(doc, v)| {
-            let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_bits().to_le_bytes()).collect();
-            (xxh3_64(&bytes), doc as u32)
+        .map_init(Vec::new, |bytes, (doc, v)| {
+            bytes.clear();
+            bytes.extend(v.iter().flat_map(|x| x.to_bits().to_le_bytes()));
+            (xxh3_64(bytes), doc as u32)
         })
         .collect();
     keyed.par_sort_unstable();

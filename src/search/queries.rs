@@ -1,11 +1,11 @@
 //! The two-stage method's query vectors, spilled to disk between embedding and search.
 //!
 //! Every document is a query (and so is the title of every record that has more than a
-//! title: see `pipeline::two_stage::title_only`), but the search cannot start before the index over all
-//! documents is built. Held in memory, the query vectors of a million documents take 1.5 GB at
-//! 384 dimensions; here they are appended to a [`Spill`] file in the index folder as each
-//! batch is embedded and read back a batch at a time, so memory stays flat however large the
-//! corpus.
+//! title: see `pipeline::two_stage::title_only`), but the search cannot start before the
+//! index over all documents is built. Held in memory, the query vectors of a million
+//! documents take 1.5 GB at 384 dimensions; here they are appended to a [`Spill`] file in the
+//! index folder as each batch is embedded and read back a batch at a time, so memory stays
+//! flat however large the corpus.
 
 use std::io::{Read, Write};
 use std::path::Path;

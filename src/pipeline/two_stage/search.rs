@@ -58,22 +58,24 @@ pub(super) fn candidates(
     // A title is searched among the title-only documents; a document among all, unless the
     // cells found every document's neighbours already.
     let exact = config.exact_search || index.search_exactly();
-    let mut titles_in: Box<dyn NeighbourSearch + '_> = Box::new(InStore {
-        store: title_only.store(),
-        documents: doc_of_key,
-        exact,
-    });
-    let mut documents_in: Option<Box<dyn NeighbourSearch + '_>> = Some(Box::new(InStore {
-        store: index.store(),
-        documents: doc_of_key,
-        exact,
-    }));
+    let in_store = |store| -> Box<dyn NeighbourSearch + '_> {
+        Box::new(InStore {
+            store,
+            documents: doc_of_key,
+            exact,
+        })
+    };
+    let (documents_in, titles_in): (Option<Box<dyn NeighbourSearch>>, Box<dyn NeighbourSearch>) =
+        match &cells {
+            Some((cells, proposed)) => {
+                (None, Box::new(InCells::among(cells, &proposed.title_only)))
+            }
+            None => (Some(in_store(index.store())), in_store(title_only.store())),
+        };
     if let Some((cells, proposed)) = cells {
         let clock = std::time::Instant::now();
         cells.with_cosines(&proposed.pairs, &mut neighbours);
         by_title = TitleOnlyPartners::of(cells, &neighbours, &proposed.title_only, min_cosine);
-        titles_in = Box::new(InCells::among(cells, &proposed.title_only));
-        documents_in = None;
         drop(proposed);
         tracing::info!(
             seconds = clock.elapsed().as_secs_f64(),
