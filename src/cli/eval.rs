@@ -11,7 +11,7 @@ use crate::eval::{
     render_table, score_names, sweep as sweep_scores, thresholds, write_report,
 };
 use crate::io::FieldSpec;
-use crate::output::run::RunFolder;
+use crate::output::run::{Pairs, RunFolder};
 use crate::output::write_json_pretty;
 
 /// Score a dedup output folder against ground truth (CORE 2020 metrics).
@@ -77,7 +77,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
                 args.text_fields.clone()
             },
         };
-        let confirmed = run.pairs()?;
+        let confirmed = run.read::<Pairs>()?;
         let scored = run.scored_pairs()?;
         let input = ReportInput {
             truth_path: &args.truth,

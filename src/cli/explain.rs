@@ -34,7 +34,7 @@ pub struct ExplainArgs {
     #[arg(long, value_enum, default_value_t = ExplainMethod::TwoStage)]
     method: ExplainMethod,
     #[command(flatten)]
-    input: super::InputArgs,
+    input: crate::pipeline::InputSpec,
     #[command(flatten)]
     flags: MethodFlags,
     /// Print the evidence as JSON.
@@ -155,7 +155,12 @@ fn settings(args: &ExplainArgs) -> Result<(IndexSettings, bool, bool)> {
     Ok((settings, embeds, uncentred))
 }
 
-fn read_two(input: &super::InputArgs, path: &Path, a: &str, b: &str) -> Result<[Record; 2]> {
+fn read_two(
+    input: &crate::pipeline::InputSpec,
+    path: &Path,
+    a: &str,
+    b: &str,
+) -> Result<[Record; 2]> {
     let (inputs, read) = input.open(&[path.to_owned()])?;
     let mut found: [Option<Record>; 2] = [None, None];
     read_corpus(

@@ -25,7 +25,7 @@ pub struct GroupsArgs {
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
     #[command(flatten)]
-    input: super::InputArgs,
+    input: crate::pipeline::InputSpec,
     /// How similarity is measured.
     #[arg(long, value_enum, default_value_t = Measure::Cosine)]
     similarity: Measure,

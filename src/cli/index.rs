@@ -22,10 +22,10 @@ use crate::settings::MethodName;
 )]
 pub struct IndexArgs {
     /// Input files or folders.
-    #[arg(required = true, value_parser = super::RecordedPath)]
+    #[arg(required = true, value_parser = crate::settings::RecordedPath)]
     inputs: Vec<PathBuf>,
     #[command(flatten)]
-    input: super::InputArgs,
+    input: crate::pipeline::InputSpec,
     /// The two-stage settings (the others are refused).
     #[command(flatten)]
     settings: super::settings::MethodFlags,

@@ -17,10 +17,10 @@ use crate::pipeline;
     neardup merge part1/ part2/ part3/ part4/ --out out/")]
 pub struct MergeArgs {
     /// The output folders of every part.
-    #[arg(required = true, value_parser = super::RecordedPath)]
+    #[arg(required = true, value_parser = crate::settings::RecordedPath)]
     parts: Vec<PathBuf>,
     /// Output folder (created if missing).
-    #[arg(long, value_parser = super::RecordedPath)]
+    #[arg(long, value_parser = crate::settings::RecordedPath)]
     out: PathBuf,
 }
 

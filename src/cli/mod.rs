@@ -45,11 +45,10 @@ use std::process::ExitCode;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Parser, Subcommand};
 
 use crate::error::{Error, Location, Result};
-use crate::io::{DEFAULT_MAX_DOC_BYTES, FieldSpec, Input, InputFormat, ReadOptions, SkipReport};
-use crate::pipeline::InputSpec;
+use crate::io::SkipReport;
 
 /// Find duplicate and near-duplicate documents.
 #[derive(Debug, Parser)]
@@ -210,83 +209,6 @@ fn init_logging(quiet: bool, verbose: u8, format: LogFormat) {
         // Colour codes only on a terminal: a log redirected to a file stays plain text.
         LogFormat::Text => logs.with_ansi(colour_on(&std::io::stderr())).try_init(),
     };
-}
-
-/// Where ids and text come from: shared by every command that reads a corpus.
-#[derive(Debug, Args)]
-pub struct InputArgs {
-    /// Input format, if the file names do not tell.
-    #[arg(long, value_enum)]
-    format: Option<InputFormat>,
-    /// Field (or column) holding the document id.
-    #[arg(long, default_value = crate::io::DEFAULT_ID_FIELD)]
-    id_field: String,
-    /// Field(s) joined with a space to make the text [default: processed_title processed_abstract].
-    #[arg(long = "text-field")]
-    text_fields: Vec<String>,
-    /// Skip bad records (reporting how many and where) instead of stopping at the first.
-    #[arg(long)]
-    skip_invalid: bool,
-    /// The longest document text, in bytes; a longer one is a bad record (see --skip-invalid).
-    #[arg(long, default_value_t = DEFAULT_MAX_DOC_BYTES)]
-    max_doc_bytes: usize,
-}
-
-impl InputArgs {
-    fn spec(&self, paths: Vec<PathBuf>) -> InputSpec {
-        InputSpec {
-            paths,
-            format: self.format,
-            id_field: self.id_field.clone(),
-            text_fields: if self.text_fields.is_empty() {
-                FieldSpec::default().text
-            } else {
-                self.text_fields.clone()
-            },
-            skip_invalid: self.skip_invalid,
-            max_doc_bytes: self.max_doc_bytes,
-        }
-    }
-
-    /// The inputs, checked, and how to read them.
-    fn open(&self, paths: &[PathBuf]) -> Result<(Vec<Input>, ReadOptions)> {
-        let spec = self.spec(paths.to_vec());
-        Ok((spec.inputs()?, spec.read_options()))
-    }
-}
-
-/// Parses a path that neardup records in its settings (`summary.json`, an index's manifest):
-/// JSON holds UTF-8 only, so a path that is not is refused here, naming its flag, instead of
-/// failing once the work is done.
-#[derive(Clone, Copy, Debug)]
-pub struct RecordedPath;
-
-impl clap::builder::TypedValueParser for RecordedPath {
-    type Value = PathBuf;
-
-    fn parse_ref(
-        &self,
-        cmd: &clap::Command,
-        arg: Option<&clap::Arg>,
-        value: &std::ffi::OsStr,
-    ) -> std::result::Result<PathBuf, clap::Error> {
-        match value.to_str() {
-            Some(path) => Ok(PathBuf::from(path)),
-            None => {
-                let name = arg.map_or_else(|| "a path".to_owned(), |a| a.to_string());
-                Err(clap::Error::raw(
-                    clap::error::ErrorKind::InvalidValue,
-                    format!(
-                        "{name}: the path {} is not valid UTF-8, and neardup records its paths \
-                         in JSON settings, which hold UTF-8 only; rename it (or link to it from \
-                         a UTF-8 name)\n",
-                        Path::new(value).display()
-                    ),
-                )
-                .with_cmd(cmd))
-            }
-        }
-    }
 }
 
 /// Parses a number that must be finite: `NaN` and `inf` parse as floats, and would otherwise

@@ -42,7 +42,7 @@ fn arg(setting: &Setting) -> clap::Arg {
         Kind::Number32 => arg
             .allow_negative_numbers(true)
             .value_parser(super::finite::<f32>),
-        Kind::Path => arg.value_parser(ValueParser::new(super::RecordedPath)),
+        Kind::Path => arg.value_parser(ValueParser::new(crate::settings::RecordedPath)),
         Kind::Text => arg.value_parser(clap::value_parser!(String)),
         Kind::Words => arg
             .value_delimiter(',')

@@ -39,7 +39,7 @@ pub struct StreamArgs {
     #[arg(long)]
     store: Option<PathBuf>,
     #[command(flatten)]
-    input: super::InputArgs,
+    input: crate::pipeline::InputSpec,
     /// Words per n-gram.
     #[arg(long, default_value_t = crate::similarity::RESEMBLANCE_NGRAM.get())]
     ngram: usize,

@@ -10,7 +10,7 @@ use crate::error::{Error, InputError, Location, Result};
 use crate::io::{
     DEFAULT_MAX_DOC_BYTES, FieldSpec, Input, InputFormat, for_each_line, record_limit,
 };
-use crate::output::run::{IdsDigest, RunFolder};
+use crate::output::run::{Groups, IdsDigest, Pairs, RunFolder};
 
 /// One labelled document.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -219,7 +219,11 @@ pub fn load_foreign_groups(path: &Path) -> Result<Predictions> {
 /// A run's predicted duplicates.
 pub fn load_predictions(run: &RunFolder, mode: Predicted) -> Result<Predictions> {
     Ok(match mode {
-        Predicted::Pairs => Predictions::from_pairs(run.pairs()?.into_iter().map(|p| (p.a, p.b))),
-        Predicted::Groups => Predictions::from_groups(run.groups()?.into_iter().map(|g| g.members)),
+        Predicted::Pairs => {
+            Predictions::from_pairs(run.read::<Pairs>()?.into_iter().map(|p| (p.a, p.b)))
+        }
+        Predicted::Groups => {
+            Predictions::from_groups(run.read::<Groups>()?.into_iter().map(|g| g.members))
+        }
     })
 }

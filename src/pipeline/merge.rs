@@ -18,7 +18,7 @@ use super::{Dedup, Found, InputSpec, Method, OutputSpec, PipelineSpec, TwoStageC
 use crate::confirm::SketchFacts;
 use crate::error::{Error, Location, Result};
 use crate::io::{Input, ReadOptions, read_corpus};
-use crate::output::run::{CANDIDATES, RunFolder, StageTimes};
+use crate::output::run::{Candidates, RecordFile, RunFolder, StageTimes};
 use crate::sketch::Signatures;
 
 /// A split run's parts merged into the run they make together.
@@ -155,7 +155,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
                 corpus.ids.len()
             )));
         }
-        let file = part.dir.join(CANDIDATES);
+        let file = part.dir.join(Candidates::NAME);
         let bad = |field: &'static str, problem: String| {
             Error::input(
                 Location::file(&file),

@@ -12,7 +12,7 @@ use crate::group::{Candidate, KeepPolicy, KeepValue, choose_kept};
 use crate::io::{FolderLock, Input, RawRecord, ReadOptions, for_each_document};
 use crate::output::records::{self, Destination, Fate, OutputFormat};
 use crate::output::run::{
-    CANDIDATES, GROUPS, GroupRecord, IdsDigest, PAIRS, RunSummary, RunWriter,
+    Candidates, GroupRecord, Groups, IdsDigest, Pairs, RecordFile, RunSummary, RunWriter,
 };
 use crate::prefetch::{AHEAD, prefetch};
 
@@ -32,9 +32,9 @@ pub fn write_results(
     let mut run = RunWriter::begin(lock)?;
     let ids = &dedup.corpus.ids;
 
-    PairRecords::new(ids, &dedup.pairs, dedup.score_name).write(&mut run, PAIRS)?;
+    PairRecords::new(ids, &dedup.pairs, dedup.score_name).write::<Pairs>(&mut run)?;
     if let Some(scored) = &dedup.scored_candidates {
-        PairRecords::new(ids, scored, dedup.score_name).write(&mut run, CANDIDATES)?;
+        PairRecords::new(ids, scored, dedup.score_name).write::<Candidates>(&mut run)?;
     }
     if dedup.part.is_some() {
         // A part's groups and unique records are the merge's to write.
@@ -55,7 +55,7 @@ pub fn write_results(
             members: g.members.iter().map(|&m| ids[m as usize].clone()).collect(),
             matrix: None,
         });
-    run.write_lines(GROUPS, groups)?;
+    run.write_lines::<Groups, _>(groups)?;
 
     let fates = Fates::new(dedup, &kept);
     let unique = write_records(
@@ -209,9 +209,9 @@ impl<'a> PairRecords<'a> {
         }
     }
 
-    /// Writes the records into the run's file `name`.
-    fn write(&self, run: &mut RunWriter, name: &'static str) -> Result<()> {
-        run.write_lines_in_parallel(name, self.len(), |i| self.record(i))
+    /// Writes the records into the run's file `F`.
+    fn write<F: RecordFile>(&self, run: &mut RunWriter) -> Result<()> {
+        run.write_lines_in_parallel::<F, _>(self.len(), |i| self.record(i))
     }
 }
 

@@ -35,7 +35,7 @@ use crate::eval::Predicted;
 use crate::group::KeepPolicy;
 use crate::io::{DEFAULT_MAX_DOC_BYTES, FieldSpec, Input, InputFormat, ReadOptions};
 use crate::output::records::OutputFormat;
-use crate::settings::{SettingError, toml_line_of_key};
+use crate::settings::{RecordedPath, SettingError, toml_line_of_key};
 
 /// A whole run.
 #[derive(Clone, Debug, Serialize)]
@@ -63,25 +63,33 @@ struct PipelineFile {
     eval: Option<EvalSpec>,
 }
 
-/// Inputs and their fields.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// Inputs and their fields: the `[input]` table of a pipeline file and the input flags of
+/// every command that reads a corpus, declared once (a key is its flag with dashes; the
+/// defaults are the reader's own, [`FieldSpec::default`] and [`DEFAULT_MAX_DOC_BYTES`]).
+#[derive(Clone, Debug, Serialize, Deserialize, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct InputSpec {
-    /// Files or folders.
+    /// Files or folders (each command takes its own as arguments).
+    #[arg(skip)]
     pub paths: Vec<PathBuf>,
-    /// Format, when the file names do not tell.
+    /// Input format, if the file names do not tell.
+    #[arg(long, value_enum)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<InputFormat>,
-    /// Field holding the id.
+    /// Field (or column) holding the document id.
+    #[arg(long, default_value_t = default_id_field())]
     #[serde(default = "default_id_field")]
     pub id_field: String,
-    /// Fields joined into the text.
+    /// Field(s) joined with a space to make the text.
+    #[arg(long = "text-field", default_values_t = default_text_fields())]
     #[serde(default = "default_text_fields")]
     pub text_fields: Vec<String>,
-    /// Skip bad records instead of stopping.
+    /// Skip bad records (reporting how many and where) instead of stopping at the first.
+    #[arg(long)]
     #[serde(default)]
     pub skip_invalid: bool,
-    /// The longest document text, in bytes; a longer one is a bad record.
+    /// The longest document text, in bytes; a longer one is a bad record (see --skip-invalid).
+    #[arg(long, default_value_t = DEFAULT_MAX_DOC_BYTES)]
     #[serde(default = "default_max_doc_bytes")]
     pub max_doc_bytes: usize,
 }
@@ -91,6 +99,14 @@ fn default_max_doc_bytes() -> usize {
 }
 
 impl InputSpec {
+    /// The same options over `paths`.
+    pub fn over(&self, paths: &[PathBuf]) -> InputSpec {
+        InputSpec {
+            paths: paths.to_vec(),
+            ..self.clone()
+        }
+    }
+
     /// The inputs, checked to exist.
     pub fn inputs(&self) -> Result<Vec<Input>> {
         if self.paths.is_empty() {
@@ -113,6 +129,12 @@ impl InputSpec {
             max_doc_bytes: self.max_doc_bytes,
         }
     }
+
+    /// The inputs over `paths`, checked, and how to read them.
+    pub fn open(&self, paths: &[PathBuf]) -> Result<(Vec<Input>, ReadOptions)> {
+        let spec = self.over(paths);
+        Ok((spec.inputs()?, spec.read_options()))
+    }
 }
 
 fn default_id_field() -> String {
@@ -123,19 +145,40 @@ fn default_text_fields() -> Vec<String> {
     FieldSpec::default().text
 }
 
-/// Where results go.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// Where results go: the `[output]` table of a pipeline file and `neardup dedup`'s output
+/// flags, declared once (`dir` is `--out`, `format` is `--out-format`, `annotate = false` is
+/// `--no-annotate`).
+#[derive(Clone, Debug, Serialize, Deserialize, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct OutputSpec {
-    /// Output folder.
+    /// Output folder (created if missing).
+    #[arg(long = "out", value_name = "OUT", required = true, value_parser = RecordedPath)]
     pub dir: PathBuf,
-    /// Format of `unique.*` and `annotated.*` [default: the inputs' own].
+    /// Format of unique.* and annotated.*: jsonl, csv or tsv (CSV/TSV inputs), parquet
+    /// (Parquet inputs) [default: the inputs' own; JSONL for folders, zips and mixed inputs].
+    #[arg(
+        id = "out_format",
+        long = "out-format",
+        value_name = "OUT_FORMAT",
+        value_enum,
+        help_heading = "Output"
+    )]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<OutputFormat>,
-    /// Which member of each group is kept.
+    /// Which member of each group unique.* keeps: representative (the most similar to the
+    /// others), first (read first), longest (longest text), field:NAME:max or field:NAME:min
+    /// (largest or smallest value of a field, e.g. field:year:max).
+    #[arg(long, default_value_t = KeepPolicy::default(), help_heading = "Output")]
     #[serde(default)]
     pub keep: KeepPolicy,
-    /// Write `annotated.*`, every record with its group and fate.
+    /// Write annotated.*, the copy of the input with each record's group and fate.
+    #[arg(
+        id = "no_annotate",
+        long = "no-annotate",
+        action = clap::ArgAction::SetFalse,
+        help = "Do not write annotated.*, the copy of the input with each record's group and fate",
+        help_heading = "Output"
+    )]
     #[serde(default = "yes")]
     pub annotate: bool,
 }
@@ -324,6 +367,63 @@ fn from_folder(folder: &Path, path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
+
+    /// The input and output options as a command line gives them.
+    #[derive(Parser)]
+    struct Flags {
+        #[command(flatten)]
+        input: InputSpec,
+        #[command(flatten)]
+        output: OutputSpec,
+    }
+
+    fn json(value: &impl Serialize) -> serde_json::Value {
+        serde_json::to_value(value).unwrap()
+    }
+
+    #[test]
+    fn flags_and_pipeline_files_read_alike() {
+        let flags = Flags::try_parse_from(["neardup", "--out", "o"]).unwrap();
+        let file: PipelineFile = toml::from_str(
+            "[input]\npaths = []\n[method]\nname = \"minhash\"\n[output]\ndir = \"o\"\n",
+        )
+        .unwrap();
+        assert_eq!(json(&flags.input), json(&file.input));
+        assert_eq!(json(&flags.output), json(&file.output));
+        assert_eq!(
+            json(&OutputSpec::new(PathBuf::from("o"))),
+            json(&file.output)
+        );
+        let given = Flags::try_parse_from([
+            "neardup",
+            "--out",
+            "o",
+            "--id-field",
+            "id",
+            "--text-field",
+            "title",
+            "--text-field",
+            "body",
+            "--skip-invalid",
+            "--max-doc-bytes",
+            "9",
+            "--out-format",
+            "csv",
+            "--keep",
+            "first",
+            "--no-annotate",
+        ])
+        .unwrap();
+        let file: PipelineFile = toml::from_str(
+            "[input]\npaths = []\nid_field = \"id\"\ntext_fields = [\"title\", \"body\"]\n\
+             skip_invalid = true\nmax_doc_bytes = 9\n[method]\nname = \"minhash\"\n\
+             [output]\ndir = \"o\"\nformat = \"csv\"\nkeep = \"first\"\nannotate = false\n",
+        )
+        .unwrap();
+        assert_eq!(json(&given.input), json(&file.input));
+        assert_eq!(json(&given.output), json(&file.output));
+    }
 
     #[test]
     fn relative_paths_are_read_from_the_pipelines_folder() {

@@ -18,9 +18,11 @@
 //! this and for `summary.json`.
 
 mod method;
+mod recorded_path;
 mod registry;
 
 pub use method::MethodName;
+pub use recorded_path::RecordedPath;
 pub use registry::{Kind, Range, SETTINGS, Scope, Setting, defaults, keys_in, setting_of};
 
 use serde::Serialize;

@@ -1,11 +1,10 @@
 //! A run's output folder, as one unit.
 //!
 //! A run writes these files, each atomically (see [`AtomicFile`]):
-//! - `pairs.jsonl`: one confirmed pair a line ([`PairRecord`]), `id_a < id_b`, sorted;
-//! - `candidates.jsonl`: every scored candidate, same layout, where the method scores more
-//!   pairs than it confirms (MinHash): what `neardup sweep` and the report re-threshold;
-//! - `groups.jsonl`: one group of two or more a line ([`GroupRecord`]), members sorted by id,
-//!   groups by their smallest id;
+//! - three files of records, one JSON object a line, each with its format ([`RecordFile`]):
+//!   [`Pairs`] (`pairs.jsonl`, the confirmed pairs), [`Candidates`] (`candidates.jsonl`, every
+//!   scored candidate, where the method scores more than it confirms) and [`Groups`]
+//!   (`groups.jsonl`);
 //! - `unique.*`: the input records kept (one per group, chosen by the keep policy, and every
 //!   document in no group), in input order, in the input's format (see [`crate::output::records`]);
 //! - `annotated.*`: every document's record with its group, whether it is kept and which record
@@ -21,7 +20,10 @@
 
 mod records;
 
-pub use records::{FileDigest, GroupRecord, IdsDigest, PairRecord, RunSummary, StageTimes};
+pub use records::{
+    Candidates, FileDigest, GroupRecord, Groups, IdsDigest, PairRecord, Pairs, RecordFile,
+    RunSummary, StageTimes,
+};
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -31,7 +33,6 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::error::{Error, Location, Result};
@@ -39,12 +40,6 @@ use crate::io::{FolderLock, for_each_line};
 use crate::output::AtomicFile;
 use crate::output::records::OutputFormat;
 
-/// Confirmed pairs.
-pub const PAIRS: &str = "pairs.jsonl";
-/// Every scored candidate (methods that score more than they confirm).
-pub const CANDIDATES: &str = "candidates.jsonl";
-/// Duplicate groups.
-pub const GROUPS: &str = "groups.jsonl";
 /// The run's summary, written last.
 pub const SUMMARY: &str = "summary.json";
 /// `neardup run`'s scores of the run, when its pipeline asks for them.
@@ -54,7 +49,7 @@ const LOCK: &str = ".neardup.lock";
 
 /// Every file a run may leave; a new run replaces or removes each.
 fn run_files() -> impl Iterator<Item = &'static str> {
-    [PAIRS, CANDIDATES, GROUPS, SUMMARY, EVAL]
+    [Pairs::NAME, Candidates::NAME, Groups::NAME, SUMMARY, EVAL]
         .into_iter()
         .chain(
             OutputFormat::ALL
@@ -137,30 +132,28 @@ impl RunWriter {
         Ok(())
     }
 
-    /// Writes `records` as JSON Lines to the file `name`.
-    pub fn write_lines<T: Serialize>(
+    /// Writes `records`, each serialising as an `F::Record`, to the file `F`.
+    pub fn write_lines<F: RecordFile, T: Serialize>(
         &mut self,
-        name: &'static str,
         records: impl IntoIterator<Item = T>,
     ) -> Result<()> {
-        let mut file = self.create(name)?;
+        let mut file = self.create(F::NAME)?;
         for record in records {
             file.write_record(&record)?;
         }
         self.commit(file)
     }
 
-    /// Writes `count` records as JSON Lines to the file `name`, the `i`th made by `record(i)`:
+    /// Writes `count` records to the file `F`, the `i`th made by `record(i)`:
     /// the same file as [`RunWriter::write_lines`], with the records made and serialised a
     /// block at a time on every core (tens of millions of candidates are most of a large
     /// run's writing), and the blocks written in order.
-    pub fn write_lines_in_parallel<T: Serialize>(
+    pub fn write_lines_in_parallel<F: RecordFile, T: Serialize>(
         &mut self,
-        name: &'static str,
         count: usize,
         record: impl Fn(usize) -> T + Sync,
     ) -> Result<()> {
-        let mut file = self.create(name)?;
+        let mut file = self.create(F::NAME)?;
         let target = file.target().to_owned();
         let starts: Vec<usize> = (0..count).step_by(PARALLEL_BLOCK).collect();
         // A few blocks a thread at a time: only their bytes wait to be written.
@@ -256,7 +249,7 @@ impl RunFolder {
         let text = match std::fs::read_to_string(&path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let hint = if dir.join(PAIRS).exists() {
+                let hint = if dir.join(Pairs::NAME).exists() {
                     "the run that wrote this folder did not finish: run `neardup dedup` again"
                 } else {
                     "give the output folder of `neardup dedup`"
@@ -284,59 +277,44 @@ impl RunFolder {
         &self.dir
     }
 
-    /// The confirmed pairs.
-    pub fn pairs(&self) -> Result<Vec<PairRecord>> {
-        self.read(PAIRS, PairRecord::problem)
-    }
-
-    /// Every scored pair: the candidates where the run kept them, else the confirmed pairs.
-    pub fn scored_pairs(&self) -> Result<Vec<PairRecord>> {
-        self.read(self.scored_file(), PairRecord::problem)
-    }
-
-    /// Hands every scored pair to `visit`, one at a time (a split run's parts can hold tens of
-    /// millions). The file is checked against the summary as it is read, and an error after
-    /// the last record says when it did not match.
-    pub fn each_scored_pair(&self, visit: impl FnMut(PairRecord) -> Result<()>) -> Result<()> {
-        self.each(self.scored_file(), PairRecord::problem, visit)
-    }
-
-    /// The file of scored pairs: the candidates where the run kept them, else the pairs.
-    fn scored_file(&self) -> &'static str {
-        if self.summary.files.contains_key(CANDIDATES) {
-            CANDIDATES
-        } else {
-            PAIRS
-        }
-    }
-
-    /// The groups.
-    pub fn groups(&self) -> Result<Vec<GroupRecord>> {
-        self.read(GROUPS, GroupRecord::problem)
-    }
-
-    /// Every record of file `name`.
-    fn read<T: DeserializeOwned>(
-        &self,
-        name: &str,
-        problem: impl Fn(&T) -> Option<(&'static str, String)>,
-    ) -> Result<Vec<T>> {
+    /// Every record of the file `F`.
+    pub fn read<F: RecordFile>(&self) -> Result<Vec<F::Record>> {
         let mut records = Vec::new();
-        self.each(name, problem, |record| {
+        self.each::<F>(|record| {
             records.push(record);
             Ok(())
         })?;
         Ok(records)
     }
 
-    /// Reads the records of file `name`, checking it is the one the summary names (by length
-    /// first, by digest at the end).
-    fn each<T: DeserializeOwned>(
+    /// Every scored pair: the candidates where the run kept them, else the confirmed pairs.
+    pub fn scored_pairs(&self) -> Result<Vec<PairRecord>> {
+        let mut records = Vec::new();
+        self.each_scored_pair(|record| {
+            records.push(record);
+            Ok(())
+        })?;
+        Ok(records)
+    }
+
+    /// Hands every scored pair to `visit`, one at a time (a split run's parts can hold tens of
+    /// millions). The file is checked against the summary as it is read, and an error after
+    /// the last record says when it did not match.
+    pub fn each_scored_pair(&self, visit: impl FnMut(PairRecord) -> Result<()>) -> Result<()> {
+        if self.summary.files.contains_key(Candidates::NAME) {
+            self.each::<Candidates>(visit)
+        } else {
+            self.each::<Pairs>(visit)
+        }
+    }
+
+    /// Hands every record of the file `F` to `visit`, checking that the file is the one the
+    /// summary names (by length first, by digest at the end).
+    pub fn each<F: RecordFile>(
         &self,
-        name: &str,
-        problem: impl Fn(&T) -> Option<(&'static str, String)>,
-        mut visit: impl FnMut(T) -> Result<()>,
+        mut visit: impl FnMut(F::Record) -> Result<()>,
     ) -> Result<()> {
+        let name = F::NAME;
         let path = self.dir.join(name);
         let Some(expected) = self.summary.files.get(name) else {
             return Err(Error::input(
@@ -376,9 +354,9 @@ impl RunFolder {
                     "run `neardup dedup` again",
                 )
             })?;
-            let record: T = serde_json::from_str(text)
+            let record: F::Record = serde_json::from_str(text)
                 .map_err(|e| Error::input(location.clone(), None, e.to_string(), ""))?;
-            if let Some((field, message)) = problem(&record) {
+            if let Some((field, message)) = F::problem(&record) {
                 return Err(Error::input(location, Some(field), message, ""));
             }
             visit(record)
@@ -433,12 +411,18 @@ mod tests {
         // Blocks of both sizes: whole ones and a short last one.
         let count = 2 * PARALLEL_BLOCK + 123;
         let record = |i: usize| serde_json::json!({"i": i, "half": i as f64 / 2.0});
-        run.write_lines(PAIRS, (0..count).map(record)).unwrap();
-        run.write_lines_in_parallel(CANDIDATES, count, record)
+        run.write_lines::<Pairs, _>((0..count).map(record)).unwrap();
+        run.write_lines_in_parallel::<Candidates, _>(count, record)
             .unwrap();
-        let pairs = std::fs::read(dir.path().join(PAIRS)).unwrap();
-        assert_eq!(pairs, std::fs::read(dir.path().join(CANDIDATES)).unwrap());
+        let pairs = std::fs::read(dir.path().join(Pairs::NAME)).unwrap();
+        assert_eq!(
+            pairs,
+            std::fs::read(dir.path().join(Candidates::NAME)).unwrap()
+        );
         assert_eq!(pairs.iter().filter(|&&b| b == b'\n').count(), count);
-        assert_eq!(run.files[PAIRS].xxh3, run.files[CANDIDATES].xxh3);
+        assert_eq!(
+            run.files[Pairs::NAME].xxh3,
+            run.files[Candidates::NAME].xxh3
+        );
     }
 }

@@ -1,8 +1,57 @@
-//! The records of a run's files, one type each, used by the writer and by every reader.
+//! The records of a run's files, one type each, used by the writer and by every reader, and
+//! each file's format: its name, its record, and the check a record read back must pass.
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+
+/// The format of one of a run's files of records (one JSON object a line): what a reader needs
+/// to know to read it back and check it. The writer writes any value that serialises as the
+/// file's [`RecordFile::Record`] (pairs go out borrowing their ids).
+pub trait RecordFile {
+    /// The file's name in the run's folder.
+    const NAME: &'static str;
+    /// One line of the file.
+    type Record: DeserializeOwned;
+    /// What is wrong with a record read back, and the field at fault, if anything.
+    fn problem(record: &Self::Record) -> Option<(&'static str, String)>;
+}
+
+/// `pairs.jsonl`: the confirmed pairs, `id_a < id_b`, sorted.
+pub struct Pairs;
+
+/// `candidates.jsonl`: every scored candidate, laid out as the pairs, where the method scores
+/// more pairs than it confirms (MinHash): what `neardup sweep` and the report re-threshold.
+pub struct Candidates;
+
+/// `groups.jsonl`: one group of two or more a line, members sorted by id, groups by their
+/// smallest id.
+pub struct Groups;
+
+impl RecordFile for Pairs {
+    const NAME: &'static str = "pairs.jsonl";
+    type Record = PairRecord;
+    fn problem(record: &PairRecord) -> Option<(&'static str, String)> {
+        record.problem()
+    }
+}
+
+impl RecordFile for Candidates {
+    const NAME: &'static str = "candidates.jsonl";
+    type Record = PairRecord;
+    fn problem(record: &PairRecord) -> Option<(&'static str, String)> {
+        record.problem()
+    }
+}
+
+impl RecordFile for Groups {
+    const NAME: &'static str = "groups.jsonl";
+    type Record = GroupRecord;
+    fn problem(record: &GroupRecord) -> Option<(&'static str, String)> {
+        record.problem()
+    }
+}
 
 /// A line of `pairs.jsonl` or `candidates.jsonl`: two document ids and their scores.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
