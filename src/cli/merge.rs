@@ -1,4 +1,5 @@
-//! `neardup merge`: the parts of a split two-stage run, made into one run's outputs.
+//! `neardup merge`: the parts of a split run, made into one run's outputs; with `--part`, the
+//! band-and-confirm stage of a split MinHash run.
 
 use std::path::PathBuf;
 
@@ -6,15 +7,21 @@ use clap::Args;
 
 use crate::error::Result;
 use crate::output::run::RunWriter;
-use crate::pipeline;
+use crate::pipeline::{self, Part};
 
 /// Merge the parts of a split run (`neardup dedup --part I/N`) into pairs, groups and unique
 /// records, as one run would have written them.
 #[derive(Debug, Args)]
-#[command(after_help = "Example (four workers sharing one index):\n  \
+#[command(after_help = "Examples:\n  \
+    two-stage, four workers sharing one index:\n  \
     neardup index corpus.jsonl --index idx/\n  \
     neardup dedup corpus.jsonl --index idx/ --part 1/4 --out part1/   # ... up to 4/4\n  \
-    neardup merge part1/ part2/ part3/ part4/ --out out/")]
+    neardup merge part1/ part2/ part3/ part4/ --out out/\n\n  \
+    MinHash in three stages over four workers:\n  \
+    neardup dedup corpus.jsonl --method minhash --part 1/4 --out signed1/   # ... up to 4/4\n  \
+    neardup merge signed1/ signed2/ signed3/ signed4/ --part 1/4 --out confirmed1/   # ...\n  \
+    neardup merge confirmed1/ confirmed2/ confirmed3/ confirmed4/ --out out/\n  \
+    (or, on one machine, one part's memory at a time: neardup merge signed*/ --out out/)")]
 pub struct MergeArgs {
     /// The output folders of every part.
     #[arg(required = true, value_parser = crate::settings::RecordedPath)]
@@ -22,11 +29,27 @@ pub struct MergeArgs {
     /// Output folder (created if missing).
     #[arg(long, value_parser = crate::settings::RecordedPath)]
     out: PathBuf,
+    /// MinHash: band and confirm only part J of N (e.g. 2/4) of the signed parts given, and
+    /// write its scored candidates for the last merge.
+    #[arg(long)]
+    part: Option<Part>,
 }
 
 pub fn run(args: MergeArgs) -> Result<()> {
     super::run::check_output_dir(&args.out)?;
     let lock = RunWriter::lock(&args.out)?;
+    if let Some(part) = args.part {
+        let summary = pipeline::confirm_part(&args.parts, part, lock)?;
+        outln!(
+            "part {part}: {} candidates, {} confirmed pairs -> {}; join all {} parts with \
+             `neardup merge CONFIRMED_FOLDERS... --out DIR`",
+            summary.candidates,
+            summary.pairs,
+            args.out.display(),
+            part.count
+        );
+        return Ok(());
+    }
     let merged = pipeline::merge(&args.parts, &args.out)?;
     let settings = serde_json::to_value(&merged.spec).expect("settings serialise");
     let summary = pipeline::write_results(

@@ -48,12 +48,31 @@ pub fn execute(spec: &PipelineSpec, models: &Path) -> Result<()> {
     let read = spec.input.read_options();
     // A format the inputs cannot be written in is refused before the work.
     spec.output.format(&inputs)?;
-    if spec.eval.is_some() && matches!(&spec.method, Method::TwoStage(c) if c.part.is_some()) {
+    let part = match &spec.method {
+        Method::TwoStage(c) => c.part,
+        Method::MinHash(c) => c.part,
+        _ => None,
+    };
+    if spec.eval.is_some() && part.is_some() {
         return Err(Error::Usage(
             "a part of a split run is scored once the parts are merged: drop [eval], and run \
              `neardup eval` on the folder `neardup merge` writes"
                 .into(),
         ));
+    }
+    if let (Method::MinHash(_), Some(part)) = (&spec.method, part) {
+        let signed = pipeline::sign_part(spec, lock)?;
+        outln!(
+            "part {part}: signed {} of {} documents -> {}; band and confirm with \
+             `neardup merge SIGNED_FOLDERS... --part J/{}`, or join on one machine with \
+             `neardup merge SIGNED_FOLDERS... --out DIR`",
+            signed.signed,
+            signed.summary.documents,
+            spec.output.dir.display(),
+            part.count
+        );
+        super::report_skipped(&signed.skipped);
+        return Ok(());
     }
     let dedup = pipeline::dedup(&inputs, &read, &spec.method, models)?;
     let settings = serde_json::to_value(spec).expect("settings serialise");

@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::rule::MIN_TITLE_WORDS;
-use super::{Confirm, ConfirmSettings, SketchFacts};
+use super::{Confirm, ConfirmSettings, Facts, SketchFacts};
 use crate::sketch::{Signatures, candidate_pairs};
 
 /// The pairs `(a, b)`, `a < b`, that MinHash proposes: those that share a band of their
@@ -36,23 +36,35 @@ const SAME_TITLE_LIMIT: usize = 50;
 fn same_title_pairs(sketches: &SketchFacts, documents: usize) -> Vec<(u32, u32)> {
     // Sorted by a hash of the title's words: one integer comparison instead of a slice's.
     let mut titled: Vec<(u64, u32)> = (0..documents)
-        .filter_map(|doc| {
-            let title = sketches.facts(doc).title.as_deref()?;
-            let bytes: Vec<u8> = title.iter().flat_map(|w| w.to_le_bytes()).collect();
-            (title.len() >= MIN_TITLE_WORDS).then(|| (xxh3_64(&bytes), doc as u32))
-        })
+        .filter_map(|doc| Some((title_key(sketches.facts(doc))?, doc as u32)))
         .collect();
     titled.sort_unstable();
     let mut pairs = Vec::new();
     for block in titled.chunk_by(|x, y| x.0 == y.0) {
-        if block.len() > SAME_TITLE_LIMIT {
-            continue;
-        }
-        for (i, &(_, x)) in block.iter().enumerate() {
-            pairs.extend(block[i + 1..].iter().map(|&(_, y)| (x, y)));
-        }
+        title_block_pairs(block, |&(_, doc)| doc, &mut pairs);
     }
     pairs
+}
+
+/// The key under which a document's title proposes it: a hash of its words, where the title
+/// has at least [`MIN_TITLE_WORDS`].
+pub fn title_key(facts: &Facts) -> Option<u64> {
+    let title = facts.title.as_deref()?;
+    let bytes: Vec<u8> = title.iter().flat_map(|w| w.to_le_bytes()).collect();
+    (title.len() >= MIN_TITLE_WORDS).then(|| xxh3_64(&bytes))
+}
+
+/// Appends the pairs of the documents under one title key to `pairs`: every pair, unless the
+/// title is common (more than [`SAME_TITLE_LIMIT`] records). `block` is sorted by document
+/// (`doc` reads it from an entry).
+pub fn title_block_pairs<T>(block: &[T], doc: impl Fn(&T) -> u32, pairs: &mut Vec<(u32, u32)>) {
+    if block.len() > SAME_TITLE_LIMIT {
+        return;
+    }
+    for (i, x) in block.iter().enumerate() {
+        let x = doc(x);
+        pairs.extend(block[i + 1..].iter().map(|y| (x, doc(y))));
+    }
 }
 
 #[cfg(test)]

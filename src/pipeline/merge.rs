@@ -13,7 +13,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::two_stage::{Part, confirm_candidates, distinct_pairs};
+use super::Part;
+use super::two_stage::{confirm_candidates, distinct_pairs};
 use super::{Dedup, Found, InputSpec, Method, OutputSpec, PipelineSpec, TwoStageConfig};
 use crate::confirm::SketchFacts;
 use crate::error::{Error, Location, Result};
@@ -98,7 +99,19 @@ impl PartFolder {
 /// Reads the parts in `dirs`, checks that they are every part of one run, and merges them:
 /// the candidates each part found, once each with its highest cosine, confirmed against the
 /// input (read and signed again), grouped. `out` is recorded as the run's output folder.
+///
+/// The stages of a split MinHash run are joined instead (see [`super::stages`]).
 pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
+    if dirs.first().is_some_and(|d| super::is_stage(d)) {
+        let (spec, inputs, read, found) = super::stages::join(dirs, out)?;
+        let dedup = super::group(found, &spec.method);
+        return Ok(Merged {
+            spec,
+            inputs,
+            read,
+            dedup,
+        });
+    }
     let parts: Vec<PartFolder> = dirs
         .iter()
         .map(|d| PartFolder::open(d))

@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Found, ScoredPairs, StageTimes};
+use super::{Found, Part, ScoredPairs, StageTimes};
 use crate::confirm::{ConfirmSettings, Confirmer, SketchFacts, proposed_pairs};
 use crate::error::Result;
 use crate::group::Linkage;
@@ -19,6 +19,9 @@ pub struct MinHashConfig {
     pub confirm: ConfirmSettings,
     /// How pairs become groups.
     pub linkage: Linkage,
+    /// Sign only this part of the documents (`I/N`), for `neardup merge` (`None`: run whole;
+    /// see [`super::stages`]).
+    pub part: Option<Part>,
 }
 
 impl MinHashConfig {
@@ -29,6 +32,12 @@ impl MinHashConfig {
 }
 
 pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) -> Result<Found> {
+    if let Some(part) = config.part {
+        return Err(crate::error::Error::Usage(format!(
+            "part {part} of a split MinHash run signs its share and writes it to its folder: \
+             run it through `neardup dedup --part` (see `neardup merge --help`)"
+        )));
+    }
     // No embeddings here, so no cosine floor.
     let confirmer = Confirmer::new(&config.confirm, -1.0)?;
     let mut times = StageTimes::default();

@@ -18,17 +18,21 @@ mod exact;
 mod merge;
 mod minhash;
 mod output;
+mod part;
 mod simhash;
 mod spec;
+mod stages;
 mod two_stage;
 
 pub use exact::{JaccardConfig, ResemblanceConfig};
 pub use merge::{Merged, merge};
 pub use minhash::MinHashConfig;
 pub use output::write_results;
+pub use part::Part;
 pub use simhash::SimHashConfig;
 pub use spec::{EvalSpec, InputSpec, OutputSpec, PipelineSpec};
-pub use two_stage::{BuiltIndex, Part, TwoStageConfig, build_index};
+pub use stages::{Signed, confirm_part, is_stage, sign_part};
+pub use two_stage::{BuiltIndex, TwoStageConfig, build_index};
 
 use std::path::Path;
 use std::time::Instant;

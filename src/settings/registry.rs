@@ -370,7 +370,7 @@ pub const SETTINGS: &[Setting] = &[
         .scopes(&[Scope::Local]),
     setting("index", &[TwoStage], || Value::Null, TWO_STAGE, Kind::Path, "Two-stage: keep the vector index in this folder, for `neardup query` later; with --part, the shared index `neardup index` built")
         .scopes(&[Scope::Serving]),
-    setting("part", &[TwoStage], || Value::Null, TWO_STAGE, Kind::Text, "Two-stage: search and confirm only part I of N of the documents (e.g. 2/4) in the shared --index, and write its candidates for `neardup merge`")
+    setting("part", &[TwoStage, Minhash], || Value::Null, TWO_STAGE, Kind::Text, "Split the run over machines: part I of N (e.g. 2/4). Two-stage: search and confirm only part I of the documents in the shared --index, and write its candidates; MinHash: sign only part I, and write its sketches and band keys; then `neardup merge`")
         .scopes(&[]),
 ];
 
@@ -430,6 +430,7 @@ mod tests {
         let minhash = MinHashConfig {
             confirm: ConfirmSettings::default(),
             linkage: Linkage::default(),
+            part: None,
         };
         assert_eq!(as_map(json!(minhash)), defaults(MethodName::Minhash));
     }

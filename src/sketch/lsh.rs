@@ -108,14 +108,7 @@ pub fn candidate_pairs(signatures: &Signatures, params: LshParams) -> Vec<(u32, 
             keys.sort_unstable();
             let mut band_pairs = Vec::new();
             for bucket in keys.chunk_by(|x, y| x.0 == y.0) {
-                // Sorted by document within a bucket: each pair is `(x, y)`, `x < y`.
-                let firsts = match bucket.len() > PAIRWISE_BUCKET {
-                    true => &bucket[..1],
-                    false => bucket,
-                };
-                for (i, &(_, x)) in firsts.iter().enumerate() {
-                    band_pairs.extend(bucket[i + 1..].iter().map(|&(_, y)| (x, y)));
-                }
+                bucket_pairs(bucket, |&(_, doc)| doc, &mut band_pairs);
             }
             band_pairs
         })
@@ -123,6 +116,27 @@ pub fn candidate_pairs(signatures: &Signatures, params: LshParams) -> Vec<(u32, 
     pairs.par_sort_unstable();
     pairs.dedup();
     pairs
+}
+
+/// Appends the pairs one band bucket proposes to `pairs`: every pair of its documents, or,
+/// past [`PAIRWISE_BUCKET`] documents, its first document with each other one. `bucket` is
+/// sorted by document (`doc` reads it from an entry), so each pair is `(x, y)`, `x < y`.
+pub fn bucket_pairs<T>(bucket: &[T], doc: impl Fn(&T) -> u32, pairs: &mut Vec<(u32, u32)>) {
+    let firsts = match bucket.len() > PAIRWISE_BUCKET {
+        true => &bucket[..1],
+        false => bucket,
+    };
+    for (i, x) in firsts.iter().enumerate() {
+        let x = doc(x);
+        pairs.extend(bucket[i + 1..].iter().map(|y| (x, doc(y))));
+    }
+}
+
+/// The key of each band of a signature, in band order: two documents share a band when
+/// their keys at one place are equal (what [`candidate_pairs`] sorts by, band by band).
+pub fn band_keys(signature: &[u32], params: LshParams) -> impl Iterator<Item = u64> + '_ {
+    (0..params.bands)
+        .map(move |band| band_hash(&signature[band * params.rows..(band + 1) * params.rows]))
 }
 
 /// Whether two signatures agree on every slot of at least one band: whether datasketch's

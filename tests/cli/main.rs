@@ -11,4 +11,5 @@ mod help;
 mod limits;
 mod probe;
 mod results;
+mod stages;
 mod two_stage;

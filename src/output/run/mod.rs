@@ -27,7 +27,7 @@ pub use records::{
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{BufReader, Write};
+use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
@@ -112,9 +112,9 @@ impl RunWriter {
     }
 
     /// Starts writing one of the run's files.
-    pub fn create(&self, name: &'static str) -> Result<RunFile> {
+    pub fn create(&self, name: &str) -> Result<RunFile> {
         Ok(RunFile {
-            name,
+            name: name.to_owned(),
             file: AtomicFile::create(&self.dir.join(name))?,
             hasher: Xxh3::new(),
             bytes: 0,
@@ -128,7 +128,7 @@ impl RunWriter {
             xxh3: file.hasher.digest(),
         };
         file.file.commit()?;
-        self.files.insert(file.name.to_owned(), digest);
+        self.files.insert(file.name, digest);
         Ok(())
     }
 
@@ -192,7 +192,7 @@ impl RunWriter {
 
 /// One file of a run being written: the bytes go to an [`AtomicFile`] and into its digest.
 pub struct RunFile {
-    name: &'static str,
+    name: String,
     file: AtomicFile,
     hasher: Xxh3,
     bytes: u64,
@@ -314,33 +314,7 @@ impl RunFolder {
         &self,
         mut visit: impl FnMut(F::Record) -> Result<()>,
     ) -> Result<()> {
-        let name = F::NAME;
-        let path = self.dir.join(name);
-        let Some(expected) = self.summary.files.get(name) else {
-            return Err(Error::input(
-                Location::file(&path),
-                None,
-                format!("run {} did not write this file", self.summary.run),
-                "run `neardup dedup` again",
-            ));
-        };
-        let file = File::open(&path).map_err(|e| Error::io(&path, e))?;
-        let length = file.metadata().map_err(|e| Error::io(&path, e))?.len();
-        let changed = |bytes: u64| {
-            Error::input(
-                Location::file(&path),
-                None,
-                format!(
-                    "not the file of run {} that summary.json describes ({bytes} bytes, expected {}): \
-                     it changed after the run, or a later run was stopped while writing",
-                    self.summary.run, expected.bytes
-                ),
-                "run `neardup dedup` again",
-            )
-        };
-        if length != expected.bytes {
-            return Err(changed(length));
-        }
+        let (path, file, expected) = self.open_file(F::NAME)?;
         let reader = BufReader::with_capacity(1 << 20, file);
         let mut hasher = Xxh3::new();
         for_each_line(reader, &path, |number, line| {
@@ -362,9 +336,56 @@ impl RunFolder {
             visit(record)
         })?;
         if hasher.digest() != expected.xxh3 {
-            return Err(changed(length));
+            return Err(self.changed(&path, expected.bytes, expected));
         }
         Ok(())
+    }
+
+    /// The bytes of the file `name`, checked to be the file the summary names.
+    pub fn read_bytes(&self, name: &str) -> Result<Vec<u8>> {
+        let (path, mut file, expected) = self.open_file(name)?;
+        let mut bytes = Vec::with_capacity(expected.bytes as usize);
+        file.read_to_end(&mut bytes)
+            .map_err(|e| Error::io(&path, e))?;
+        if xxhash_rust::xxh3::xxh3_64(&bytes) != expected.xxh3 {
+            return Err(self.changed(&path, bytes.len() as u64, expected));
+        }
+        Ok(bytes)
+    }
+
+    /// Opens the file `name`, refusing one the summary does not name or whose length is not
+    /// the one it names.
+    fn open_file(&self, name: &str) -> Result<(PathBuf, File, FileDigest)> {
+        let path = self.dir.join(name);
+        let Some(expected) = self.summary.files.get(name).cloned() else {
+            return Err(Error::input(
+                Location::file(&path),
+                None,
+                format!("run {} did not write this file", self.summary.run),
+                "run `neardup dedup` again",
+            ));
+        };
+        let file = File::open(&path).map_err(|e| Error::io(&path, e))?;
+        let length = file.metadata().map_err(|e| Error::io(&path, e))?.len();
+        if length != expected.bytes {
+            return Err(self.changed(&path, length, expected));
+        }
+        Ok((path, file, expected))
+    }
+
+    /// The error for a file at `path` of `bytes` bytes that is not the one the summary names.
+    fn changed(&self, path: &Path, bytes: u64, expected: FileDigest) -> Error {
+        let expected = expected.bytes;
+        Error::input(
+            Location::file(path),
+            None,
+            format!(
+                "not the file of run {} that summary.json describes ({bytes} bytes, expected \
+                 {expected}): it changed after the run, or a later run was stopped while writing",
+                self.summary.run
+            ),
+            "run `neardup dedup` again",
+        )
     }
 }
 

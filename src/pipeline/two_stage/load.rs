@@ -7,13 +7,13 @@ use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::time::Instant;
 
-use super::part::Part;
 use super::title_only::TitleOnlyStore;
 use crate::confirm::{Sketch, SketchFacts, SketchRef};
 use crate::error::{Error, Result};
 use crate::index::DocumentIndex;
 use crate::io::{Corpus, Input, ReadOptions, read_corpus};
 use crate::output::run::StageTimes;
+use crate::pipeline::Part;
 use crate::progress;
 use crate::search::{Query, QueryFile};
 use crate::sketch::Signatures;

@@ -26,7 +26,6 @@ mod title_only;
 
 pub(super) use confirm::confirm_candidates;
 use confirm::{CONFIRM_BATCH, Confirmed, Verdicts};
-pub use part::Part;
 pub(super) use search::distinct_pairs;
 
 use std::path::{Path, PathBuf};
@@ -39,7 +38,7 @@ use self::part::open_shared;
 use self::search::Proposed;
 use self::set_aside::{CandidatesAside, SketchesAside};
 use self::title_only::TitleOnlyStore;
-use super::Found;
+use super::{Found, Part};
 use crate::confirm::{Confirmer, SketchFacts, proposed_pairs};
 use crate::error::{Error, Result};
 use crate::group::Linkage;

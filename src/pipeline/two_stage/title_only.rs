@@ -27,9 +27,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::part::Part;
 use crate::error::{Error, Result};
 use crate::index::DocumentIndex;
+use crate::pipeline::Part;
 use crate::store::{
     self, GraphSettings, MemoryStore, OpenMode, StoreSpec, StoredPoint, VectorStore,
 };

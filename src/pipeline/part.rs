@@ -1,0 +1,115 @@
+//! A part of a split run (`--part I/N`): which slice of the work one machine takes.
+//!
+//! A two-stage part searches the documents `d` (numbered from 0 in reading order) with
+//! `d mod N + 1 = I` ([`Part::holds`]), so every part gets an even share of a corpus however it
+//! is ordered, and no part needs the corpus's length before it starts. A MinHash part signs the
+//! documents whose id hashes to it ([`Part::holds_id`]): it decides while records are read in
+//! parallel, before their numbers are known. [`crate::pipeline::merge()`] puts the parts back
+//! together.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use xxhash_rust::xxh3::xxh3_64;
+
+/// Part `number` of `count` (`I/N`, from 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Part {
+    /// Which part, from 1.
+    pub number: u32,
+    /// How many parts.
+    pub count: u32,
+}
+
+impl Part {
+    /// Whether document `doc` (numbered from 0 in reading order) is in this part.
+    pub fn holds(&self, doc: u32) -> bool {
+        doc % self.count == self.number - 1
+    }
+
+    /// Whether the document with id `id` is in this part.
+    pub fn holds_id(&self, id: &str) -> bool {
+        self.index_of(xxh3_64(id.as_bytes())) == self.number as usize - 1
+    }
+
+    /// The part (from 0) that a key hashed to `hash` goes to.
+    pub fn index_of(&self, hash: u64) -> usize {
+        (hash % u64::from(self.count)) as usize
+    }
+
+    /// Every part of the split this part is one of.
+    pub fn all(&self) -> impl Iterator<Item = Part> + use<> {
+        let count = self.count;
+        (1..=count).map(move |number| Part { number, count })
+    }
+}
+
+impl FromStr for Part {
+    type Err = String;
+
+    fn from_str(text: &str) -> std::result::Result<Part, String> {
+        let bad = || format!("`part` must be I/N with 1 <= I <= N, e.g. 2/4, not {text:?}");
+        let (number, count) = text.split_once('/').ok_or_else(bad)?;
+        let number: u32 = number.trim().parse().map_err(|_| bad())?;
+        let count: u32 = count.trim().parse().map_err(|_| bad())?;
+        if number == 0 || number > count {
+            return Err(bad());
+        }
+        Ok(Part { number, count })
+    }
+}
+
+impl TryFrom<String> for Part {
+    type Error = String;
+
+    fn try_from(text: String) -> std::result::Result<Part, String> {
+        text.parse()
+    }
+}
+
+impl From<Part> for String {
+    fn from(part: Part) -> String {
+        part.to_string()
+    }
+}
+
+impl fmt::Display for Part {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.number, self.count)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_are_read_as_i_of_n_and_share_out_every_document_once() {
+        let part: Part = "2/4".parse().unwrap();
+        assert_eq!(
+            part,
+            Part {
+                number: 2,
+                count: 4
+            }
+        );
+        assert_eq!(part.to_string(), "2/4");
+        for bad in ["0/4", "5/4", "2", "a/4", "2/0", ""] {
+            let err = bad.parse::<Part>().unwrap_err();
+            assert!(err.contains("1 <= I <= N"), "{bad}: {err}");
+        }
+        let parts: Vec<Part> = part.all().collect();
+        assert_eq!(parts.len(), 4);
+        for doc in 0..100 {
+            assert_eq!(parts.iter().filter(|p| p.holds(doc)).count(), 1, "{doc}");
+            let id = format!("doc-{doc}");
+            assert_eq!(parts.iter().filter(|p| p.holds_id(&id)).count(), 1, "{id}");
+        }
+        assert_eq!(
+            serde_json::to_value(part).unwrap(),
+            serde_json::Value::from("2/4")
+        );
+    }
+}

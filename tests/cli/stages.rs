@@ -1,0 +1,160 @@
+//! `neardup dedup --method minhash --part` and `neardup merge`: MinHash in stages over
+//! machines writes the files of one run.
+
+use crate::common::*;
+
+const RUN_FILES: [&str; 5] = [
+    "pairs.jsonl",
+    "candidates.jsonl",
+    "groups.jsonl",
+    "unique.jsonl",
+    "annotated.jsonl",
+];
+
+fn summary(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn minhash_signed_banded_and_joined_in_parts_writes_the_files_of_one_run() {
+    let data = shared_data();
+    let tmp = tempfile::tempdir().unwrap();
+    let at = |name: &str| tmp.path().join(name);
+    let whole = at("whole");
+    ok(&[
+        "dedup",
+        s(&data),
+        "--method",
+        "minhash",
+        "--out",
+        s(&whole),
+        "-q",
+    ]);
+    let signed: Vec<PathBuf> = (1..=3).map(|i| at(&format!("signed{i}"))).collect();
+    for (i, dir) in signed.iter().enumerate() {
+        let part = format!("{}/3", i + 1);
+        ok(&[
+            "dedup",
+            s(&data),
+            "--method",
+            "minhash",
+            "--part",
+            &part,
+            "--out",
+            s(dir),
+            "-q",
+        ]);
+    }
+    let confirmed: Vec<PathBuf> = (1..=3).map(|j| at(&format!("confirmed{j}"))).collect();
+    for (j, dir) in confirmed.iter().enumerate() {
+        let part = format!("{}/3", j + 1);
+        let mut args: Vec<&str> = vec!["merge"];
+        args.extend(signed.iter().map(|d| s(d)));
+        ok(&[&args[..], &["--part", &part, "--out", s(dir), "-q"]].concat());
+    }
+    let joined = at("joined");
+    let mut args: Vec<&str> = vec!["merge"];
+    args.extend(confirmed.iter().rev().map(|d| s(d)));
+    ok(&[&args[..], &["--out", s(&joined), "-q"]].concat());
+    // On one machine: the signed parts banded one after another.
+    let one_machine = at("one-machine");
+    let mut args: Vec<&str> = vec!["merge"];
+    args.extend(signed.iter().map(|d| s(d)));
+    ok(&[&args[..], &["--out", s(&one_machine), "-q"]].concat());
+
+    let read = |dir: &Path, file: &str| std::fs::read(dir.join(file)).unwrap();
+    for dir in [&joined, &one_machine] {
+        for file in RUN_FILES {
+            assert!(
+                read(dir, file) == read(&whole, file),
+                "{} {file}",
+                dir.display()
+            );
+        }
+        let (mut ours, mut theirs) = (summary(dir), summary(&whole));
+        for summary in [&mut ours, &mut theirs] {
+            for key in ["run", "files", "seconds", "write_seconds"] {
+                summary.as_object_mut().unwrap().remove(key);
+            }
+            summary["settings"]["output"]["dir"] = serde_json::Value::Null;
+        }
+        assert_eq!(ours, theirs, "{}", dir.display());
+    }
+    let pairs = summary(&whole)["pairs"].as_u64().unwrap();
+    assert!(pairs > 1000, "{pairs}");
+    // Each part confirmed a share of the candidates, not all of them.
+    let shares: Vec<u64> = confirmed
+        .iter()
+        .map(|d| summary(d)["candidates"].as_u64().unwrap())
+        .collect();
+    let all = summary(&whole)["candidates"].as_u64().unwrap();
+    assert!(
+        shares.iter().all(|&n| n > 0 && n < all),
+        "{shares:?} of {all}"
+    );
+
+    // What does not make one run is refused, naming why.
+    let refused = at("refused");
+    let out = s(&refused);
+    let err = rejected(&["merge", s(&signed[0]), s(&signed[1]), "--out", out]);
+    assert!(err.contains("part 3/3 missing"), "{err}");
+    let err = rejected(&[
+        "merge",
+        s(&signed[0]),
+        s(&signed[1]),
+        s(&signed[1]),
+        "--out",
+        out,
+    ]);
+    assert!(err.contains("given twice"), "{err}");
+    let err = rejected(&[
+        "merge",
+        s(&signed[0]),
+        s(&signed[1]),
+        s(&confirmed[2]),
+        "--out",
+        out,
+    ]);
+    assert!(err.contains("give the folders of one stage"), "{err}");
+    let mut args: Vec<&str> = vec!["merge"];
+    args.extend(signed.iter().map(|d| s(d)));
+    let err = rejected(&[&args[..], &["--part", "1/4", "--out", out]].concat());
+    assert!(err.contains("signed in 3 parts"), "{err}");
+    let other = at("other");
+    ok(&[
+        "dedup",
+        s(&data),
+        "--method",
+        "minhash",
+        "--threshold",
+        "0.6",
+        "--part",
+        "3/3",
+        "--out",
+        s(&other),
+        "-q",
+    ]);
+    let err = rejected(&[
+        "merge",
+        s(&signed[0]),
+        s(&signed[1]),
+        s(&other),
+        "--out",
+        out,
+    ]);
+    assert!(err.contains("parts of different runs"), "{err}");
+
+    // A key file changed after the stage wrote it is refused.
+    let keys = signed[1].join("keys-2.bin");
+    let mut bytes = std::fs::read(&keys).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&keys, bytes).unwrap();
+    let mut args: Vec<&str> = vec!["merge"];
+    args.extend(signed.iter().map(|d| s(d)));
+    let err = rejected(&[&args[..], &["--part", "2/3", "--out", out]].concat());
+    assert!(
+        err.contains("keys-2.bin") && err.contains("changed after the run"),
+        "{err}"
+    );
+}
