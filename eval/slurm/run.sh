@@ -20,55 +20,10 @@ fi
 NEARDUP=$(realpath "$NEARDUP")
 export NEARDUP
 here=$PWD
-work=$(mktemp -d)
-# munged wants the folder of its socket open to all.
-chmod 755 "$work"
-stop() {
-  for pid in "$work"/slurmctld.pid "$work"/slurmd.pid "$work"/munged.pid; do
-    [[ -f $pid ]] && kill "$(cat "$pid")" 2> /dev/null || true
-  done
-  bash "$here/eval/qdrant/run.sh" stop > /dev/null 2>&1 || true
-  rm -rf "$work"
-}
-trap stop EXIT
-show() { echo "\$ $*"; "$@"; }
-
-# Munge and Slurm on loopback, everything under $work.
-mungekey --create --keyfile "$work/munge.key" > /dev/null
-munged --key-file "$work/munge.key" --socket "$work/munge.sock" --pid-file "$work/munged.pid" \
-  --log-file "$work/munged.log" --seed-file "$work/munge.seed"
-mkdir -p "$work/state" "$work/spool"
-export SLURM_CONF=$work/slurm.conf
-cat > "$SLURM_CONF" <<CONF
-ClusterName=neardup
-SlurmctldHost=localhost(127.0.0.1)
-SlurmUser=root
-AuthType=auth/munge
-AuthInfo=socket=$work/munge.sock
-StateSaveLocation=$work/state
-SlurmdSpoolDir=$work/spool
-SlurmctldPidFile=$work/slurmctld.pid
-SlurmdPidFile=$work/slurmd.pid
-SlurmctldLogFile=$work/slurmctld.log
-SlurmdLogFile=$work/slurmd.log
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_CPU
-SlurmdParameters=config_overrides
-ReturnToService=2
-MpiDefault=none
-JobAcctGatherType=jobacct_gather/none
-NodeName=localhost NodeAddr=127.0.0.1 CPUs=$parts RealMemory=8000 State=UNKNOWN
-PartitionName=batch Nodes=localhost Default=YES MaxTime=INFINITE State=UP
-CONF
-slurmctld -f "$SLURM_CONF" -c
-slurmd -f "$SLURM_CONF" -N localhost
-for _ in $(seq 60); do
-  [[ $(sinfo -h -o %t 2> /dev/null) == idle ]] && break
-  sleep 1
-done
-show sinfo
+cpus=$parts
+# shellcheck source=eval/slurm/loopback.sh
+source eval/slurm/loopback.sh
+stop_more() { bash "$here/eval/qdrant/run.sh" stop > /dev/null 2>&1 || true; }
 
 # The shared index on the cluster.
 url=$(bash eval/qdrant/run.sh cluster)
@@ -78,17 +33,10 @@ show "$NEARDUP" index "$corpus" --index "$work/idx" --qdrant-url "$url" --shards
 
 # The parts as a job array, the merge after it.
 cd "$work"
-submit() {
-  echo "\$ sbatch $*" >&2
-  local job
-  job=$(sbatch --parsable "$@")
-  echo "$job" >&2
-  echo "$job"
-}
 array=$(submit --array="1-$parts" "$here/eval/slurm/part.sbatch" \
   "$corpus" "$work/idx" "$url" "$work/parts" --exact-search)
 merge=$(submit --dependency="afterok:$array" "$here/eval/slurm/merge.sbatch" \
-  "$work/parts" "$work/merged")
+  "$work/parts/part" "$work/merged")
 sleep 2
 show squeue
 while squeue -h -j "$array,$merge" 2> /dev/null | grep -q .; do sleep 2; done

@@ -47,7 +47,7 @@ fn same_title_pairs(sketches: &SketchFacts, documents: usize) -> Vec<(u32, u32)>
 }
 
 /// The key under which a document's title proposes it: a hash of its words, where the title
-/// has at least [`MIN_TITLE_WORDS`].
+/// has at least `MIN_TITLE_WORDS` (4).
 pub fn title_key(facts: &Facts) -> Option<u64> {
     let title = facts.title.as_deref()?;
     let bytes: Vec<u8> = title.iter().flat_map(|w| w.to_le_bytes()).collect();
@@ -55,7 +55,7 @@ pub fn title_key(facts: &Facts) -> Option<u64> {
 }
 
 /// Appends the pairs of the documents under one title key to `pairs`: every pair, unless the
-/// title is common (more than [`SAME_TITLE_LIMIT`] records). `block` is sorted by document
+/// title is common (more than `SAME_TITLE_LIMIT`, 50, records). `block` is sorted by document
 /// (`doc` reads it from an entry).
 pub fn title_block_pairs<T>(block: &[T], doc: impl Fn(&T) -> u32, pairs: &mut Vec<(u32, u32)>) {
     if block.len() > SAME_TITLE_LIMIT {

@@ -100,7 +100,7 @@ impl PartFolder {
 /// the candidates each part found, once each with its highest cosine, confirmed against the
 /// input (read and signed again), grouped. `out` is recorded as the run's output folder.
 ///
-/// The stages of a split MinHash run are joined instead (see [`super::stages`]).
+/// The stages of a split MinHash run are joined instead (see `pipeline/stages.rs`).
 pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
     if dirs.first().is_some_and(|d| super::is_stage(d)) {
         let (spec, inputs, read, found) = super::stages::join(dirs, out)?;

@@ -20,7 +20,7 @@ pub struct MinHashConfig {
     /// How pairs become groups.
     pub linkage: Linkage,
     /// Sign only this part of the documents (`I/N`), for `neardup merge` (`None`: run whole;
-    /// see [`super::stages`]).
+    /// see `pipeline/stages.rs`).
     pub part: Option<Part>,
 }
 

@@ -1,0 +1,60 @@
+# Slurm on loopback for the scripts beside this one (sourced, not run): munged, slurmctld and
+# slurmd configured in a scratch folder ($work, nothing in /etc), one node of $cpus CPUs, a
+# `submit` that prints what it submits, and a `show` that prints a command and runs it.
+# Everything stops and $work is removed on exit; a script that starts more sets `stop_more`.
+work=$(mktemp -d)
+# munged wants the folder of its socket open to all.
+chmod 755 "$work"
+stop_more() { :; }
+stop() {
+  for pid in "$work"/slurmctld.pid "$work"/slurmd.pid "$work"/munged.pid; do
+    [[ -f $pid ]] && kill "$(cat "$pid")" 2> /dev/null || true
+  done
+  stop_more
+  rm -rf "$work"
+}
+trap stop EXIT
+show() { echo "\$ $*"; "$@"; }
+submit() {
+  echo "\$ sbatch $*" >&2
+  local job
+  job=$(sbatch --parsable "$@")
+  echo "$job" >&2
+  echo "$job"
+}
+
+mungekey --create --keyfile "$work/munge.key" > /dev/null
+munged --key-file "$work/munge.key" --socket "$work/munge.sock" --pid-file "$work/munged.pid" \
+  --log-file "$work/munged.log" --seed-file "$work/munge.seed"
+mkdir -p "$work/state" "$work/spool"
+export SLURM_CONF=$work/slurm.conf
+cat > "$SLURM_CONF" <<CONF
+ClusterName=neardup
+SlurmctldHost=localhost(127.0.0.1)
+SlurmUser=root
+AuthType=auth/munge
+AuthInfo=socket=$work/munge.sock
+StateSaveLocation=$work/state
+SlurmdSpoolDir=$work/spool
+SlurmctldPidFile=$work/slurmctld.pid
+SlurmdPidFile=$work/slurmd.pid
+SlurmctldLogFile=$work/slurmctld.log
+SlurmdLogFile=$work/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+SlurmdParameters=config_overrides
+ReturnToService=2
+MpiDefault=none
+JobAcctGatherType=jobacct_gather/none
+NodeName=localhost NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=8000 State=UNKNOWN
+PartitionName=batch Nodes=localhost Default=YES MaxTime=INFINITE State=UP
+CONF
+slurmctld -f "$SLURM_CONF" -c
+slurmd -f "$SLURM_CONF" -N localhost
+for _ in $(seq 60); do
+  [[ $(sinfo -h -o %t 2> /dev/null) == idle ]] && break
+  sleep 1
+done
+show sinfo

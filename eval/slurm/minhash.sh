@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# A split MinHash run on a real scheduler (Slurm on loopback, eval/slurm/loopback.sh): a job
+# array signs the corpus in PARTS shares (minhash-sign.sbatch), a second array bands and
+# confirms the keys routed to each share once the first has succeeded (minhash-confirm.sbatch),
+# and a last job joins them (merge.sbatch). The result is compared file by file with one
+# `neardup dedup --method minhash` over the same corpus.
+# Usage: eval/slurm/minhash.sh [DOCS [PARTS]]   (default 100000 4)
+# Needs `apt-get install slurm-wlm munge`; NEARDUP names a neardup binary.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+docs=${1:-100000}
+parts=${2:-4}
+if [[ -z ${NEARDUP:-} ]]; then
+  cargo build --release --quiet
+  NEARDUP=target/release/neardup
+fi
+NEARDUP=$(realpath "$NEARDUP")
+export NEARDUP
+here=$PWD
+cpus=$parts
+# shellcheck source=eval/slurm/loopback.sh
+source eval/slurm/loopback.sh
+
+corpus=$work/corpus.jsonl
+"$NEARDUP" gen --docs "$docs" --seed 1 --out "$corpus" -q > /dev/null
+cd "$work"
+sign=$(submit --array="1-$parts" "$here/eval/slurm/minhash-sign.sbatch" "$corpus" "$work")
+confirm=$(submit --array="1-$parts" --dependency="afterok:$sign" \
+  "$here/eval/slurm/minhash-confirm.sbatch" "$work")
+join=$(submit --dependency="afterok:$confirm" "$here/eval/slurm/merge.sbatch" \
+  "$work/confirmed" "$work/joined")
+sleep 2
+show squeue
+while squeue -h -j "$sign,$confirm,$join" 2> /dev/null | grep -q .; do sleep 2; done
+for log in neardup-*.log; do
+  echo "$log: $(cat "$log")"
+done
+[[ -f $work/joined/summary.json ]] || { echo "the join did not finish: see above"; exit 1; }
+
+"$NEARDUP" dedup "$corpus" --method minhash --out "$work/whole" -q > /dev/null
+same=true
+for file in pairs.jsonl candidates.jsonl groups.jsonl unique.jsonl annotated.jsonl; do
+  if cmp -s "$work/joined/$file" "$work/whole/$file"; then
+    echo "$file: byte-equal"
+  else
+    echo "$file: DIFFERS"
+    same=false
+  fi
+done
+$same
