@@ -82,17 +82,12 @@ impl PartFolder {
     }
 
     /// The run's pipeline without the part, for comparing parts.
-    fn whole(&self) -> (serde_json::Value, serde_json::Value) {
+    fn whole(&self) -> serde_json::Value {
         let config = TwoStageConfig {
             part: None,
             ..self.config.clone()
         };
-        let json =
-            |value: serde_json::Result<serde_json::Value>| value.expect("settings serialise");
-        (
-            json(serde_json::to_value(&self.input)),
-            json(serde_json::to_value(&config)),
-        )
+        serde_json::json!([self.input, config])
     }
 }
 
@@ -119,7 +114,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
     let Some(first) = parts.first() else {
         return Err(Error::Usage("give the folders of every part".into()));
     };
-    check_complete(&parts)?;
+    super::part::check_complete(parts.iter().map(|p| (p.part, p.dir.as_path(), p.whole())))?;
     let input = first.input.clone();
     // The parts' format and keep policy; the merge writes into its own folder.
     let output = OutputSpec {
@@ -230,42 +225,4 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
         read,
         dedup,
     })
-}
-
-/// Checks that `parts` are all the parts of one run, each once.
-fn check_complete(parts: &[PartFolder]) -> Result<()> {
-    let first = &parts[0];
-    let count = first.part.count;
-    let mut seen: Vec<Option<&Path>> = vec![None; count as usize];
-    for part in parts {
-        if part.part.count != count || part.whole() != first.whole() {
-            return Err(Error::Usage(format!(
-                "{} and {} are parts of different runs (their inputs, settings or number of \
-                 parts differ): merge the parts of one run",
-                first.dir.display(),
-                part.dir.display()
-            )));
-        }
-        let slot = &mut seen[part.part.number as usize - 1];
-        if let Some(other) = slot {
-            return Err(Error::Usage(format!(
-                "part {} is given twice: {} and {}",
-                part.part,
-                other.display(),
-                part.dir.display()
-            )));
-        }
-        *slot = Some(&part.dir);
-    }
-    let missing: Vec<String> = (1..=count)
-        .filter(|&n| seen[n as usize - 1].is_none())
-        .map(|n| format!("{n}/{count}"))
-        .collect();
-    if !missing.is_empty() {
-        return Err(Error::Usage(format!(
-            "part {} missing: give the folders of all {count} parts",
-            missing.join(", ")
-        )));
-    }
-    Ok(())
 }

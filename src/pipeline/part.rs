@@ -8,10 +8,13 @@
 //! together.
 
 use std::fmt;
+use std::path::Path;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64;
+
+use crate::error::{Error, Result};
 
 /// Part `number` of `count` (`I/N`, from 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -79,6 +82,50 @@ impl fmt::Display for Part {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}", self.number, self.count)
     }
+}
+
+/// Checks that `parts`, each a part, its folder and the settings of the run it is a part of,
+/// are every part of one run, each once: names the folders of two runs, a part given twice,
+/// and the parts missing.
+pub(super) fn check_complete<'a>(
+    parts: impl IntoIterator<Item = (Part, &'a Path, serde_json::Value)>,
+) -> Result<()> {
+    let parts: Vec<_> = parts.into_iter().collect();
+    let Some((first, first_dir, first_run)) = parts.first() else {
+        return Err(Error::Usage("give the folders of every part".into()));
+    };
+    let count = first.count;
+    let mut seen: Vec<Option<&Path>> = vec![None; count as usize];
+    for (part, dir, run) in &parts {
+        if part.count != count || run != first_run {
+            return Err(Error::Usage(format!(
+                "{} and {} are parts of different runs (their inputs, settings or number of \
+                 parts differ): give the parts of one run",
+                first_dir.display(),
+                dir.display()
+            )));
+        }
+        let slot = &mut seen[part.number as usize - 1];
+        if let Some(other) = slot {
+            return Err(Error::Usage(format!(
+                "part {part} is given twice: {} and {}",
+                other.display(),
+                dir.display()
+            )));
+        }
+        *slot = Some(dir);
+    }
+    let missing: Vec<String> = (1..=count)
+        .filter(|&n| seen[n as usize - 1].is_none())
+        .map(|n| format!("{n}/{count}"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::Usage(format!(
+            "part {} missing: give the folders of all {count} parts",
+            missing.join(", ")
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

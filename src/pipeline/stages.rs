@@ -132,48 +132,16 @@ fn spec_of(settings: &Value) -> std::result::Result<PipelineSpec, String> {
 /// Checks that `folders` are every part of one run, each once, all written by `stage`.
 fn check_complete(folders: &[StageFolder], stage: Stage) -> Result<()> {
     let first = &folders[0];
-    let count = first.part.count;
-    let mut seen: Vec<Option<&Path>> = vec![None; count as usize];
-    for folder in folders {
-        if folder.stage != stage {
-            return Err(Error::Usage(format!(
-                "{} was written by the {} stage and {} by the {}: give the folders of one stage",
-                first.dir.display(),
-                first.stage.name(),
-                folder.dir.display(),
-                folder.stage.name()
-            )));
-        }
-        if folder.part.count != count || folder.run() != first.run() {
-            return Err(Error::Usage(format!(
-                "{} and {} are parts of different runs (their inputs, settings or number of \
-                 parts differ): give the parts of one run",
-                first.dir.display(),
-                folder.dir.display()
-            )));
-        }
-        let slot = &mut seen[folder.part.number as usize - 1];
-        if let Some(other) = slot {
-            return Err(Error::Usage(format!(
-                "part {} is given twice: {} and {}",
-                folder.part,
-                other.display(),
-                folder.dir.display()
-            )));
-        }
-        *slot = Some(&folder.dir);
-    }
-    let missing: Vec<String> = (1..=count)
-        .filter(|&n| seen[n as usize - 1].is_none())
-        .map(|n| format!("{n}/{count}"))
-        .collect();
-    if !missing.is_empty() {
+    if let Some(folder) = folders.iter().find(|f| f.stage != stage) {
         return Err(Error::Usage(format!(
-            "part {} missing: give the folders of all {count} parts",
-            missing.join(", ")
+            "{} was written by the {} stage and {} by the {}: give the folders of one stage",
+            first.dir.display(),
+            first.stage.name(),
+            folder.dir.display(),
+            folder.stage.name()
         )));
     }
-    Ok(())
+    super::part::check_complete(folders.iter().map(|f| (f.part, f.dir.as_path(), f.run())))
 }
 
 /// A stage's summary: the run's pipeline with this part, and the stage that wrote it.
