@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A split MinHash run on a real scheduler (Slurm on loopback, eval/slurm/loopback.sh): a job
-# array signs the corpus in PARTS shares (minhash-sign.sbatch), a second array bands and
-# confirms the keys routed to each share once the first has succeeded (minhash-confirm.sbatch),
-# and a last job joins them (merge.sbatch). The result is compared file by file with one
+# array signs the corpus in PARTS shares (minhash-sign.sbatch); once it has succeeded, a second
+# array bands the keys routed to each part, then a third confirms the candidates routed to each
+# (minhash-stage.sbatch); a last job joins them (merge.sbatch). The result is compared file by file with one
 # `neardup dedup --method minhash` over the same corpus.
 # Usage: eval/slurm/minhash.sh [DOCS [PARTS]]   (default 100000 4)
 # Needs `apt-get install slurm-wlm munge`; NEARDUP names a neardup binary.
@@ -25,13 +25,15 @@ corpus=$work/corpus.jsonl
 "$NEARDUP" gen --docs "$docs" --seed 1 --out "$corpus" -q > /dev/null
 cd "$work"
 sign=$(submit --array="1-$parts" "$here/eval/slurm/minhash-sign.sbatch" "$corpus" "$work")
-confirm=$(submit --array="1-$parts" --dependency="afterok:$sign" \
-  "$here/eval/slurm/minhash-confirm.sbatch" "$work")
+band=$(submit --array="1-$parts" --dependency="afterok:$sign" \
+  "$here/eval/slurm/minhash-stage.sbatch" "$work/signed" "$work/banded")
+confirm=$(submit --array="1-$parts" --dependency="afterok:$band" \
+  "$here/eval/slurm/minhash-stage.sbatch" "$work/banded" "$work/confirmed")
 join=$(submit --dependency="afterok:$confirm" "$here/eval/slurm/merge.sbatch" \
   "$work/confirmed" "$work/joined")
 sleep 2
 show squeue
-while squeue -h -j "$sign,$confirm,$join" 2> /dev/null | grep -q .; do sleep 2; done
+while squeue -h -j "$sign,$band,$confirm,$join" 2> /dev/null | grep -q .; do sleep 2; done
 for log in neardup-*.log; do
   echo "$log: $(cat "$log")"
 done

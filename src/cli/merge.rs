@@ -17,11 +17,12 @@ use crate::pipeline::{self, Part};
     neardup index corpus.jsonl --index idx/\n  \
     neardup dedup corpus.jsonl --index idx/ --part 1/4 --out part1/   # ... up to 4/4\n  \
     neardup merge part1/ part2/ part3/ part4/ --out out/\n\n  \
-    MinHash in three stages over four workers:\n  \
+    MinHash in stages over four workers:\n  \
     neardup dedup corpus.jsonl --method minhash --part 1/4 --out signed1/   # ... up to 4/4\n  \
-    neardup merge signed1/ signed2/ signed3/ signed4/ --part 1/4 --out confirmed1/   # ...\n  \
+    neardup merge signed1/ signed2/ signed3/ signed4/ --part 1/4 --out banded1/   # ...\n  \
+    neardup merge banded1/ banded2/ banded3/ banded4/ --part 1/4 --out confirmed1/   # ...\n  \
     neardup merge confirmed1/ confirmed2/ confirmed3/ confirmed4/ --out out/\n  \
-    (or, on one machine, one part's memory at a time: neardup merge signed*/ --out out/)")]
+    (on one machine, the stages left one part at a time: neardup merge signed*/ --out out/)")]
 pub struct MergeArgs {
     /// The output folders of every part.
     #[arg(required = true, value_parser = crate::settings::RecordedPath)]
@@ -29,8 +30,8 @@ pub struct MergeArgs {
     /// Output folder (created if missing).
     #[arg(long, value_parser = crate::settings::RecordedPath)]
     out: PathBuf,
-    /// MinHash: band and confirm only part J of N (e.g. 2/4) of the signed parts given, and
-    /// write its scored candidates for the last merge.
+    /// MinHash: the next stage for part J of N (e.g. 2/4) only: band the signed parts given, or
+    /// confirm the banded parts given, for the last merge to join.
     #[arg(long)]
     part: Option<Part>,
 }
@@ -39,10 +40,20 @@ pub fn run(args: MergeArgs) -> Result<()> {
     super::run::check_output_dir(&args.out)?;
     let lock = RunWriter::lock(&args.out)?;
     if let Some(part) = args.part {
-        let summary = pipeline::confirm_part(&args.parts, part, lock)?;
+        let summary = pipeline::advance(&args.parts, part, lock)?;
+        let (done, next) = match summary.settings["stage"].as_str() {
+            Some("banded") => (
+                "banded",
+                "confirm with `neardup merge BANDED_FOLDERS... --part J/N`",
+            ),
+            _ => (
+                "confirmed",
+                "join with `neardup merge CONFIRMED_FOLDERS... --out DIR`",
+            ),
+        };
         outln!(
-            "part {part}: {} candidates, {} confirmed pairs -> {}; join all {} parts with \
-             `neardup merge CONFIRMED_FOLDERS... --out DIR`",
+            "part {part} {done}: {} candidates, {} confirmed pairs -> {}; when all {} parts are \
+             {done}, {next}",
             summary.candidates,
             summary.pairs,
             args.out.display(),

@@ -85,21 +85,31 @@ impl Confirmer {
         count: usize,
         candidate: impl Fn(usize) -> (u32, u32, Option<f32>) + Sync,
     ) -> (Vec<f64>, Vec<bool>) {
+        self.judge_each(count, |i| {
+            sketches.prefetch_ahead(signatures, i, |j| {
+                (j < count).then(|| candidate(j)).map(|(a, b, _)| (a, b))
+            });
+            let (a, b, cosine) = candidate(i);
+            (
+                sketches.get(signatures, a as usize),
+                sketches.get(signatures, b as usize),
+                cosine,
+            )
+        })
+    }
+
+    /// [`Confirmer::judge_all`] over sketches wherever they are: the `i`th candidate's two
+    /// sketches and cosine are `candidate(i)`.
+    pub fn judge_each<'a>(
+        &self,
+        count: usize,
+        candidate: impl Fn(usize) -> (SketchRef<'a>, SketchRef<'a>, Option<f32>) + Sync,
+    ) -> (Vec<f64>, Vec<bool>) {
         (0..count)
             .into_par_iter()
-            .map(|i| {
-                sketches.prefetch_ahead(signatures, i, |j| {
-                    (j < count).then(|| candidate(j)).map(|(a, b, _)| (a, b))
-                });
-                let (a, b, cosine) = candidate(i);
-                let (a, b) = (
-                    sketches.get(signatures, a as usize),
-                    sketches.get(signatures, b as usize),
-                );
-                match cosine {
-                    Some(cosine) => self.judge_candidate(a, b, cosine),
-                    None => self.judge(a, b),
-                }
+            .map(|i| match candidate(i) {
+                (a, b, Some(cosine)) => self.judge_candidate(a, b, cosine),
+                (a, b, None) => self.judge(a, b),
             })
             .unzip()
     }

@@ -31,7 +31,7 @@ pub use output::write_results;
 pub use part::Part;
 pub use simhash::SimHashConfig;
 pub use spec::{EvalSpec, InputSpec, OutputSpec, PipelineSpec};
-pub use stages::{Signed, confirm_part, is_stage, sign_part};
+pub use stages::{Signed, advance, is_stage, sign_part};
 pub use two_stage::{BuiltIndex, TwoStageConfig, build_index};
 
 use std::path::Path;

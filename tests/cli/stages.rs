@@ -16,7 +16,7 @@ fn summary(dir: &Path) -> serde_json::Value {
 }
 
 #[test]
-fn minhash_signed_banded_and_joined_in_parts_writes_the_files_of_one_run() {
+fn minhash_signed_banded_confirmed_and_joined_in_parts_writes_the_files_of_one_run() {
     let data = shared_data();
     let tmp = tempfile::tempdir().unwrap();
     let at = |name: &str| tmp.path().join(name);
@@ -45,25 +45,36 @@ fn minhash_signed_banded_and_joined_in_parts_writes_the_files_of_one_run() {
             "-q",
         ]);
     }
-    let confirmed: Vec<PathBuf> = (1..=3).map(|j| at(&format!("confirmed{j}"))).collect();
-    for (j, dir) in confirmed.iter().enumerate() {
-        let part = format!("{}/3", j + 1);
-        let mut args: Vec<&str> = vec!["merge"];
-        args.extend(signed.iter().map(|d| s(d)));
-        ok(&[&args[..], &["--part", &part, "--out", s(dir), "-q"]].concat());
-    }
+    // Each stage after signing: every part's folders of the stage before, and `--part`.
+    let stage = |name: &str, from: &[PathBuf]| -> Vec<PathBuf> {
+        (1..=3)
+            .map(|j| {
+                let dir = at(&format!("{name}{j}"));
+                let part = format!("{j}/3");
+                let mut args: Vec<&str> = vec!["merge"];
+                args.extend(from.iter().map(|d| s(d)));
+                ok(&[&args[..], &["--part", &part, "--out", s(&dir), "-q"]].concat());
+                dir
+            })
+            .collect()
+    };
+    let banded = stage("banded", &signed);
+    let confirmed = stage("confirmed", &banded);
     let joined = at("joined");
     let mut args: Vec<&str> = vec!["merge"];
     args.extend(confirmed.iter().rev().map(|d| s(d)));
     ok(&[&args[..], &["--out", s(&joined), "-q"]].concat());
-    // On one machine: the signed parts banded one after another.
-    let one_machine = at("one-machine");
-    let mut args: Vec<&str> = vec!["merge"];
-    args.extend(signed.iter().map(|d| s(d)));
-    ok(&[&args[..], &["--out", s(&one_machine), "-q"]].concat());
+    // On one machine: the stages left run one part at a time.
+    let from_signed = at("from-signed");
+    let from_banded = at("from-banded");
+    for (out, from) in [(&from_signed, &signed), (&from_banded, &banded)] {
+        let mut args: Vec<&str> = vec!["merge"];
+        args.extend(from.iter().map(|d| s(d)));
+        ok(&[&args[..], &["--out", s(out), "-q"]].concat());
+    }
 
     let read = |dir: &Path, file: &str| std::fs::read(dir.join(file)).unwrap();
-    for dir in [&joined, &one_machine] {
+    for dir in [&joined, &from_signed, &from_banded] {
         for file in RUN_FILES {
             assert!(
                 read(dir, file) == read(&whole, file),
@@ -82,9 +93,10 @@ fn minhash_signed_banded_and_joined_in_parts_writes_the_files_of_one_run() {
     }
     let pairs = summary(&whole)["pairs"].as_u64().unwrap();
     assert!(pairs > 1000, "{pairs}");
-    // Each part confirmed a share of the candidates, not all of them.
-    let shares: Vec<u64> = confirmed
-        .iter()
+    // Each part banded and confirmed a share of the candidates, not all of them.
+    let shares: Vec<u64> = [&banded, &confirmed]
+        .into_iter()
+        .flatten()
         .map(|d| summary(d)["candidates"].as_u64().unwrap())
         .collect();
     let all = summary(&whole)["candidates"].as_u64().unwrap();
@@ -120,6 +132,10 @@ fn minhash_signed_banded_and_joined_in_parts_writes_the_files_of_one_run() {
     args.extend(signed.iter().map(|d| s(d)));
     let err = rejected(&[&args[..], &["--part", "1/4", "--out", out]].concat());
     assert!(err.contains("signed in 3 parts"), "{err}");
+    let mut args: Vec<&str> = vec!["merge"];
+    args.extend(confirmed.iter().map(|d| s(d)));
+    let err = rejected(&[&args[..], &["--part", "1/3", "--out", out]].concat());
+    assert!(err.contains("without --part"), "{err}");
     let other = at("other");
     ok(&[
         "dedup",

@@ -226,6 +226,20 @@ impl Write for RunFile {
     }
 }
 
+/// A run file being read, its bytes hashed as they pass ([`RunFolder::read_with`]).
+pub struct CheckedReader {
+    inner: BufReader<File>,
+    hasher: Xxh3,
+}
+
+impl Read for CheckedReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+}
+
 /// Appends `record` as one JSON line to `bytes`, bound for the file `target`.
 fn json_line(bytes: &mut Vec<u8>, record: &impl Serialize, target: &Path) -> Result<()> {
     serde_json::to_writer(&mut *bytes, record)
@@ -341,16 +355,25 @@ impl RunFolder {
         Ok(())
     }
 
-    /// The bytes of the file `name`, checked to be the file the summary names.
-    pub fn read_bytes(&self, name: &str) -> Result<Vec<u8>> {
-        let (path, mut file, expected) = self.open_file(name)?;
-        let mut bytes = Vec::with_capacity(expected.bytes as usize);
-        file.read_to_end(&mut bytes)
-            .map_err(|e| Error::io(&path, e))?;
-        if xxhash_rust::xxh3::xxh3_64(&bytes) != expected.xxh3 {
-            return Err(self.changed(&path, bytes.len() as u64, expected));
+    /// What `read` makes of the file `name`, checked to be the file the summary names: by
+    /// length before, and by digest after `read` (the rest of the file is read for it).
+    pub fn read_with<T>(
+        &self,
+        name: &str,
+        read: impl FnOnce(&mut CheckedReader) -> std::io::Result<T>,
+    ) -> Result<T> {
+        let (path, file, expected) = self.open_file(name)?;
+        let mut reader = CheckedReader {
+            inner: BufReader::with_capacity(1 << 20, file),
+            hasher: Xxh3::new(),
+        };
+        let value = read(&mut reader);
+        // A file that does not read may be one that changed: the digest says which.
+        std::io::copy(&mut reader, &mut std::io::sink()).map_err(|e| Error::io(&path, e))?;
+        if reader.hasher.digest() != expected.xxh3 {
+            return Err(self.changed(&path, expected.bytes, expected));
         }
-        Ok(bytes)
+        value.map_err(|e| Error::io(&path, e))
     }
 
     /// Opens the file `name`, refusing one the summary does not name or whose length is not

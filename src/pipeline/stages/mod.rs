@@ -1,0 +1,509 @@
+//! MinHash in stages that split over machines: sign, band, confirm, join.
+//!
+//! One MinHash run holds every signature at once (512 bytes a document: 51 GB at a hundred
+//! million). Split into `N` parts, each stage is `N` jobs that need no more than a share or
+//! two, except the last:
+//!
+//! 1. **sign** (`neardup dedup --method minhash --part I/N --out signedI/`, [`sign`]): reads
+//!    the corpus, signs the documents whose id hashes to part `I` ([`Part::holds_id`]), and
+//!    writes their sketches, and each of their band keys (and, under the evidence rule, title
+//!    keys) into the file of the part the key hashes to. Every document of one bucket is so
+//!    in one file of every signed part.
+//! 2. **band** (`neardup merge signed*/ --part J/N --out bandedJ/`, [`band`]): reads the keys
+//!    routed to `J` from every signed part; documents that share a key are candidates, exactly
+//!    as one run proposes them. Each candidate goes to the part that signed its first
+//!    document.
+//! 3. **confirm** (`neardup merge banded*/ --part I/N --out confirmedI/`, [`confirm`]): the
+//!    candidates routed to `I`, judged share by share: part `I`'s sketches are held, and the
+//!    other shares are read one at a time for the candidates whose second document they hold.
+//! 4. **join** (`neardup merge confirmed*/ --out out/`): every candidate once, grouped by the
+//!    confirmed pairs; the run's files, byte for byte those of one run (`summary.json` but for
+//!    its timings and run id). It holds every scored candidate, as one run does to write
+//!    `candidates.jsonl` in order.
+//!
+//! `neardup merge` given the folders of an earlier stage and no `--part` runs the stages left
+//! in one process, one part at a time: the way on one machine. Stage folders are run folders
+//! ([`RunWriter`]): their files are written atomically and read back checked against the
+//! summary, whose settings say which stage wrote them and where the signed parts are.
+
+mod band;
+mod confirm;
+mod sign;
+
+pub use sign::{Signed, sign_part};
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use rayon::prelude::*;
+use serde_json::Value;
+
+use super::{Found, InputSpec, Method, MinHashConfig, OutputSpec, Part, PipelineSpec, ScoredPairs};
+use crate::confirm::SketchFacts;
+use crate::error::{Error, Result};
+use crate::io::{FolderLock, Input, ReadOptions, read_corpus, read_list, write_list};
+use crate::output::run::{RunFolder, RunSummary, RunWriter, StageTimes};
+use crate::sketch::Signatures;
+
+/// The sketches of a signed part's documents.
+const SKETCHES: &str = "sketches.bin";
+/// A confirmed part's candidates, scored.
+const SCORED: &str = "scored.bin";
+/// The band number that marks a title key among the band keys.
+const TITLE_BAND: u32 = u32::MAX;
+
+/// The file of keys a signed part routes to `part`.
+fn keys_file(part: Part) -> String {
+    format!("keys-{}.bin", part.number)
+}
+
+/// The file of candidates a banded part routes to `part`.
+fn candidates_file(part: Part) -> String {
+    format!("candidates-{}.bin", part.number)
+}
+
+/// A candidate on its way to the part that confirms it: its documents and the part that
+/// signed its second one.
+type Routed = (u32, u32, u32);
+
+/// A candidate as a confirmed part holds it: its documents, its Jaccard estimate, and whether
+/// it was confirmed.
+type Scored = (u32, u32, f64, bool);
+
+/// Which stage wrote a folder: the `stage` of its summary's settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    Signed,
+    Banded,
+    Confirmed,
+}
+
+impl Stage {
+    fn name(self) -> &'static str {
+        match self {
+            Stage::Signed => "signed",
+            Stage::Banded => "banded",
+            Stage::Confirmed => "confirmed",
+        }
+    }
+}
+
+/// A stage's folder and what its summary says: the run it is a part of.
+struct StageFolder {
+    dir: PathBuf,
+    folder: RunFolder,
+    stage: Stage,
+    spec: PipelineSpec,
+    config: MinHashConfig,
+    part: Part,
+}
+
+impl StageFolder {
+    fn open(dir: &Path) -> Result<Self> {
+        let folder = RunFolder::open(dir)?;
+        let settings = &folder.summary.settings;
+        let not_a_stage = |problem: String| {
+            Error::Usage(format!(
+                "{} is not a stage of a split MinHash run ({problem}); give the folders that \
+                 `neardup dedup --method minhash --part I/N` or `neardup merge --part J/N` wrote",
+                dir.display()
+            ))
+        };
+        let stage = match settings.get("stage").and_then(Value::as_str) {
+            Some("signed") => Stage::Signed,
+            Some("banded") => Stage::Banded,
+            Some("confirmed") => Stage::Confirmed,
+            _ => return Err(not_a_stage("its summary names no stage".into())),
+        };
+        let spec = spec_of(settings).map_err(not_a_stage)?;
+        let Method::MinHash(config) = spec.method.clone() else {
+            return Err(not_a_stage("its method is not minhash".into()));
+        };
+        let part = config
+            .part
+            .ok_or_else(|| not_a_stage("it names no part".into()))?;
+        Ok(StageFolder {
+            dir: dir.to_owned(),
+            folder,
+            stage,
+            spec,
+            config,
+            part,
+        })
+    }
+
+    /// The settings every part of the run shares: its pipeline without the part.
+    fn run(&self) -> Value {
+        let mut config = self.config.clone();
+        config.part = None;
+        serde_json::json!([self.spec.input, config])
+    }
+
+    /// The folders of the signed parts this folder's stage read (its own, if it is one).
+    fn signed(&self) -> Vec<PathBuf> {
+        match self.folder.summary.settings["signed"].as_array() {
+            Some(dirs) => dirs
+                .iter()
+                .filter_map(Value::as_str)
+                .map(PathBuf::from)
+                .collect(),
+            None => vec![self.dir.clone()],
+        }
+    }
+}
+
+/// The pipeline a stage folder's settings hold.
+fn spec_of(settings: &Value) -> std::result::Result<PipelineSpec, String> {
+    let input: InputSpec =
+        serde_json::from_value(settings["input"].clone()).map_err(|e| format!("its input: {e}"))?;
+    let output: OutputSpec = serde_json::from_value(settings["output"].clone())
+        .map_err(|e| format!("its output: {e}"))?;
+    let method: Method = serde_json::from_value(settings["method"].clone())
+        .map_err(|e| format!("its method: {e}"))?;
+    Ok(PipelineSpec {
+        input,
+        method,
+        output,
+        eval: None,
+    })
+}
+
+/// Opens the folders of one stage of one run: every part, each once.
+fn open_stage(dirs: &[PathBuf]) -> Result<Vec<StageFolder>> {
+    let folders: Vec<StageFolder> = dirs
+        .iter()
+        .map(|d| StageFolder::open(d))
+        .collect::<Result<_>>()?;
+    let Some(first) = folders.first() else {
+        return Err(Error::Usage("give the folders of every part".into()));
+    };
+    if let Some(folder) = folders.iter().find(|f| f.stage != first.stage) {
+        return Err(Error::Usage(format!(
+            "{} was written by the {} stage and {} by the {}: give the folders of one stage",
+            first.dir.display(),
+            first.stage.name(),
+            folder.dir.display(),
+            folder.stage.name()
+        )));
+    }
+    super::part::check_complete(folders.iter().map(|f| (f.part, f.dir.as_path(), f.run())))?;
+    Ok(folders)
+}
+
+/// The signed parts the stage in `folders` was made from, checked to be of its run.
+fn signed_of(folders: &[StageFolder]) -> Result<Vec<StageFolder>> {
+    if folders[0].stage == Stage::Signed {
+        return open_stage(&folders.iter().map(|f| f.dir.clone()).collect::<Vec<_>>());
+    }
+    let signed = open_stage(&folders[0].signed())?;
+    if signed[0].stage != Stage::Signed || signed[0].run() != folders[0].run() {
+        return Err(Error::Usage(format!(
+            "{} names signed parts ({}) of another run: keep the signed folders where the \
+             stages after them found them",
+            folders[0].dir.display(),
+            signed[0].dir.display()
+        )));
+    }
+    Ok(signed)
+}
+
+/// Whether `dir` holds a stage of a split MinHash run (else, a part of a two-stage run).
+pub fn is_stage(dir: &Path) -> bool {
+    RunFolder::open(dir).is_ok_and(|f| f.summary.settings.get("stage").is_some())
+}
+
+/// A stage's summary: the run's pipeline with this part, the stage that wrote it, and where
+/// the signed parts are (`signed`, absent in a signed part's own).
+fn stage_summary(
+    spec: &PipelineSpec,
+    stage: Stage,
+    signed: Option<&[StageFolder]>,
+    documents: usize,
+    counts: (usize, usize),
+    seconds: StageTimes,
+) -> RunSummary {
+    let mut settings = serde_json::to_value(spec).expect("settings serialise");
+    settings["stage"] = stage.name().into();
+    if let Some(signed) = signed {
+        settings["signed"] = signed
+            .iter()
+            .map(|f| {
+                let dir = f.dir.canonicalize().unwrap_or_else(|_| f.dir.clone());
+                Value::from(dir.to_string_lossy().into_owned())
+            })
+            .collect();
+    }
+    RunSummary {
+        run: String::new(),
+        files: Default::default(),
+        settings,
+        score: "jaccard_estimate".into(),
+        threshold: spec.method.threshold(),
+        documents,
+        ids_digest: None,
+        skipped: 0,
+        skipped_first: Vec::new(),
+        candidates: counts.0,
+        pairs: counts.1,
+        groups: 0,
+        documents_in_groups: 0,
+        unique: 0,
+        probes: None,
+        cells: None,
+        seconds,
+        write_seconds: 0.0,
+    }
+}
+
+/// The spec of `folder`'s run, as part `part`.
+fn spec_for(folder: &StageFolder, part: Option<Part>) -> PipelineSpec {
+    let mut spec = folder.spec.clone();
+    let Method::MinHash(config) = &mut spec.method else {
+        unreachable!("stage folders are MinHash's")
+    };
+    config.part = part;
+    spec
+}
+
+/// A file of 32-bit words a stage wrote, read back checked.
+fn read_words(folder: &StageFolder, name: &str) -> Result<Vec<u32>> {
+    folder.folder.read_with(name, |r| read_list(r))
+}
+
+/// Writes `words` to the file `name` of `run`.
+fn write_words(run: &mut RunWriter, name: &str, words: &[u32]) -> Result<()> {
+    let mut file = run.create(name)?;
+    write_list(&mut file, words).map_err(|e| Error::io(file.target(), e))?;
+    run.commit(file)
+}
+
+/// The sketches a signed part wrote: its documents (in order) and their rows.
+struct Share {
+    docs: Vec<u32>,
+    signatures: Signatures,
+    sketches: SketchFacts,
+}
+
+impl Share {
+    fn read(folder: &StageFolder) -> Result<Share> {
+        folder.folder.read_with(SKETCHES, |r| {
+            Ok(Share {
+                docs: read_list(r)?,
+                signatures: Signatures::read_from(r)?,
+                sketches: SketchFacts::read_from(r)?,
+            })
+        })
+    }
+}
+
+/// The signatures of some documents, gathered from the signed parts: what the join chooses
+/// each group's representative by.
+struct Gathered {
+    /// The documents, sorted: a document's place here is its row below.
+    docs: Vec<u32>,
+    signatures: Signatures,
+}
+
+impl Gathered {
+    /// The signatures of `wanted` (sorted, without repeats), read a share at a time.
+    fn read(signed: &[StageFolder], wanted: Vec<u32>, num_perm: usize) -> Result<Self> {
+        let mut slots = vec![0u32; wanted.len() * num_perm];
+        let mut empty = vec![false; wanted.len()];
+        let mut found = 0;
+        for folder in signed {
+            let share = Share::read(folder)?;
+            for (row, doc) in share.docs.iter().enumerate() {
+                if let Ok(place) = wanted.binary_search(doc) {
+                    slots[place * num_perm..(place + 1) * num_perm]
+                        .copy_from_slice(share.signatures.row(row));
+                    empty[place] = share.signatures.is_empty_doc(row);
+                    found += 1;
+                }
+            }
+        }
+        if found != wanted.len() {
+            return Err(Error::Usage(
+                "the signed parts do not hold every document their candidates name: give the \
+                 signed folders of one run, each as it was written"
+                    .into(),
+            ));
+        }
+        let mut signatures = Signatures::new(num_perm);
+        for (place, &empty) in empty.iter().enumerate() {
+            signatures.push(&slots[place * num_perm..(place + 1) * num_perm], empty);
+        }
+        Ok(Gathered {
+            docs: wanted,
+            signatures,
+        })
+    }
+
+    /// The row of document `doc`.
+    fn row(&self, doc: u32) -> usize {
+        self.docs.binary_search(&doc).expect("a gathered document")
+    }
+}
+
+/// `neardup merge FOLDERS --part P`: the stage after the one that wrote `dirs`, for part
+/// `part`, into the folder `lock` holds.
+pub fn advance(dirs: &[PathBuf], part: Part, lock: FolderLock) -> Result<RunSummary> {
+    let folders = open_stage(dirs)?;
+    let first = &folders[0];
+    if part.count != first.part.count {
+        return Err(Error::Usage(format!(
+            "--part {part}: the run was signed in {} parts, and each stage has as many",
+            first.part.count
+        )));
+    }
+    let signed = signed_of(&folders)?;
+    let clock = Instant::now();
+    let mut run = RunWriter::begin(lock)?;
+    let (stage, counts) = match first.stage {
+        Stage::Signed => {
+            let routed = band::band(&signed, part)?;
+            let count = routed.iter().map(Vec::len).sum();
+            for (to, routed) in part.all().zip(routed) {
+                let words: Vec<u32> = routed
+                    .iter()
+                    .flat_map(|&(a, b, of_b)| [a, b, of_b])
+                    .collect();
+                write_words(&mut run, &candidates_file(to), &words)?;
+            }
+            (Stage::Banded, (count, 0))
+        }
+        Stage::Banded => {
+            let mut routed = Vec::new();
+            for folder in &folders {
+                let words = read_words(folder, &candidates_file(part))?;
+                routed.extend(words.chunks_exact(3).map(|w| (w[0], w[1], w[2])));
+            }
+            let scored = confirm::confirm(&signed, part, routed, &first.config)?;
+            let words: Vec<u32> = scored
+                .iter()
+                .flat_map(|&(a, b, score, duplicate)| {
+                    let bits = score.to_bits();
+                    [a, b, bits as u32, (bits >> 32) as u32, u32::from(duplicate)]
+                })
+                .collect();
+            write_words(&mut run, SCORED, &words)?;
+            let confirmed = scored.iter().filter(|s| s.3).count();
+            (Stage::Confirmed, (scored.len(), confirmed))
+        }
+        Stage::Confirmed => {
+            return Err(Error::Usage(
+                "these parts are confirmed: join them with `neardup merge CONFIRMED_FOLDERS... \
+                 --out DIR`, without --part"
+                    .into(),
+            ));
+        }
+    };
+    let seconds = StageTimes {
+        candidates: clock.elapsed().as_secs_f64(),
+        ..StageTimes::default()
+    };
+    let summary = stage_summary(
+        &spec_for(first, Some(part)),
+        stage,
+        Some(&signed),
+        first.folder.summary.documents,
+        counts,
+        seconds,
+    );
+    run.finish(summary)
+}
+
+/// The last stage, after any left (`dirs` may be of any stage): what the whole run found,
+/// with its pipeline (writing to `out`), inputs and read options.
+pub(super) fn join(
+    dirs: &[PathBuf],
+    out: &Path,
+) -> Result<(PipelineSpec, Vec<Input>, ReadOptions, Found)> {
+    let folders = open_stage(dirs)?;
+    let signed = signed_of(&folders)?;
+    let config = &folders[0].config;
+    let parts: Vec<Part> = folders[0].part.all().collect();
+    let mut times = StageTimes::default();
+    let clock = Instant::now();
+    let mut scored: Vec<Scored> = Vec::new();
+    match folders[0].stage {
+        Stage::Signed => {
+            let mut routed: Vec<Vec<Routed>> = vec![Vec::new(); parts.len()];
+            for &part in &parts {
+                for (to, candidates) in band::band(&signed, part)?.into_iter().enumerate() {
+                    routed[to].extend(candidates);
+                }
+            }
+            for (&part, routed) in parts.iter().zip(routed) {
+                scored.extend(confirm::confirm(&signed, part, routed, config)?);
+            }
+        }
+        Stage::Banded => {
+            for &part in &parts {
+                let mut routed = Vec::new();
+                for folder in &folders {
+                    let words = read_words(folder, &candidates_file(part))?;
+                    routed.extend(words.chunks_exact(3).map(|w| (w[0], w[1], w[2])));
+                }
+                scored.extend(confirm::confirm(&signed, part, routed, config)?);
+            }
+        }
+        Stage::Confirmed => {
+            for folder in &folders {
+                let words = read_words(folder, SCORED)?;
+                scored.extend(words.chunks_exact(5).map(|w| {
+                    let score = f64::from_bits(u64::from(w[2]) | (u64::from(w[3]) << 32));
+                    (w[0], w[1], score, w[4] != 0)
+                }));
+            }
+        }
+    }
+    times.confirm = clock.elapsed().as_secs_f64();
+    // Confirm parts judge disjoint candidates, each once: sorted, they are one run's.
+    scored.par_sort_unstable_by_key(|s| (s.0, s.1));
+    let candidates: Vec<(u32, u32)> = scored.iter().map(|s| (s.0, s.1)).collect();
+    let duplicate: Vec<bool> = scored.iter().map(|s| s.3).collect();
+    let scored = ScoredPairs::without_cosines(&candidates, scored.iter().map(|s| s.2).collect());
+    let pairs = scored.selected(&duplicate);
+
+    let mut spec = spec_for(&folders[0], None);
+    spec.output.dir = out.to_owned();
+    let inputs = spec.input.inputs()?;
+    let read = spec.input.read_options();
+    let clock = Instant::now();
+    let corpus = read_corpus(&inputs, &read, |_| (), |()| {})?;
+    times.sketch = clock.elapsed().as_secs_f64();
+    let documents = signed[0].folder.summary.documents;
+    if corpus.ids.len() != documents {
+        return Err(Error::Usage(format!(
+            "the parts read {documents} documents, and the input now has {}: join the parts \
+             with the input they ran on",
+            corpus.ids.len()
+        )));
+    }
+    // The similarities groups are chosen by: those of documents in a pair.
+    let mut grouped: Vec<u32> = pairs.iter().flat_map(|p| [p.a, p.b]).collect();
+    grouped.par_sort_unstable();
+    grouped.dedup();
+    let gathered = Gathered::read(&signed, grouped, config.confirm.minhash.num_perm)?;
+    tracing::info!(
+        parts = signed.len(),
+        candidates = candidates.len(),
+        pairs = pairs.len(),
+        "parts joined"
+    );
+    let found = Found {
+        corpus,
+        candidates: candidates.len(),
+        scored_candidates: Some(scored),
+        pairs,
+        similarity: Box::new(move |x, y| {
+            gathered
+                .signatures
+                .similarity(gathered.row(x), gathered.row(y))
+        }),
+        probes: None,
+        cells: None,
+        times,
+    };
+    Ok((spec, inputs, read, found))
+}
