@@ -18,8 +18,8 @@
 //!    other shares are read one at a time for the candidates whose second document they hold.
 //! 4. **join** (`neardup merge confirmed*/ --out out/`): every candidate once, grouped by the
 //!    confirmed pairs; the run's files, byte for byte those of one run (`summary.json` but for
-//!    its timings and run id). It holds every scored candidate, as one run does to write
-//!    `candidates.jsonl` in order.
+//!    its timings and run id). Like one run's writing stage, it reads the corpus again and
+//!    holds every id and every scored candidate.
 //!
 //! `neardup merge` given the folders of an earlier stage and no `--part` runs the stages left
 //! in one process, one part at a time: the way on one machine. Stage folders are run folders
