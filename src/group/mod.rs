@@ -193,6 +193,15 @@ where
 /// (a group of 15,000 copies asked 112 million similarities).
 pub const SIMILARITY_SAMPLE: usize = 512;
 
+/// The similarities one group may ask for its representative: past this many members divided
+/// by [`SIMILARITY_SAMPLE`] (65,536), the sample shrinks so that a group asks about this many
+/// (a million copies of one record asked 512 million, 20 s of a 66 s run), down to
+/// [`SMALLEST_SAMPLE`].
+pub const SIMILARITY_BUDGET: usize = 1 << 25;
+
+/// The fewest others a member's mean similarity is taken over.
+pub const SMALLEST_SAMPLE: usize = 32;
+
 /// The member with the highest mean similarity to the others (to a sample of them in a group
 /// of more than [`SIMILARITY_SAMPLE`]); `members` sorted by id, so the first maximum is the
 /// smallest id.
@@ -232,7 +241,8 @@ fn choose_by_sample<F>(members: &[u32], similarity: &F) -> (u32, f64)
 where
     F: Fn(u32, u32) -> f64 + Sync,
 {
-    let step = members.len().div_ceil(SIMILARITY_SAMPLE);
+    let size = (SIMILARITY_BUDGET / members.len()).clamp(SMALLEST_SAMPLE, SIMILARITY_SAMPLE);
+    let step = members.len().div_ceil(size);
     let sample: Vec<u32> = members.iter().step_by(step).copied().collect();
     let mean = |member: u32| {
         let others = sample.iter().filter(|&&other| other != member);
@@ -399,6 +409,24 @@ mod tests {
         assert!((groups[0].representative_similarity - 0.95).abs() < 1e-12);
         let asked = asked.into_inner();
         assert!(asked <= n * (SIMILARITY_SAMPLE + 1), "{asked} similarities");
+    }
+
+    /// Past the budget, a group asks about as many similarities as the budget, however large.
+    #[test]
+    fn a_huge_group_asks_within_the_budget() {
+        let n = 2 * SIMILARITY_BUDGET / SMALLEST_SAMPLE;
+        let members: Vec<u32> = (0..n as u32).collect();
+        let asked = std::sync::atomic::AtomicUsize::new(0);
+        let centre = n as u32 / 2;
+        let sim = |x: u32, y: u32| {
+            asked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if x == centre || y == centre { 0.95 } else { 0.8 }
+        };
+        let (representative, _) = choose_representative(&members, &sim);
+        assert_eq!(representative, centre);
+        let asked = asked.into_inner();
+        assert!(asked <= n * (SMALLEST_SAMPLE + 1), "{asked} similarities");
+        assert!(asked >= n * SMALLEST_SAMPLE / 2, "{asked} similarities");
     }
 
     #[test]
