@@ -420,7 +420,11 @@ mod tests {
         let centre = n as u32 / 2;
         let sim = |x: u32, y: u32| {
             asked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            if x == centre || y == centre { 0.95 } else { 0.8 }
+            if x == centre || y == centre {
+                0.95
+            } else {
+                0.8
+            }
         };
         let (representative, _) = choose_representative(&members, &sim);
         assert_eq!(representative, centre);

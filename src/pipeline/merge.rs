@@ -55,13 +55,12 @@ impl PartFolder {
                 dir.display()
             ))
         };
-        let settings = &folder.summary.settings;
-        let input: InputSpec = serde_json::from_value(settings["input"].clone())
-            .map_err(|e| not_a_part(format!("its input: {e}")))?;
-        let output: OutputSpec = serde_json::from_value(settings["output"].clone())
-            .map_err(|e| not_a_part(format!("its output: {e}")))?;
-        let method: Method = serde_json::from_value(settings["method"].clone())
-            .map_err(|e| not_a_part(format!("its method: {e}")))?;
+        let PipelineSpec {
+            input,
+            method,
+            output,
+            ..
+        } = super::part::spec_of(&folder.summary.settings).map_err(not_a_part)?;
         let Method::TwoStage(config) = method else {
             return Err(not_a_part(format!(
                 "its method is {}",

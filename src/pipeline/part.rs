@@ -14,6 +14,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64;
 
+use super::PipelineSpec;
 use crate::error::{Error, Result};
 
 /// Part `number` of `count` (`I/N`, from 1).
@@ -82,6 +83,22 @@ impl fmt::Display for Part {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}", self.number, self.count)
     }
+}
+
+/// The pipeline a part's summary records in its settings, or what is wrong with it.
+pub(super) fn spec_of(settings: &serde_json::Value) -> std::result::Result<PipelineSpec, String> {
+    fn read<T: serde::de::DeserializeOwned>(
+        settings: &serde_json::Value,
+        key: &str,
+    ) -> std::result::Result<T, String> {
+        serde_json::from_value(settings[key].clone()).map_err(|e| format!("its {key}: {e}"))
+    }
+    Ok(PipelineSpec {
+        input: read(settings, "input")?,
+        method: read(settings, "method")?,
+        output: read(settings, "output")?,
+        eval: None,
+    })
 }
 
 /// Checks that `parts`, each a part, its folder and the settings of the run it is a part of,

@@ -38,7 +38,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde_json::Value;
 
-use super::{Found, InputSpec, Method, MinHashConfig, OutputSpec, Part, PipelineSpec, ScoredPairs};
+use super::{Found, Method, MinHashConfig, Part, PipelineSpec, ScoredPairs};
 use crate::confirm::SketchFacts;
 use crate::error::{Error, Result};
 use crate::io::{FolderLock, Input, ReadOptions, read_corpus, read_list, write_list};
@@ -115,7 +115,7 @@ impl StageFolder {
             Some("confirmed") => Stage::Confirmed,
             _ => return Err(not_a_stage("its summary names no stage".into())),
         };
-        let spec = spec_of(settings).map_err(not_a_stage)?;
+        let spec = super::part::spec_of(settings).map_err(not_a_stage)?;
         let Method::MinHash(config) = spec.method.clone() else {
             return Err(not_a_stage("its method is not minhash".into()));
         };
@@ -150,22 +150,6 @@ impl StageFolder {
             None => vec![self.dir.clone()],
         }
     }
-}
-
-/// The pipeline a stage folder's settings hold.
-fn spec_of(settings: &Value) -> std::result::Result<PipelineSpec, String> {
-    let input: InputSpec =
-        serde_json::from_value(settings["input"].clone()).map_err(|e| format!("its input: {e}"))?;
-    let output: OutputSpec = serde_json::from_value(settings["output"].clone())
-        .map_err(|e| format!("its output: {e}"))?;
-    let method: Method = serde_json::from_value(settings["method"].clone())
-        .map_err(|e| format!("its method: {e}"))?;
-    Ok(PipelineSpec {
-        input,
-        method,
-        output,
-        eval: None,
-    })
 }
 
 /// Opens the folders of one stage of one run: every part, each once.
@@ -267,7 +251,7 @@ fn spec_for(folder: &StageFolder, part: Option<Part>) -> PipelineSpec {
 
 /// A file of 32-bit words a stage wrote, read back checked.
 fn read_words(folder: &StageFolder, name: &str) -> Result<Vec<u32>> {
-    folder.folder.read_with(name, |r| read_list(r))
+    folder.folder.read_with(name, read_list)
 }
 
 /// Writes `words` to the file `name` of `run`.
