@@ -11,7 +11,8 @@ stop() {
     [[ -f $pid ]] && kill "$(cat "$pid")" 2> /dev/null || true
   done
   stop_more
-  rm -rf "$work"
+  # slurmd may still be writing its spool as it stops.
+  rm -rf "$work" 2> /dev/null || { sleep 2; rm -rf "$work"; }
 }
 trap stop EXIT
 show() { echo "\$ $*"; "$@"; }

@@ -41,21 +41,26 @@ pub fn run(args: MergeArgs) -> Result<()> {
     let lock = RunWriter::lock(&args.out)?;
     if let Some(part) = args.part {
         let summary = pipeline::advance(&args.parts, part, lock)?;
-        let (done, next) = match summary.settings["stage"].as_str() {
+        let (done, found, next) = match summary.settings["stage"].as_str() {
             Some("banded") => (
                 "banded",
+                format!(
+                    "{} candidates routed to the parts that confirm them",
+                    summary.candidates
+                ),
                 "confirm with `neardup merge BANDED_FOLDERS... --part J/N`",
             ),
             _ => (
                 "confirmed",
+                format!(
+                    "{} candidates, {} confirmed pairs",
+                    summary.candidates, summary.pairs
+                ),
                 "join with `neardup merge CONFIRMED_FOLDERS... --out DIR`",
             ),
         };
         outln!(
-            "part {part} {done}: {} candidates, {} confirmed pairs -> {}; when all {} parts are \
-             {done}, {next}",
-            summary.candidates,
-            summary.pairs,
+            "part {part} {done}: {found} -> {}; when all {} parts are {done}, {next}",
             args.out.display(),
             part.count
         );
