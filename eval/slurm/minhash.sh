@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # A split MinHash run on a real scheduler (Slurm on loopback, eval/slurm/loopback.sh): a job
 # array signs the corpus in PARTS shares (minhash-sign.sbatch); once it has succeeded, a second
-# array bands the keys routed to each part, then a third confirms the candidates routed to each
-# (minhash-stage.sbatch); a last job joins them (merge.sbatch). The result is compared file by file with one
-# `neardup dedup --method minhash` over the same corpus.
+# array bands the keys routed to each part, then a third confirms the candidates routed to
+# each (minhash-stage.sbatch); a last job joins them (merge.sbatch). The result is compared
+# file by file with one `neardup dedup --method minhash` over the same corpus.
 # Usage: eval/slurm/minhash.sh [DOCS [PARTS]]   (default 100000 4)
 # Needs `apt-get install slurm-wlm munge`; NEARDUP names a neardup binary.
 set -euo pipefail
