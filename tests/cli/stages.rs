@@ -173,4 +173,28 @@ fn minhash_signed_banded_confirmed_and_joined_in_parts_writes_the_files_of_one_r
         err.contains("keys-2.bin") && err.contains("changed after the run"),
         "{err}"
     );
+
+    // The whole tree moved (storage mounted elsewhere): each stage finds the signed parts
+    // relative to itself.
+    let moved = at("moved");
+    std::fs::create_dir(&moved).unwrap();
+    for dir in signed.iter().chain(&banded).chain(&confirmed) {
+        std::fs::rename(dir, moved.join(dir.file_name().unwrap())).unwrap();
+    }
+    let joined_moved = at("joined-moved");
+    let mut args: Vec<&str> = vec!["merge"];
+    let moved_confirmed: Vec<PathBuf> = confirmed
+        .iter()
+        .map(|d| moved.join(d.file_name().unwrap()))
+        .collect();
+    args.extend(moved_confirmed.iter().map(|d| s(d)));
+    ok(&[&args[..], &["--out", s(&joined_moved), "-q"]].concat());
+    assert!(read(&joined_moved, "groups.jsonl") == read(&whole, "groups.jsonl"));
+    // A signed part taken away is named.
+    std::fs::rename(moved.join("signed2"), at("elsewhere")).unwrap();
+    let err = rejected(&[&args[..], &["--out", out]].concat());
+    assert!(
+        err.contains("signed2") && err.contains("not there"),
+        "{err}"
+    );
 }

@@ -43,7 +43,7 @@ use super::{Method, MinHashConfig, Part, PipelineSpec};
 use crate::confirm::SketchFacts;
 use crate::error::{Error, Result};
 use crate::io::{FolderLock, read_list, write_list};
-use crate::output::run::{RunFolder, RunSummary, RunWriter, StageTimes};
+use crate::output::run::{RunFolder, RunSummary, RunWriter, SUMMARY as RUN_SUMMARY, StageTimes};
 use crate::sketch::Signatures;
 
 /// The sketches of a signed part's documents.
@@ -146,7 +146,7 @@ impl StageFolder {
             Some(dirs) => dirs
                 .iter()
                 .filter_map(Value::as_str)
-                .map(PathBuf::from)
+                .map(|dir| self.dir.join(dir))
                 .collect(),
             None => vec![self.dir.clone()],
         }
@@ -180,11 +180,20 @@ fn signed_of(folders: &[StageFolder]) -> Result<Vec<StageFolder>> {
     if folders[0].stage == Stage::Signed {
         return open_stage(&folders.iter().map(|f| f.dir.clone()).collect::<Vec<_>>());
     }
-    let signed = open_stage(&folders[0].signed())?;
+    let dirs = folders[0].signed();
+    if let Some(missing) = dirs.iter().find(|d| !d.join(RUN_SUMMARY).is_file()) {
+        return Err(Error::Usage(format!(
+            "{} names the signed part {}, which is not there: keep the signed folders where \
+             they were beside the stages after them (each stage names them relative to itself)",
+            folders[0].dir.display(),
+            missing.display()
+        )));
+    }
+    let signed = open_stage(&dirs)?;
     if signed[0].stage != Stage::Signed || signed[0].run() != folders[0].run() {
         return Err(Error::Usage(format!(
-            "{} names signed parts ({}) of another run: keep the signed folders where the \
-             stages after them found them",
+            "{} names signed parts ({}) of another run: keep the signed folders where they \
+             were beside the stages after them (each stage names them relative to itself)",
             folders[0].dir.display(),
             signed[0].dir.display()
         )));
@@ -202,7 +211,7 @@ pub fn is_stage(dir: &Path) -> bool {
 fn stage_summary(
     spec: &PipelineSpec,
     stage: Stage,
-    signed: Option<&[StageFolder]>,
+    signed: Option<Vec<PathBuf>>,
     documents: usize,
     counts: (usize, usize),
     seconds: StageTimes,
@@ -212,10 +221,7 @@ fn stage_summary(
     if let Some(signed) = signed {
         settings["signed"] = signed
             .iter()
-            .map(|f| {
-                let dir = f.dir.canonicalize().unwrap_or_else(|_| f.dir.clone());
-                Value::from(dir.to_string_lossy().into_owned())
-            })
+            .map(|dir| Value::from(dir.to_string_lossy().into_owned()))
             .collect();
     }
     RunSummary {
@@ -238,6 +244,20 @@ fn stage_summary(
         seconds,
         write_seconds: 0.0,
     }
+}
+
+/// Where `folders` are, seen from the folder `out`: relative to it where they share a root, so
+/// that the stages still find each other when the shared storage is mounted elsewhere on
+/// another machine, or the whole tree of folders moves.
+fn seen_from(out: &Path, folders: &[StageFolder]) -> Vec<PathBuf> {
+    let out = out.canonicalize().unwrap_or_else(|_| out.to_owned());
+    folders
+        .iter()
+        .map(|f| {
+            let dir = f.dir.canonicalize().unwrap_or_else(|_| f.dir.clone());
+            pathdiff::diff_paths(&dir, &out).unwrap_or(dir)
+        })
+        .collect()
 }
 
 /// The spec of `folder`'s run, as part `part`.
@@ -294,6 +314,7 @@ pub fn advance(dirs: &[PathBuf], part: Part, lock: FolderLock) -> Result<RunSumm
     }
     let signed = signed_of(&folders)?;
     let clock = Instant::now();
+    let signed_from_here = seen_from(lock.dir(), &signed);
     let mut run = RunWriter::begin(lock)?;
     let (stage, counts) = match first.stage {
         Stage::Signed => {
@@ -341,7 +362,7 @@ pub fn advance(dirs: &[PathBuf], part: Part, lock: FolderLock) -> Result<RunSumm
     let summary = stage_summary(
         &spec_for(first, Some(part)),
         stage,
-        Some(&signed),
+        Some(signed_from_here),
         first.folder.summary.documents,
         counts,
         seconds,
