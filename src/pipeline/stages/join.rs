@@ -6,8 +6,8 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::{
-    Routed, SCORED, Scored, Share, Stage, StageFolder, band, candidates_file, confirm, open_stage,
-    read_words, signed_of, spec_for,
+    Routed, SCORED, Scored, Share, Stage, StageFolder, band, confirm, open_stage, read_words,
+    routed_to, signed_of, spec_for,
 };
 use crate::error::{Error, Result};
 use crate::io::{Input, ReadOptions, read_corpus};
@@ -42,11 +42,7 @@ pub(in crate::pipeline) fn join(
         }
         Stage::Banded => {
             for &part in &parts {
-                let mut routed = Vec::new();
-                for folder in &folders {
-                    let words = read_words(folder, &candidates_file(part))?;
-                    routed.extend(words.chunks_exact(3).map(|w| (w[0], w[1], w[2])));
-                }
+                let routed = routed_to(&folders, part)?;
                 scored.extend(confirm::confirm(&signed, part, routed, config)?);
             }
         }

@@ -275,6 +275,16 @@ fn read_words(folder: &StageFolder, name: &str) -> Result<Vec<u32>> {
     folder.folder.read_with(name, read_list)
 }
 
+/// The candidates every banded part in `banded` routed to `part`.
+fn routed_to(banded: &[StageFolder], part: Part) -> Result<Vec<Routed>> {
+    let mut routed = Vec::new();
+    for folder in banded {
+        let words = read_words(folder, &candidates_file(part))?;
+        routed.extend(words.chunks_exact(3).map(|w| (w[0], w[1], w[2])));
+    }
+    Ok(routed)
+}
+
 /// Writes `words` to the file `name` of `run`.
 fn write_words(run: &mut RunWriter, name: &str, words: &[u32]) -> Result<()> {
     let mut file = run.create(name)?;
@@ -330,11 +340,7 @@ pub fn advance(dirs: &[PathBuf], part: Part, lock: FolderLock) -> Result<RunSumm
             (Stage::Banded, (count, 0))
         }
         Stage::Banded => {
-            let mut routed = Vec::new();
-            for folder in &folders {
-                let words = read_words(folder, &candidates_file(part))?;
-                routed.extend(words.chunks_exact(3).map(|w| (w[0], w[1], w[2])));
-            }
+            let routed = routed_to(&folders, part)?;
             let scored = confirm::confirm(&signed, part, routed, &first.config)?;
             let words: Vec<u32> = scored
                 .iter()
