@@ -17,6 +17,9 @@ pub struct Location {
     pub line: Option<u64>,
     /// The entry inside a folder or archive, for inputs made of many files.
     pub entry: Option<String>,
+    /// Where the record starts, in bytes from the file's start: for a line read without
+    /// counting the lines before it (a part of a split run starts mid-file).
+    pub byte: Option<u64>,
 }
 
 impl Location {
@@ -26,6 +29,7 @@ impl Location {
             path: path.to_owned(),
             line: None,
             entry: None,
+            byte: None,
         }
     }
 
@@ -35,6 +39,17 @@ impl Location {
             path: path.to_owned(),
             line: Some(line),
             entry: None,
+            byte: None,
+        }
+    }
+
+    /// The line of a file that starts at byte `byte`.
+    pub fn line_at_byte(path: &Path, byte: u64) -> Self {
+        Location {
+            path: path.to_owned(),
+            line: None,
+            entry: None,
+            byte: Some(byte),
         }
     }
 
@@ -44,6 +59,7 @@ impl Location {
             path: path.to_owned(),
             line: None,
             entry: Some(entry.to_owned()),
+            byte: None,
         }
     }
 }
@@ -56,6 +72,9 @@ impl fmt::Display for Location {
         }
         if let Some(line) = self.line {
             write!(f, ":{line}")?;
+        }
+        if let Some(byte) = self.byte {
+            write!(f, " (the line at byte {byte})")?;
         }
         Ok(())
     }

@@ -63,10 +63,9 @@ pub fn execute(spec: &PipelineSpec, models: &Path) -> Result<()> {
     if let (Method::MinHash(_), Some(part)) = (&spec.method, part) {
         let signed = pipeline::sign_part(spec, lock)?;
         outln!(
-            "part {part}: signed {} of {} documents -> {}; band and confirm with \
-             `neardup merge SIGNED_FOLDERS... --part J/{}`, or join on one machine with \
-             `neardup merge SIGNED_FOLDERS... --out DIR`",
-            signed.signed,
+            "part {part}: signed {} documents, its share of the input -> {}; band and \
+             confirm with `neardup merge SIGNED_FOLDERS... --part J/{}`, or join on one \
+             machine with `neardup merge SIGNED_FOLDERS... --out DIR`",
             signed.summary.documents,
             spec.output.dir.display(),
             part.count

@@ -4,7 +4,9 @@
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use super::{FieldSpec, Input, RawRecord, Record};
+use std::path::Path;
+
+use super::{ByteRange, FieldSpec, Input, RawRecord, Record};
 use crate::error::{Error, InputError, Location, Result};
 use crate::progress;
 
@@ -110,15 +112,40 @@ pub fn for_each_chunk(
     inputs: &[Input],
     read: &ReadOptions,
     label: &str,
+    each: impl FnMut(Vec<RawRecord>) -> Result<()>,
+) -> Result<()> {
+    for_each_chunk_in(inputs, read, ByteRange::ALL, label, each)
+}
+
+/// [`for_each_chunk`] over the records that start within `range` of the inputs laid end to
+/// end; the inputs it holds nothing of are not opened.
+fn for_each_chunk_in(
+    inputs: &[Input],
+    read: &ReadOptions,
+    range: ByteRange,
+    label: &str,
     mut each: impl FnMut(Vec<RawRecord>) -> Result<()>,
 ) -> Result<()> {
-    let total = inputs.iter().map(Input::size).sum();
+    let mut base = 0u64;
+    let mut spans = Vec::new();
+    for input in inputs {
+        let size = input.size();
+        if let Some(within) = range.within(base, size) {
+            spans.push((input, within, size));
+        }
+        base += size;
+    }
+    let total = spans
+        .iter()
+        .map(|(_, within, size)| within.end.min(*size) - within.start.min(*size))
+        .sum();
     let bar = progress::bytes(total, label);
     std::thread::scope(|scope| {
         let (send, chunks) = std::sync::mpsc::sync_channel(1);
         scope.spawn(move || {
-            for input in inputs {
-                let mut records = match input.open(&read.fields, read.max_record_bytes()) {
+            for (input, within, _) in spans {
+                let opened = input.open_range(&read.fields, read.max_record_bytes(), within);
+                let mut records = match opened {
                     Ok(records) => records,
                     Err(e) => return drop(send.send(Err(e))),
                 };
@@ -232,6 +259,19 @@ pub fn read_corpus<T: Send>(
     inputs: &[Input],
     options: &ReadOptions,
     sketch: impl Fn(&Record) -> T + Sync,
+    keep: impl FnMut(T),
+) -> Result<Corpus> {
+    read_corpus_in(inputs, options, ByteRange::ALL, sketch, keep)
+}
+
+/// [`read_corpus`] for the records that start within `range` of the inputs laid end to end
+/// (see [`ByteRange`]): a part of a split run, numbered from 0. Repeated ids are refused
+/// within the range only.
+pub fn read_corpus_in<T: Send>(
+    inputs: &[Input],
+    options: &ReadOptions,
+    range: ByteRange,
+    sketch: impl Fn(&Record) -> T + Sync,
     mut keep: impl FnMut(T),
 ) -> Result<Corpus> {
     let sketch_chunk = |chunk: &[RawRecord]| -> Vec<Sketched<T>> {
@@ -246,7 +286,7 @@ pub fn read_corpus<T: Send>(
     };
     let mut numbering = Numbering::default();
     let mut pending: Option<(Vec<RawRecord>, Vec<Sketched<T>>)> = None;
-    for_each_chunk(inputs, options, "sketching", |chunk| {
+    for_each_chunk_in(inputs, options, range, "sketching", |chunk| {
         let sketched = std::thread::scope(|scope| {
             let sketching = scope.spawn(|| sketch_chunk(&chunk));
             let numbered = match pending.take() {
@@ -268,13 +308,41 @@ pub fn read_corpus<T: Send>(
 /// A record's id, sketch and fingerprint, or why it is a bad record.
 type Sketched<T> = std::result::Result<(String, T, u64), InputError>;
 
+/// Where in its input a record is, without the input's path: a line, the byte a line starts
+/// at, or the entry its id names.
+#[derive(Clone, Copy)]
+enum Place {
+    Line(u64),
+    Byte(u64),
+    Entry,
+}
+
+impl Place {
+    fn of(location: &Location) -> Place {
+        match (location.line, location.byte) {
+            (Some(line), _) => Place::Line(line),
+            (None, Some(byte)) => Place::Byte(byte),
+            (None, None) => Place::Entry,
+        }
+    }
+
+    /// The location of the record of `id` at this place of `path`.
+    fn location(self, path: &Path, id: &str) -> Location {
+        match self {
+            Place::Line(line) => Location::line(path, line),
+            Place::Byte(byte) => Location::line_at_byte(path, byte),
+            Place::Entry => Location::entry(path, id),
+        }
+    }
+}
+
 /// The serial half of [`read_corpus`]: numbers the documents in input order and refuses
 /// repeated ids.
 #[derive(Default)]
 struct Numbering {
-    /// id -> (document, input, line): enough to name the first occurrence of a repeated id
+    /// id -> (document, input, place): enough to name the first occurrence of a repeated id
     /// without keeping a path per document.
-    index: FxHashMap<String, (u32, u32, u64)>,
+    index: FxHashMap<String, (u32, u32, Place)>,
     ordinals: Vec<u64>,
     fingerprints: Vec<u64>,
     skipped: SkipReport,
@@ -307,11 +375,8 @@ impl Numbering {
                 .iter()
                 .position(|i| i.path == raw.location.path)
                 .unwrap_or(0);
-            if let Some(&(_, first_input, first_line)) = self.index.get(&id) {
-                let first = match raw.location.line {
-                    Some(_) => Location::line(&inputs[first_input as usize].path, first_line),
-                    None => Location::entry(&inputs[first_input as usize].path, &id),
-                };
+            if let Some(&(_, first_input, first_place)) = self.index.get(&id) {
+                let first = first_place.location(&inputs[first_input as usize].path, &id);
                 let e = InputError {
                     location: raw.location.clone(),
                     field: Some(options.fields.id.clone()),
@@ -327,8 +392,8 @@ impl Numbering {
                 return Err(Error::from(e));
             }
             let doc = self.ordinals.len() as u32;
-            let line = raw.location.line.unwrap_or(0);
-            self.index.insert(id, (doc, input as u32, line));
+            let place = Place::of(&raw.location);
+            self.index.insert(id, (doc, input as u32, place));
             keep(item);
             self.ordinals.push(this);
             self.fingerprints.push(fingerprint);

@@ -1,14 +1,14 @@
 //! JSON Lines: one JSON object a line.
 
 use std::fs::File;
-use std::io::BufReader;
+use std::io::{BufReader, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
 use super::lines::read_line_capped;
-use super::{Body, FieldSpec, RawRecord, RawRecords, Record, too_long};
+use super::{Body, ByteRange, FieldSpec, RawRecord, RawRecords, Record, too_long};
 use crate::error::{Error, InputError, Location, Result};
 
 /// The UTF-8 byte-order mark.
@@ -16,12 +16,28 @@ const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 const SKIP_HINT: &str = "fix the record, or pass --skip-invalid to skip bad records";
 
-pub(super) fn open(path: &Path, max_record_bytes: u64) -> Result<RawRecords> {
+/// The lines of `path` that start within `range` (its own bytes). A range that starts
+/// mid-file is entered at the first line that starts in it; its lines are then named by the
+/// byte they start at, since the lines before are not counted.
+pub(super) fn open(path: &Path, max_record_bytes: u64, range: ByteRange) -> Result<RawRecords> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let mut at = 0;
+    if range.start > 0 {
+        // The line that holds the byte before the range ends where the next one starts.
+        reader
+            .seek(SeekFrom::Start(range.start - 1))
+            .and_then(|_| read_line_capped(&mut reader, &mut Vec::new(), 0))
+            .map(|(read, _)| at = range.start - 1 + read)
+            .map_err(|e| Error::io(path, e))?;
+    }
     Ok(Box::new(Lines {
         path: path.to_owned(),
-        reader: BufReader::with_capacity(1 << 20, file),
+        reader,
         line: 0,
+        counting: range.start == 0,
+        at,
+        end: range.end,
         limit: max_record_bytes,
     }))
 }
@@ -29,7 +45,14 @@ pub(super) fn open(path: &Path, max_record_bytes: u64) -> Result<RawRecords> {
 struct Lines {
     path: PathBuf,
     reader: BufReader<File>,
+    /// Lines read, blank ones included.
     line: u64,
+    /// Whether reading began at the file's start, so that `line` numbers the lines.
+    counting: bool,
+    /// The byte the next line starts at.
+    at: u64,
+    /// No line that starts here or later is read.
+    end: u64,
     /// The longest line kept in memory.
     limit: u64,
 }
@@ -39,6 +62,9 @@ impl Iterator for Lines {
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
+            if self.at >= self.end {
+                return None;
+            }
             let mut buf = Vec::new();
             let (read, over) = match read_line_capped(&mut self.reader, &mut buf, self.limit) {
                 Ok(read) => read,
@@ -48,7 +74,12 @@ impl Iterator for Lines {
                 return None;
             }
             self.line += 1;
-            let location = Location::line(&self.path, self.line);
+            let start = self.at;
+            self.at += read;
+            let location = match self.counting {
+                true => Location::line(&self.path, self.line),
+                false => Location::line_at_byte(&self.path, start),
+            };
             if over {
                 return Some(Ok(RawRecord {
                     body: Body::Invalid(too_long(location.clone(), self.limit)),
@@ -61,7 +92,7 @@ impl Iterator for Lines {
             }
             // Editors on Windows start UTF-8 files with a byte-order mark: it is no part of
             // the first record (unique.jsonl copies the record without it).
-            if self.line == 1 && buf.starts_with(UTF8_BOM) {
+            if start == 0 && buf.starts_with(UTF8_BOM) {
                 buf.drain(..UTF8_BOM.len());
             }
             if buf.iter().all(u8::is_ascii_whitespace) {
@@ -295,7 +326,11 @@ mod tests {
             b"\xEF\xBB\xBF{\"core_id\":\"1\",\"processed_title\":\"t\",\"processed_abstract\":\"\"}\n",
         )
         .unwrap();
-        let raw = open(&path, u64::MAX).unwrap().next().unwrap().unwrap();
+        let raw = open(&path, u64::MAX, ByteRange::ALL)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap();
         let record = raw.parse(&FieldSpec::default()).unwrap();
         assert_eq!((record.id.as_str(), record.text.trim()), ("1", "t"));
     }

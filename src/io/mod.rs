@@ -23,17 +23,19 @@ mod lines;
 mod lock;
 #[cfg(feature = "parquet")]
 pub(crate) mod parquet;
+mod range;
 mod scratch;
 pub mod space;
 mod words;
 
 pub use corpus::{
     Corpus, DEFAULT_MAX_DOC_BYTES, ReadOptions, SkipReport, for_each_chunk, for_each_document,
-    inputs_shortened, read_corpus, record_limit,
+    inputs_shortened, read_corpus, read_corpus_in, record_limit,
 };
 pub use csv_input::Dialect;
 pub use lines::for_each_line;
 pub use lock::FolderLock;
+pub use range::ByteRange;
 pub use scratch::ScratchDir;
 pub use words::{read_count, read_list, write_count, write_list};
 
@@ -390,9 +392,20 @@ impl Input {
     /// is read no further: it becomes a bad record (a fatal error in CSV, whose reader cannot
     /// skip the rest of a row).
     pub fn open(&self, fields: &FieldSpec, max_record_bytes: u64) -> Result<RawRecords> {
+        self.open_range(fields, max_record_bytes, ByteRange::ALL)
+    }
+
+    /// [`Input::open`], for the records that start within `range` of this input's bytes
+    /// (see [`ByteRange`]).
+    pub fn open_range(
+        &self,
+        fields: &FieldSpec,
+        max_record_bytes: u64,
+        range: ByteRange,
+    ) -> Result<RawRecords> {
         let limit = max_record_bytes;
-        match self.format {
-            InputFormat::Jsonl => jsonl::open(&self.path, limit),
+        let records = match self.format {
+            InputFormat::Jsonl => return jsonl::open(&self.path, limit, range),
             InputFormat::Csv => csv_input::open(&self.path, Dialect::Csv, fields, limit),
             InputFormat::Tsv => csv_input::open(&self.path, Dialect::Tsv, fields, limit),
             InputFormat::Folder => files::open_folder(&self.path, limit),
@@ -404,7 +417,8 @@ impl Input {
                 "{}: this neardup was built without Parquet support; rebuild with `--features parquet`",
                 self.path.display()
             ))),
-        }
+        }?;
+        Ok(range::records_within(records, self.size(), range))
     }
 
     /// The size in bytes that progress is measured against.

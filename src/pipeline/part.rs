@@ -3,16 +3,14 @@
 //! A two-stage part searches the documents `d` (numbered from 0 in reading order) with
 //! `d mod N + 1 = I` ([`Part::holds`]), so every part gets an even share of a corpus however it
 //! is ordered, and no part needs the corpus's length before it starts. A MinHash part signs the
-//! documents whose id hashes to it ([`Part::holds_id`]): it decides while records are read in
-//! parallel, before their numbers are known. [`crate::pipeline::merge()`] puts the parts back
-//! together.
+//! records that start in its share of the input's bytes ([`crate::io::ByteRange`]), and reads
+//! no other. [`crate::pipeline::merge()`] puts the parts back together.
 
 use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
-use xxhash_rust::xxh3::xxh3_64;
 
 use super::PipelineSpec;
 use crate::error::{Error, Result};
@@ -31,11 +29,6 @@ impl Part {
     /// Whether document `doc` (numbered from 0 in reading order) is in this part.
     pub fn holds(&self, doc: u32) -> bool {
         doc % self.count == self.number - 1
-    }
-
-    /// Whether the document with id `id` is in this part.
-    pub fn holds_id(&self, id: &str) -> bool {
-        self.index_of(xxh3_64(id.as_bytes())) == self.number as usize - 1
     }
 
     /// The part (from 0) that a key hashed to `hash` goes to.
@@ -168,8 +161,6 @@ mod tests {
         assert_eq!(parts.len(), 4);
         for doc in 0..100 {
             assert_eq!(parts.iter().filter(|p| p.holds(doc)).count(), 1, "{doc}");
-            let id = format!("doc-{doc}");
-            assert_eq!(parts.iter().filter(|p| p.holds_id(&id)).count(), 1, "{id}");
         }
         assert_eq!(
             serde_json::to_value(part).unwrap(),

@@ -370,7 +370,7 @@ pub const SETTINGS: &[Setting] = &[
         .scopes(&[Scope::Local]),
     setting("index", &[TwoStage], || Value::Null, TWO_STAGE, Kind::Path, "Two-stage: keep the vector index in this folder, for `neardup query` later; with --part, the shared index `neardup index` built")
         .scopes(&[Scope::Serving]),
-    setting("part", &[TwoStage, Minhash], || Value::Null, TWO_STAGE, Kind::Text, "Split the run over machines: part I of N (e.g. 2/4). Two-stage: search and confirm only part I of the documents in the shared --index, and write its candidates; MinHash: sign only part I, and write its sketches and band keys; then `neardup merge`")
+    setting("part", &[TwoStage, Minhash], || Value::Null, TWO_STAGE, Kind::Text, "Split the run over machines: part I of N (e.g. 2/4). Two-stage: search and confirm only part I of the documents in the shared --index, and write its candidates; MinHash: sign the records that start in the Ith of N equal byte ranges of the input (reading no other), and write their sketches and band keys; then `neardup merge`")
         .scopes(&[]),
 ];
 

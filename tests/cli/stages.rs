@@ -198,3 +198,82 @@ fn minhash_signed_banded_confirmed_and_joined_in_parts_writes_the_files_of_one_r
         "{err}"
     );
 }
+
+#[test]
+fn a_signed_part_reads_its_share_and_the_join_refuses_what_parts_cannot_see() {
+    let tmp = tempfile::tempdir().unwrap();
+    let at = |name: &str| tmp.path().join(name);
+    let line = |id: &str, i: usize| {
+        format!("{{\"id\":\"{id}\",\"text\":\"record number {i} about lakes rivers and hills\"}}\n")
+    };
+    // Forty records; the last repeats the first's id, so the two halves each hold it once.
+    let mut lines: Vec<String> = (0..40).map(|i| line(&format!("r{i:02}"), i)).collect();
+    lines[39] = line("r00", 39);
+    let corpus = at("corpus.jsonl");
+    std::fs::write(&corpus, lines.concat()).unwrap();
+    let sign = |corpus: &Path, part: &str, out: &Path, extra: &[&str]| {
+        let mut args = minhash_id_text(&[corpus], out, &["--part", part, "-q"]);
+        args.extend(extra);
+        neardup(&args)
+    };
+    let signed = [at("signed1"), at("signed2")];
+    for (i, dir) in signed.iter().enumerate() {
+        let signing = sign(&corpus, &format!("{}/2", i + 1), dir, &[]);
+        assert!(signing.status.success(), "{signing:?}");
+    }
+    // Each part signed about half, the records that start in its half of the bytes.
+    let documents = signed
+        .each_ref()
+        .map(|dir| summary(dir)["documents"].as_u64().unwrap());
+    assert!(
+        documents.iter().sum::<u64>() == 40 && documents.iter().all(|&n| (17..=23).contains(&n)),
+        "{documents:?}"
+    );
+    let out = at("joined");
+    let err = rejected(&["merge", s(&signed[0]), s(&signed[1]), "--out", s(&out)]);
+    assert!(
+        err.contains("duplicate id \"r00\"") && err.contains("corpus.jsonl:1"),
+        "{err}"
+    );
+    // Under --skip-invalid one run would skip the repeat, which the parts signed: refused.
+    let skipping = [at("skipping1"), at("skipping2")];
+    for (i, dir) in skipping.iter().enumerate() {
+        let signing = sign(&corpus, &format!("{}/2", i + 1), dir, &["--skip-invalid"]);
+        assert!(signing.status.success(), "{signing:?}");
+    }
+    let err = rejected(&["merge", s(&skipping[0]), s(&skipping[1]), "--out", s(&out)]);
+    assert!(
+        err.contains("signed 40 documents") && err.contains("repeated in two parts"),
+        "{err}"
+    );
+
+    // An input edited after signing (an id changed, the length kept) is refused.
+    lines[39] = line("r99", 39);
+    std::fs::write(&corpus, lines.concat()).unwrap();
+    for (i, dir) in signed.iter().enumerate() {
+        assert!(
+            sign(&corpus, &format!("{}/2", i + 1), dir, &[])
+                .status
+                .success()
+        );
+    }
+    lines[30] = line("r98", 30);
+    std::fs::write(&corpus, lines.concat()).unwrap();
+    let err = rejected(&["merge", s(&signed[0]), s(&signed[1]), "--out", s(&out)]);
+    assert!(
+        err.contains("signed2") && err.contains("changed since signing"),
+        "{err}"
+    );
+
+    // A bad record in the second half is named by the byte its line starts at: the part
+    // does not count the lines before its share.
+    lines[30] = "{\"id\": \"r30\", \"text\": oops}\n".into();
+    std::fs::write(&corpus, lines.concat()).unwrap();
+    let byte: usize = lines[..30].iter().map(String::len).sum();
+    let signing = sign(&corpus, "2/2", &at("bad"), &[]);
+    let err = String::from_utf8_lossy(&signing.stderr);
+    assert!(
+        !signing.status.success() && err.contains(&format!("(the line at byte {byte})")),
+        "{err}"
+    );
+}

@@ -2,41 +2,36 @@
 
 use rayon::prelude::*;
 
-use super::{Routed, Scored, Share, StageFolder};
+use super::{Routed, Scored, Share, SignedParts};
 use crate::confirm::Confirmer;
 use crate::error::{Error, Result};
 use crate::pipeline::{MinHashConfig, Part};
 
 impl Share {
-    /// The row of document `doc`, which this share holds (its documents are in order).
+    /// The row of document `doc`, which this share holds.
     fn row(&self, doc: u32) -> Result<usize> {
-        self.docs.binary_search(&doc).map_err(|_| {
-            Error::Usage(format!(
+        match self.docs().contains(&doc) {
+            true => Ok((doc - self.first) as usize),
+            false => Err(Error::Usage(format!(
                 "document {doc} is not in the signed part it was routed from: give the signed \
                  folders of one run, each as it was written"
-            ))
-        })
+            ))),
+        }
     }
 }
 
 /// Judges the candidates `routed` to `part` (each from every banded part that proposed it):
 /// with part `part`'s sketches held, the other shares are read one at a time for the
-/// candidates whose second document they signed.
+/// candidates whose other document they signed.
 pub(super) fn confirm(
-    signed: &[StageFolder],
+    signed: &SignedParts,
     part: Part,
     mut routed: Vec<Routed>,
     config: &MinHashConfig,
 ) -> Result<Vec<Scored>> {
-    let share_of = |number: u32| {
-        let folder = signed
-            .iter()
-            .find(|f| f.part.number == number)
-            .expect("every signed part, checked complete");
-        Share::read(folder)
-    };
+    let share_of = |number: u32| Share::read(signed, number);
     let confirmer = Confirmer::new(&config.confirm, -1.0)?;
-    // By the share of the second document, then as one run orders candidates.
+    // By the share of the other document, then as one run orders candidates.
     routed.par_sort_unstable_by_key(|&(a, b, of_b)| (of_b, a, b));
     routed.dedup();
     let own = share_of(part.number)?;
@@ -50,15 +45,24 @@ pub(super) fn confirm(
                 &other
             }
         };
-        let rows: Vec<(usize, usize)> = block
+        // For each candidate: whether part `part` holds its first document, and the rows
+        // of both.
+        let rows: Vec<(bool, usize, usize)> = block
             .par_iter()
-            .map(|&(a, b, _)| Ok((own.row(a)?, theirs.row(b)?)))
+            .map(|&(a, b, _)| match own.docs().contains(&a) {
+                true => Ok((true, own.row(a)?, theirs.row(b)?)),
+                false => Ok((false, theirs.row(a)?, own.row(b)?)),
+            })
             .collect::<Result<_>>()?;
         let (scores, duplicate) = confirmer.judge_each(rows.len(), |i| {
-            let (x, y) = rows[i];
+            let (first_own, x, y) = rows[i];
+            let (of_a, of_b) = match first_own {
+                true => (&own, theirs),
+                false => (theirs, &own),
+            };
             (
-                own.sketches.get(&own.signatures, x),
-                theirs.sketches.get(&theirs.signatures, y),
+                of_a.sketches.get(&of_a.signatures, x),
+                of_b.sketches.get(&of_b.signatures, y),
                 None,
             )
         });

@@ -6,12 +6,12 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::{
-    Routed, SCORED, Scored, Share, Stage, StageFolder, band, confirm, open_stage, read_words,
+    Routed, SCORED, Scored, Share, SignedParts, Stage, band, confirm, open_stage, read_words,
     routed_to, signed_of, spec_for,
 };
 use crate::error::{Error, Result};
-use crate::io::{Input, ReadOptions, read_corpus};
-use crate::output::run::StageTimes;
+use crate::io::{Corpus, Input, ReadOptions, read_corpus};
+use crate::output::run::{IdsDigest, StageTimes};
 use crate::pipeline::{Found, Part, PipelineSpec, ScoredPairs};
 use crate::sketch::Signatures;
 
@@ -71,21 +71,14 @@ pub(in crate::pipeline) fn join(
     let clock = Instant::now();
     let corpus = read_corpus(&inputs, &read, |_| (), |()| {})?;
     times.sketch = clock.elapsed().as_secs_f64();
-    let documents = signed[0].folder.summary.documents;
-    if corpus.ids.len() != documents {
-        return Err(Error::Usage(format!(
-            "the parts read {documents} documents, and the input now has {}: join the parts \
-             with the input they ran on",
-            corpus.ids.len()
-        )));
-    }
+    check_signed(&signed, &corpus)?;
     // The similarities groups are chosen by: those of documents in a pair.
     let mut grouped: Vec<u32> = pairs.iter().flat_map(|p| [p.a, p.b]).collect();
     grouped.par_sort_unstable();
     grouped.dedup();
     let gathered = Gathered::read(&signed, grouped, config.confirm.minhash.num_perm)?;
     tracing::info!(
-        parts = signed.len(),
+        parts = signed.folders.len(),
         candidates = candidates.len(),
         pairs = pairs.len(),
         "parts joined"
@@ -107,6 +100,42 @@ pub(in crate::pipeline) fn join(
     Ok((spec, inputs, read, found))
 }
 
+/// Checks that the corpus read again holds each part's documents where the part said: as
+/// many, with the same ids. Else the input changed since signing, or an id repeats in two
+/// parts (each part refuses repeats within itself only).
+fn check_signed(signed: &SignedParts, corpus: &Corpus) -> Result<()> {
+    let documents = signed.documents();
+    if corpus.ids.len() != documents {
+        return Err(Error::Usage(format!(
+            "the parts signed {documents} documents, and the input now has {}: join the \
+             parts with the input they ran on{}",
+            corpus.ids.len(),
+            match corpus.skipped.count {
+                0 => String::new(),
+                _ => format!(
+                    " (--skip-invalid skipped {}, the first: {}; a split run cannot skip an \
+                     id repeated in two parts as one run does: remove the repeats, or run \
+                     whole)",
+                    corpus.skipped.count, corpus.skipped.first[0]
+                ),
+            }
+        )));
+    }
+    for folder in &signed.folders {
+        let share = signed.first_of(folder.part.number) as usize
+            ..signed.first_of(folder.part.number + 1) as usize;
+        let ids = corpus.ids[share].iter().map(String::as_str);
+        if folder.folder.summary.ids_digest != Some(IdsDigest::of(ids)) {
+            return Err(Error::Usage(format!(
+                "{} signed other documents than the input now holds in its share: the input \
+                 changed since signing; sign it again, or join with the input the parts ran on",
+                folder.dir.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The signatures of some documents, gathered from the signed parts: what the join chooses
 /// each group's representative by.
 struct Gathered {
@@ -117,14 +146,14 @@ struct Gathered {
 
 impl Gathered {
     /// The signatures of `wanted` (sorted, without repeats), read a share at a time.
-    fn read(signed: &[StageFolder], wanted: Vec<u32>, num_perm: usize) -> Result<Self> {
+    fn read(signed: &SignedParts, wanted: Vec<u32>, num_perm: usize) -> Result<Self> {
         let mut slots = vec![0u32; wanted.len() * num_perm];
         let mut empty = vec![false; wanted.len()];
         let mut found = 0;
-        for folder in signed {
-            let share = Share::read(folder)?;
-            for (row, doc) in share.docs.iter().enumerate() {
-                if let Ok(place) = wanted.binary_search(doc) {
+        for folder in &signed.folders {
+            let share = Share::read(signed, folder.part.number)?;
+            for (row, doc) in share.docs().enumerate() {
+                if let Ok(place) = wanted.binary_search(&doc) {
                     slots[place * num_perm..(place + 1) * num_perm]
                         .copy_from_slice(share.signatures.row(row));
                     empty[place] = share.signatures.is_empty_doc(row);

@@ -5,10 +5,14 @@
 //! two, except the last:
 //!
 //! 1. **sign** (`neardup dedup --method minhash --part I/N --out signedI/`, [`sign`]): reads
-//!    the corpus, signs the documents whose id hashes to part `I` ([`Part::holds_id`]), and
-//!    writes their sketches, and each of their band keys (and, under the evidence rule, title
-//!    keys) into the file of the part the key hashes to. Every document of one bucket is so
-//!    in one file of every signed part.
+//!    share `I` of the input, the records that start in the `I`th of `N` equal byte ranges
+//!    ([`ByteRange`](crate::io::ByteRange); JSON Lines is entered mid-file, other formats are
+//!    read from the start and the records before passed over), signs them, and writes their
+//!    sketches, and each of their band keys (and, under the evidence rule, title keys) into
+//!    the file of the part the key hashes to. Every document of one bucket is so in one file
+//!    of every signed part. A part numbers its documents from 0; since shares follow each
+//!    other in input order, a document's number in the run is its number in its part plus
+//!    the documents of the parts before ([`SignedParts`]), as one run numbers it.
 //! 2. **band** (`neardup merge signed*/ --part J/N --out bandedJ/`, [`band`]): reads the keys
 //!    routed to `J` from every signed part; documents that share a key are candidates, exactly
 //!    as one run proposes them. Each candidate goes to the part that signed its first
@@ -19,7 +23,8 @@
 //! 4. **join** (`neardup merge confirmed*/ --out out/`): every candidate once, grouped by the
 //!    confirmed pairs; the run's files, byte for byte those of one run (`summary.json` but for
 //!    its timings and run id). Like one run's writing stage, it reads the corpus again and
-//!    holds every id and every scored candidate.
+//!    holds every id and every scored candidate; it checks that each part's share holds the
+//!    ids the part signed (an id repeated in two parts, or an input changed since, is refused).
 //!
 //! `neardup merge` given the folders of an earlier stage and no `--part` runs the stages left
 //! in one process, one part at a time: the way on one machine. Stage folders are run folders
@@ -63,8 +68,8 @@ fn candidates_file(part: Part) -> String {
     format!("candidates-{}.bin", part.number)
 }
 
-/// A candidate on its way to the part that confirms it: its documents and the part that
-/// signed its second one.
+/// A candidate on its way to the part that confirms it, which signed one of its documents:
+/// its documents and the part that signed the other.
 type Routed = (u32, u32, u32);
 
 /// A candidate as a confirmed part holds it: its documents, its Jaccard estimate, and whether
@@ -175,10 +180,51 @@ fn open_stage(dirs: &[PathBuf]) -> Result<Vec<StageFolder>> {
     Ok(folders)
 }
 
+/// The signed parts of a run, in part order, and where each one's documents start in the
+/// numbering of the whole run: a part's documents follow those of the parts before it.
+struct SignedParts {
+    folders: Vec<StageFolder>,
+    /// The run's number of each part's first document, and after the last, the run's count.
+    first: Vec<u32>,
+}
+
+impl SignedParts {
+    fn new(mut folders: Vec<StageFolder>) -> SignedParts {
+        folders.sort_by_key(|f| f.part.number);
+        let mut first = vec![0u32];
+        for folder in &folders {
+            first.push(first[first.len() - 1] + folder.folder.summary.documents as u32);
+        }
+        SignedParts { folders, first }
+    }
+
+    /// The documents of the whole run.
+    fn documents(&self) -> usize {
+        self.first[self.folders.len()] as usize
+    }
+
+    /// The part that signed document `doc` (an empty part holds none: the one after it,
+    /// which starts at the same document, does).
+    fn signer_of(&self, doc: u32) -> u32 {
+        self.first[..self.folders.len()].partition_point(|&f| f <= doc) as u32
+    }
+
+    /// The folder of part `number`.
+    fn folder(&self, number: u32) -> &StageFolder {
+        &self.folders[number as usize - 1]
+    }
+
+    /// The run's number of part `number`'s first document.
+    fn first_of(&self, number: u32) -> u32 {
+        self.first[number as usize - 1]
+    }
+}
+
 /// The signed parts the stage in `folders` was made from, checked to be of its run.
-fn signed_of(folders: &[StageFolder]) -> Result<Vec<StageFolder>> {
+fn signed_of(folders: &[StageFolder]) -> Result<SignedParts> {
     if folders[0].stage == Stage::Signed {
-        return open_stage(&folders.iter().map(|f| f.dir.clone()).collect::<Vec<_>>());
+        let dirs: Vec<PathBuf> = folders.iter().map(|f| f.dir.clone()).collect();
+        return Ok(SignedParts::new(open_stage(&dirs)?));
     }
     let dirs = folders[0].signed();
     if let Some(missing) = dirs.iter().find(|d| !d.join(RUN_SUMMARY).is_file()) {
@@ -198,7 +244,7 @@ fn signed_of(folders: &[StageFolder]) -> Result<Vec<StageFolder>> {
             signed[0].dir.display()
         )));
     }
-    Ok(signed)
+    Ok(SignedParts::new(signed))
 }
 
 /// Whether `dir` holds a stage of a split MinHash run (else, a part of a two-stage run).
@@ -292,22 +338,29 @@ fn write_words(run: &mut RunWriter, name: &str, words: &[u32]) -> Result<()> {
     run.commit(file)
 }
 
-/// The sketches a signed part wrote: its documents (in order) and their rows.
+/// The sketches a signed part wrote: a row for each of its documents, in order.
 struct Share {
-    docs: Vec<u32>,
+    /// The run's number of the first.
+    first: u32,
     signatures: Signatures,
     sketches: SketchFacts,
 }
 
 impl Share {
-    fn read(folder: &StageFolder) -> Result<Share> {
-        folder.folder.read_with(SKETCHES, |r| {
+    /// The sketches of part `number`.
+    fn read(signed: &SignedParts, number: u32) -> Result<Share> {
+        signed.folder(number).folder.read_with(SKETCHES, |r| {
             Ok(Share {
-                docs: read_list(r)?,
+                first: signed.first_of(number),
                 signatures: Signatures::read_from(r)?,
                 sketches: SketchFacts::read_from(r)?,
             })
         })
+    }
+
+    /// The run's numbers of its documents.
+    fn docs(&self) -> std::ops::Range<u32> {
+        self.first..self.first + self.signatures.len() as u32
     }
 }
 
@@ -324,7 +377,7 @@ pub fn advance(dirs: &[PathBuf], part: Part, lock: FolderLock) -> Result<RunSumm
     }
     let signed = signed_of(&folders)?;
     let clock = Instant::now();
-    let signed_from_here = seen_from(lock.dir(), &signed);
+    let signed_from_here = seen_from(lock.dir(), &signed.folders);
     let mut run = RunWriter::begin(lock)?;
     let (stage, counts) = match first.stage {
         Stage::Signed => {
@@ -369,7 +422,7 @@ pub fn advance(dirs: &[PathBuf], part: Part, lock: FolderLock) -> Result<RunSumm
         &spec_for(first, Some(part)),
         stage,
         Some(signed_from_here),
-        first.folder.summary.documents,
+        signed.documents(),
         counts,
         seconds,
     );

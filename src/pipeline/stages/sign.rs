@@ -2,26 +2,25 @@
 
 use std::time::Instant;
 
-use super::{SKETCHES, Stage, TITLE_BAND, keys_file, stage_summary};
+use super::{SKETCHES, Stage, TITLE_BAND, keys_file, stage_summary, write_words};
 use crate::confirm::{Confirm, Confirmer, SketchFacts, title_key};
 use crate::error::{Error, Result};
-use crate::io::{FolderLock, SkipReport, read_corpus, write_list};
-use crate::output::run::{RunSummary, RunWriter, StageTimes};
+use crate::io::{ByteRange, FolderLock, Input, SkipReport, read_corpus_in};
+use crate::output::run::{IdsDigest, RunSummary, RunWriter, StageTimes};
 use crate::pipeline::{Method, PipelineSpec};
 use crate::sketch::{Signatures, band_keys};
 
 /// What a signed part wrote.
 pub struct Signed {
-    /// The folder's summary.
+    /// The folder's summary: `documents` is how many the part signed.
     pub summary: RunSummary,
-    /// The documents this part signed, of the `summary.documents` read.
-    pub signed: usize,
     /// What `--skip-invalid` skipped.
     pub skipped: SkipReport,
 }
 
-/// Stage 1: signs the documents of the part `spec`'s MinHash settings name, and writes their
-/// sketches and their keys, routed to the parts that own them, into the folder `lock` holds.
+/// Stage 1: signs the documents of the part `spec`'s MinHash settings name (those that start
+/// in its [`ByteRange`] of the input), and writes their sketches and their keys, routed to
+/// the parts that own them, into the folder `lock` holds.
 pub fn sign_part(spec: &PipelineSpec, lock: FolderLock) -> Result<Signed> {
     let Method::MinHash(config) = &spec.method else {
         unreachable!("only MinHash signs in stages")
@@ -32,36 +31,35 @@ pub fn sign_part(spec: &PipelineSpec, lock: FolderLock) -> Result<Signed> {
     let confirmer = Confirmer::new(&config.confirm, -1.0)?;
     let banding = confirmer.banding();
     let titles = config.confirm.rule.confirm == Confirm::Evidence;
+    let total = inputs.iter().map(Input::size).sum();
+    let range = ByteRange::share(part.number, part.count, total);
     let clock = Instant::now();
-    let mut docs = Vec::new();
     let mut signatures = Signatures::new(confirmer.num_perm());
     let mut sketches = SketchFacts::default();
     // Per part it is routed to: band, key (two words) and document, four words a key.
     let mut keys: Vec<Vec<u32>> = vec![Vec::new(); part.count as usize];
     let mut doc = 0u32;
-    let corpus = read_corpus(
+    // Documents are numbered within the part; the stages after add the parts before.
+    let corpus = read_corpus_in(
         &inputs,
         &read,
-        |record| part.holds_id(&record.id).then(|| confirmer.sign(record)),
+        range,
+        |record| confirmer.sign(record),
         |sketch| {
-            if let Some(sketch) = sketch {
-                let mut route = |band: u32, key: u64| {
-                    let to =
-                        part.index_of(key ^ u64::from(band).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-                    keys[to].extend([band, key as u32, (key >> 32) as u32, doc]);
-                };
-                if sketch.shingles > 0 {
-                    for (band, key) in band_keys(&sketch.signature, banding).enumerate() {
-                        route(band as u32, key);
-                    }
+            let mut route = |band: u32, key: u64| {
+                let to = part.index_of(key ^ u64::from(band).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+                keys[to].extend([band, key as u32, (key >> 32) as u32, doc]);
+            };
+            if sketch.shingles > 0 {
+                for (band, key) in band_keys(&sketch.signature, banding).enumerate() {
+                    route(band as u32, key);
                 }
-                if titles && let Some(key) = title_key(&sketch.facts) {
-                    route(TITLE_BAND, key);
-                }
-                docs.push(doc);
-                signatures.push(&sketch.signature, sketch.shingles == 0);
-                sketches.push(sketch.shingles, sketch.facts);
             }
+            if titles && let Some(key) = title_key(&sketch.facts) {
+                route(TITLE_BAND, key);
+            }
+            signatures.push(&sketch.signature, sketch.shingles == 0);
+            sketches.push(sketch.shingles, sketch.facts);
             doc += 1;
         },
     )?;
@@ -69,26 +67,23 @@ pub fn sign_part(spec: &PipelineSpec, lock: FolderLock) -> Result<Signed> {
     let mut file = run.create(SKETCHES)?;
     let target = file.target().to_owned();
     (|| {
-        write_list(&mut file, &docs)?;
         signatures.write_to(&mut file)?;
         sketches.write_to(&mut file)
     })()
     .map_err(|e| Error::io(&target, e))?;
     run.commit(file)?;
     for (to, keys) in part.all().zip(&keys) {
-        let mut file = run.create(&keys_file(to))?;
-        write_list(&mut file, keys).map_err(|e| Error::io(file.target(), e))?;
-        run.commit(file)?;
+        write_words(&mut run, &keys_file(to), keys)?;
     }
     let times = StageTimes {
         sketch: clock.elapsed().as_secs_f64(),
         ..StageTimes::default()
     };
-    tracing::info!(part = %part, signed = docs.len(), documents = corpus.ids.len(), "signed");
-    let summary = stage_summary(spec, Stage::Signed, None, corpus.ids.len(), (0, 0), times);
+    tracing::info!(part = %part, documents = corpus.ids.len(), from_byte = range.start, "signed");
+    let mut summary = stage_summary(spec, Stage::Signed, None, corpus.ids.len(), (0, 0), times);
+    summary.ids_digest = Some(IdsDigest::of(corpus.ids.iter().map(String::as_str)));
     Ok(Signed {
         summary: run.finish(summary)?,
-        signed: docs.len(),
         skipped: corpus.skipped,
     })
 }
