@@ -4,8 +4,11 @@
 # RSS, accuracy and macro-F1 per tool, and neardup's speed ratio to each; then the stricter
 # ratio, each peer's compute alone (tokenising to verified pairs, its JSON load left out)
 # against neardup's whole run.
+# rensa-matrix and rensa-matrix-rho are rensa's bulk matrix path, which flags records and
+# finds no pairs or groups: every tool is also scored on flags alone (a record is flagged when
+# it is in a group; right when it has labelled duplicates).
 # Usage: eval/peers.sh [DOCS] [TOOLS] [ABSTRACT_WORDS]
-#   e.g. eval/peers.sh 100000 "rensa gaoya datasketch" 250   (250: CORE-like, ~3 KB a record)
+#   e.g. eval/peers.sh 100000 "rensa rensa-matrix rensa-matrix-rho" 250   (250: CORE-like, ~3 KB a record)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 docs=${1:-100000}
@@ -31,6 +34,7 @@ measure() {
     /usr/bin/time -f "%e %U %S %M" -o "$work/$name.time" "$@" >/dev/null
     local pred=(--pred "$work/$name")
     [[ $name == neardup* ]] || pred=(--pred-groups "$work/$name/groups.jsonl")
+    [[ -f $work/$name/flags.json ]] && return
     "$bin" eval --truth "$work/corpus.jsonl" "${pred[@]}" --json "$work/$name.eval.json" >/dev/null
 }
 # One untimed run first (as hyperfine's --warmup): the first process to read a new file here
@@ -46,33 +50,61 @@ for tool in $tools; do
 done
 
 python3 - "$work" "$docs" "$(wc -c < "$work/corpus.jsonl")" neardup neardup-oph neardup-16x8 $tools <<'PY'
-import json, sys
+import json, os, sys
 work, docs, size, names = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
+labelled = set()
+with open(f"{work}/corpus.jsonl", encoding="utf8") as f:
+    for line in f:
+        d = json.loads(line)
+        if d.get("labelled_duplicates"):
+            labelled.add(d["core_id"])
+
+
+def flagged(n):
+    """The ids a tool flags as duplicates: its flags, or the members of its groups."""
+    flags = f"{work}/{n}/flags.json"
+    if os.path.exists(flags):
+        return set(json.load(open(flags)))
+    return {m for line in open(f"{work}/{n}/groups.jsonl") for m in json.loads(line)["members"]}
+
+
+def flag_scores(flags):
+    """Accuracy and macro-F1 of flags against "has labelled duplicates", per record."""
+    tp = len(flags & labelled)
+    fp, fn = len(flags - labelled), len(labelled - flags)
+    tn = docs - tp - fp - fn
+    f1 = lambda tp, fp, fn: 2 * tp / (2 * tp + fp + fn) if tp else 0.0
+    return (tp + tn) / docs, (f1(tp, fp, fn) + f1(tn, fn, fp)) / 2
+
+
 rows = {}
 for n in names:
     wall, user, sys_, rss = open(f"{work}/{n}.time").read().split()
-    e = json.load(open(f"{work}/{n}.eval.json"))
-    rows[n] = (float(wall), float(user) + float(sys_), int(rss) / 1024, e["accuracy"], e["macro_f1"])
+    e = json.load(open(f"{work}/{n}.eval.json")) if os.path.exists(f"{work}/{n}.eval.json") else None
+    scores = (e["accuracy"], e["macro_f1"]) if e else (None, None)
+    rows[n] = (float(wall), float(user) + float(sys_), int(rss) / 1024, *scores, *flag_scores(flagged(n)))
 print(f"{docs:,} generated documents ({size / docs / 1000:.1f} KB a record), word 1-gram sets,"
       " 128 slots; the peers confirm an estimated Jaccard >= 0.7")
 print("(neardup: its defaults, the evidence rule at 0.8 banded 14 x 9, and the peers' 16 x 8;"
       " neardup-oph: --hashing one-permutation)\n")
-print("| tool | wall s | CPU s | peak RSS MB | accuracy | macro-F1 | neardup faster (wall / CPU) |")
-print("|---|---|---|---|---|---|---|")
+print("| tool | returns | wall s | CPU s | peak RSS MB | accuracy | macro-F1 | flag accuracy | flag macro-F1 | neardup faster (wall / CPU) |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 base = rows["neardup"]
 for n in names:
-    w, c, r, a, f = rows[n]
+    w, c, r, a, f, fa, ff = rows[n]
+    returns = "flags" if a is None else "pairs, groups"
+    a, f = ("n/a", "n/a") if a is None else (f"{a:.4f}", f"{f:.4f}")
     ratio = "" if n.startswith("neardup") else f"{w / base[0]:.1f}x / {c / base[1]:.1f}x"
-    print(f"| {n} | {w:.2f} | {c:.2f} | {r:,.0f} | {a:.4f} | {f:.4f} | {ratio} |")
+    print(f"| {n} | {returns} | {w:.2f} | {c:.2f} | {r:,.0f} | {a} | {f} | {fa:.4f} | {ff:.4f} | {ratio} |")
 
 peers = [n for n in names if not n.startswith("neardup")]
 print("\nEach peer's compute (tokenising to verified pairs, JSON load excluded) against")
 print("neardup's whole run (read, sketch, LSH, confirm, group, write every output):\n")
-print("| peer | JSON load s | compute s | neardup wall s | ratio | neardup-oph wall s | ratio |")
+print("| peer | JSON load s | compute s (of it tokenising in Python) | neardup wall s | ratio | neardup-oph wall s | ratio |")
 print("|---|---|---|---|---|---|---|")
 for n in peers:
     t = json.load(open(f"{work}/{n}/timing.json"))
     nd, oph = rows["neardup"][0], rows["neardup-oph"][0]
-    print(f"| {n} | {t['load_s']:.2f} | {t['compute_s']:.2f} | {nd:.2f} | "
+    print(f"| {n} | {t['load_s']:.2f} | {t['compute_s']:.2f} ({t['tokenise_s']:.2f}) | {nd:.2f} | "
           f"{t['compute_s'] / nd:.1f}x | {oph:.2f} | {t['compute_s'] / oph:.1f}x |")
 PY

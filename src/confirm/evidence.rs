@@ -227,6 +227,22 @@ impl SketchFacts {
         self.facts.push(facts);
     }
 
+    /// Appends the documents of `other`.
+    pub fn extend(&mut self, other: SketchFacts) {
+        self.shingles.extend(other.shingles);
+        self.facts.extend(other.facts);
+    }
+
+    /// The number of documents.
+    pub fn len(&self) -> usize {
+        self.shingles.len()
+    }
+
+    /// Whether there are no documents.
+    pub fn is_empty(&self) -> bool {
+        self.shingles.is_empty()
+    }
+
     /// Distinct shingles of document `doc`.
     pub fn shingles(&self, doc: usize) -> u32 {
         self.shingles[doc]

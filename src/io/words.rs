@@ -17,9 +17,11 @@ pub fn write_words(w: &mut impl Write, words: &[u32]) -> io::Result<()> {
     Ok(())
 }
 
-/// Reads `count` words that [`write_words`] wrote.
+/// Reads `count` words that [`write_words`] wrote. The words grow as they are read: a count
+/// from a damaged file ends in an error at the end of the input, not in asking for more memory
+/// than the machine has.
 pub fn read_words(r: &mut impl Read, count: usize) -> io::Result<Vec<u32>> {
-    let mut words = Vec::with_capacity(count);
+    let mut words = Vec::with_capacity(count.min(1 << 24));
     let mut bytes = vec![0u8; CHUNK.min(count) * 4];
     while words.len() < count {
         let n = CHUNK.min(count - words.len());
@@ -81,5 +83,11 @@ mod tests {
             read_list(&mut r).unwrap_err().kind(),
             io::ErrorKind::UnexpectedEof
         );
+        // A damaged count is an error, not an allocation of 2^56 words.
+        let mut damaged = Vec::new();
+        write_count(&mut damaged, 1 << 56).unwrap();
+        write_words(&mut damaged, &[1, 2, 3]).unwrap();
+        let err = read_list(&mut damaged.as_slice()).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
     }
 }

@@ -221,6 +221,13 @@ impl Signatures {
         self.empty.push(empty);
     }
 
+    /// Appends every row of `other`.
+    pub fn extend(&mut self, other: &Signatures) {
+        assert_eq!(other.num_perm, self.num_perm, "signature length");
+        self.slots.extend_from_slice(&other.slots);
+        self.empty.extend_from_slice(&other.empty);
+    }
+
     /// The number of documents.
     pub fn len(&self) -> usize {
         self.empty.len()

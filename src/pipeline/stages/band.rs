@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 
-use super::{Routed, SignedParts, TITLE_BAND, keys_file, read_words};
+use super::{Routed, SignedParts, TITLE_BAND, keys_file, read_keys};
 use crate::confirm::title_block_pairs;
 use crate::error::Result;
 use crate::pipeline::Part;
@@ -16,7 +16,7 @@ pub(super) fn band(signed: &SignedParts, part: Part) -> Result<Vec<Vec<Routed>>>
     // Band, key, and the run's number of the document.
     let mut keys: Vec<(u32, u64, u32)> = Vec::new();
     for folder in &signed.folders {
-        let words = read_words(folder, &keys_file(part))?;
+        let words = read_keys(folder, &keys_file(part))?;
         let first = signed.first_of(folder.part.number);
         keys.extend(words.chunks_exact(4).map(|w| {
             let key = u64::from(w[1]) | (u64::from(w[2]) << 32);

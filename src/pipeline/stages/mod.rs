@@ -321,6 +321,11 @@ fn read_words(folder: &StageFolder, name: &str) -> Result<Vec<u32>> {
     folder.folder.read_with(name, read_list)
 }
 
+/// A file of keys a signed part wrote, read back checked.
+fn read_keys(folder: &StageFolder, name: &str) -> Result<Vec<u32>> {
+    folder.folder.read_with(name, sign::read_word_blocks)
+}
+
 /// The candidates every banded part in `banded` routed to `part`.
 fn routed_to(banded: &[StageFolder], part: Part) -> Result<Vec<Routed>> {
     let mut routed = Vec::new();
@@ -349,12 +354,15 @@ struct Share {
 impl Share {
     /// The sketches of part `number`.
     fn read(signed: &SignedParts, number: u32) -> Result<Share> {
-        signed.folder(number).folder.read_with(SKETCHES, |r| {
-            Ok(Share {
-                first: signed.first_of(number),
-                signatures: Signatures::read_from(r)?,
-                sketches: SketchFacts::read_from(r)?,
-            })
+        let folder = signed.folder(number);
+        let num_perm = folder.config.confirm.minhash.num_perm;
+        let (signatures, sketches) = folder
+            .folder
+            .read_with(SKETCHES, |r| sign::read_sketch_blocks(r, num_perm))?;
+        Ok(Share {
+            first: signed.first_of(number),
+            signatures,
+            sketches,
         })
     }
 

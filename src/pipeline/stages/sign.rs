@@ -1,13 +1,17 @@
 //! Stage 1, sign: a part's share of the documents signed, and their keys routed.
 
+use std::io::Read;
 use std::time::Instant;
 
-use super::{SKETCHES, Stage, TITLE_BAND, keys_file, stage_summary, write_words};
-use crate::confirm::{Confirm, Confirmer, SketchFacts, title_key};
+use super::{SKETCHES, Stage, TITLE_BAND, keys_file, stage_summary};
+use crate::confirm::{Confirm, Confirmer, Sketch, SketchFacts, title_key};
 use crate::error::{Error, Result};
-use crate::io::{ByteRange, FolderLock, Input, SkipReport, read_corpus_in};
-use crate::output::run::{IdsDigest, RunSummary, RunWriter, StageTimes};
-use crate::pipeline::{Method, PipelineSpec};
+use crate::io::{
+    ByteRange, FolderLock, Input, SkipReport, read_corpus_in, read_count, read_list, write_count,
+    write_list,
+};
+use crate::output::run::{IdsDigest, RunFile, RunSummary, RunWriter, StageTimes};
+use crate::pipeline::{Method, Part, PipelineSpec};
 use crate::sketch::{Signatures, band_keys};
 
 /// What a signed part wrote.
@@ -34,10 +38,8 @@ pub fn sign_part(spec: &PipelineSpec, lock: FolderLock) -> Result<Signed> {
     let total = inputs.iter().map(Input::size).sum();
     let range = ByteRange::share(part.number, part.count, total);
     let clock = Instant::now();
-    let mut signatures = Signatures::new(confirmer.num_perm());
-    let mut sketches = SketchFacts::default();
-    // Per part it is routed to: band, key (two words) and document, four words a key.
-    let mut keys: Vec<Vec<u32>> = vec![Vec::new(); part.count as usize];
+    let mut run = RunWriter::begin(lock)?;
+    let mut files = SignedFiles::create(&run, part, confirmer.num_perm())?;
     let mut doc = 0u32;
     // Documents are numbered within the part; the stages after add the parts before.
     let corpus = read_corpus_in(
@@ -48,7 +50,7 @@ pub fn sign_part(spec: &PipelineSpec, lock: FolderLock) -> Result<Signed> {
         |sketch| {
             let mut route = |band: u32, key: u64| {
                 let to = part.index_of(key ^ u64::from(band).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-                keys[to].extend([band, key as u32, (key >> 32) as u32, doc]);
+                files.key(to, [band, key as u32, (key >> 32) as u32, doc]);
             };
             if sketch.shingles > 0 {
                 for (band, key) in band_keys(&sketch.signature, banding).enumerate() {
@@ -58,23 +60,11 @@ pub fn sign_part(spec: &PipelineSpec, lock: FolderLock) -> Result<Signed> {
             if titles && let Some(key) = title_key(&sketch.facts) {
                 route(TITLE_BAND, key);
             }
-            signatures.push(&sketch.signature, sketch.shingles == 0);
-            sketches.push(sketch.shingles, sketch.facts);
+            files.sketch(sketch);
             doc += 1;
         },
     )?;
-    let mut run = RunWriter::begin(lock)?;
-    let mut file = run.create(SKETCHES)?;
-    let target = file.target().to_owned();
-    (|| {
-        signatures.write_to(&mut file)?;
-        sketches.write_to(&mut file)
-    })()
-    .map_err(|e| Error::io(&target, e))?;
-    run.commit(file)?;
-    for (to, keys) in part.all().zip(&keys) {
-        write_words(&mut run, &keys_file(to), keys)?;
-    }
+    files.finish(&mut run)?;
     let times = StageTimes {
         sketch: clock.elapsed().as_secs_f64(),
         ..StageTimes::default()
@@ -86,4 +76,186 @@ pub fn sign_part(spec: &PipelineSpec, lock: FolderLock) -> Result<Signed> {
         summary: run.finish(summary)?,
         skipped: corpus.skipped,
     })
+}
+
+/// Documents a block of `sketches.bin` holds.
+const BLOCK_DOCUMENTS: usize = 16_384;
+/// Words a block of a keys file holds (4 MB).
+const BLOCK_WORDS: usize = 1 << 20;
+
+/// A signed part's files, written a block at a time as documents are signed, so that a signer
+/// holds a block of each, not its share (a share of ten million documents in eight parts is
+/// 1.6 GB of sketches and keys). `sketches.bin` is blocks of a document count and its rows,
+/// ended by a count of 0 ([`read_sketch_blocks`]); a keys file is lists of words, ended by an
+/// empty one ([`read_word_blocks`]).
+struct SignedFiles {
+    /// Documents and words a block holds.
+    block: (usize, usize),
+    sketches: RunFile,
+    signatures: Signatures,
+    facts: SketchFacts,
+    /// Per part the keys go to: its file and the words not yet written.
+    keys: Vec<(RunFile, Vec<u32>)>,
+    /// The first write that failed: the rest are not tried.
+    failed: Option<Error>,
+}
+
+impl SignedFiles {
+    fn create(run: &RunWriter, part: Part, num_perm: usize) -> Result<SignedFiles> {
+        Ok(SignedFiles {
+            block: (BLOCK_DOCUMENTS, BLOCK_WORDS),
+            sketches: run.create(SKETCHES)?,
+            signatures: Signatures::new(num_perm),
+            facts: SketchFacts::default(),
+            keys: part
+                .all()
+                .map(|to| Ok((run.create(&keys_file(to))?, Vec::new())))
+                .collect::<Result<_>>()?,
+            failed: None,
+        })
+    }
+
+    /// A key (band, key as two words, document) for the part at `to` (from 0).
+    fn key(&mut self, to: usize, words: [u32; 4]) {
+        let (file, block) = &mut self.keys[to];
+        block.extend(words);
+        if block.len() >= self.block.1 && self.failed.is_none() {
+            let written = write_list(file, block).map_err(|e| Error::io(file.target(), e));
+            self.failed = written.err();
+            block.clear();
+        }
+    }
+
+    /// The next document's sketch.
+    fn sketch(&mut self, sketch: Sketch) {
+        self.signatures
+            .push(&sketch.signature, sketch.shingles == 0);
+        self.facts.push(sketch.shingles, sketch.facts);
+        if self.signatures.len() >= self.block.0 && self.failed.is_none() {
+            self.failed = self.write_sketches().err();
+        }
+    }
+
+    /// Writes the sketches held as a block, and lets them go.
+    fn write_sketches(&mut self) -> Result<()> {
+        let file = &mut self.sketches;
+        (|| {
+            write_count(file, self.signatures.len())?;
+            self.signatures.write_to(file)?;
+            self.facts.write_to(file)
+        })()
+        .map_err(|e| Error::io(file.target(), e))?;
+        self.signatures = Signatures::new(self.signatures.num_perm());
+        self.facts = SketchFacts::default();
+        Ok(())
+    }
+
+    /// Writes what is held and the ends of the files, and puts them in place.
+    fn finish(mut self, run: &mut RunWriter) -> Result<()> {
+        if let Some(failed) = self.failed {
+            return Err(failed);
+        }
+        if !self.signatures.is_empty() {
+            self.write_sketches()?;
+        }
+        write_count(&mut self.sketches, 0).map_err(|e| Error::io(self.sketches.target(), e))?;
+        run.commit(self.sketches)?;
+        for (mut file, block) in self.keys {
+            (|| {
+                if !block.is_empty() {
+                    write_list(&mut file, &block)?;
+                }
+                write_list(&mut file, &[])
+            })()
+            .map_err(|e| Error::io(file.target(), e))?;
+            run.commit(file)?;
+        }
+        Ok(())
+    }
+}
+
+/// Reads the blocks of a `sketches.bin`, as one share.
+pub(super) fn read_sketch_blocks(
+    r: &mut impl Read,
+    num_perm: usize,
+) -> std::io::Result<(Signatures, SketchFacts)> {
+    let mut signatures = Signatures::new(num_perm);
+    let mut sketches = SketchFacts::default();
+    loop {
+        let count = read_count(r)?;
+        if count == 0 {
+            return Ok((signatures, sketches));
+        }
+        let block = Signatures::read_from(r)?;
+        let facts = SketchFacts::read_from(r)?;
+        if block.len() != count || facts.len() != count || block.num_perm() != num_perm {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "a block of sketches holds other than the documents it counts",
+            ));
+        }
+        signatures.extend(&block);
+        sketches.extend(facts);
+    }
+}
+
+/// Reads the blocks of a keys file, as one list.
+pub(super) fn read_word_blocks(r: &mut impl Read) -> std::io::Result<Vec<u32>> {
+    let mut words = Vec::new();
+    loop {
+        let block = read_list(r)?;
+        if block.is_empty() {
+            return Ok(words);
+        }
+        words.extend(block);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::confirm::Facts;
+
+    #[test]
+    fn files_written_in_blocks_read_back_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("signed");
+        let mut run = RunWriter::begin(RunWriter::lock(&out).unwrap()).unwrap();
+        let part = Part {
+            number: 1,
+            count: 2,
+        };
+        let mut files = SignedFiles::create(&run, part, 4).unwrap();
+        // Blocks of 3 documents and 8 words: 10 documents make 4 blocks, the last short.
+        files.block = (3, 8);
+        let mut keys = [Vec::new(), Vec::new()];
+        for doc in 0..10u32 {
+            let words = [doc, doc * 7, doc * 11, doc];
+            files.key(doc as usize % 2, words);
+            keys[doc as usize % 2].extend(words);
+            files.sketch(Sketch {
+                signature: vec![doc, doc + 1, doc + 2, doc + 3],
+                shingles: doc,
+                facts: Facts::of(Some("a title"), &format!("body {doc}")),
+            });
+        }
+        files.finish(&mut run).unwrap();
+        let read = |name: &str| std::fs::read(out.join(name)).unwrap();
+        let (signatures, sketches) = read_sketch_blocks(&mut &read(SKETCHES)[..], 4).unwrap();
+        assert_eq!(signatures.len(), 10);
+        assert_eq!(signatures.row(7), [7, 8, 9, 10]);
+        assert!(signatures.is_empty_doc(0) && !signatures.is_empty_doc(1));
+        assert_eq!(sketches.shingles(9), 9);
+        assert_eq!(*sketches.facts(4), Facts::of(Some("a title"), "body 4"));
+        for (to, keys) in part.all().zip(keys) {
+            assert_eq!(
+                read_word_blocks(&mut &read(&keys_file(to))[..]).unwrap(),
+                keys
+            );
+        }
+        // A file cut short is an error, not a share.
+        let sketches = read(SKETCHES);
+        let cut = read_sketch_blocks(&mut &sketches[..sketches.len() - 8], 4);
+        assert_eq!(cut.unwrap_err().kind(), std::io::ErrorKind::UnexpectedEof);
+    }
 }
