@@ -1,6 +1,7 @@
 # Slurm on loopback for the scripts beside this one (sourced, not run): munged, slurmctld and
 # slurmd configured in a scratch folder ($work, nothing in /etc), one node of $cpus CPUs, a
-# `submit` that prints what it submits, and a `show` that prints a command and runs it.
+# `submit` that prints what it submits, and a `show` that prints a command and runs it; job
+# scripts see $MEASURE (GNU time) and log each task's wall and peak memory.
 # Everything stops and $work is removed on exit; a script that starts more sets `stop_more`.
 work=$(mktemp -d)
 # munged wants the folder of its socket open to all.
@@ -29,6 +30,11 @@ munged --key-file "$work/munge.key" --socket "$work/munge.sock" --pid-file "$wor
   --log-file "$work/munged.log" --seed-file "$work/munge.seed"
 mkdir -p "$work/state" "$work/spool"
 export SLURM_CONF=$work/slurm.conf
+# The job scripts run neardup under $MEASURE when it is set: each task's log then ends with its
+# wall and peak memory (this loopback has no accounting database for `sacct`).
+if [[ -x /usr/bin/time ]]; then
+  export MEASURE="/usr/bin/time -f wall_s=%e,peak_rss_kb=%M"
+fi
 cat > "$SLURM_CONF" <<CONF
 ClusterName=neardup
 SlurmctldHost=localhost(127.0.0.1)
