@@ -1,10 +1,10 @@
 //! Reading a corpus into ids and sketches, in parallel, with per-document memory only for the
 //! raw text (records are parsed in chunks and their text dropped once sketched).
 
+use std::path::Path;
+
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
-
-use std::path::Path;
 
 use super::{ByteRange, FieldSpec, Input, RawRecord, Record};
 use crate::error::{Error, InputError, Location, Result};

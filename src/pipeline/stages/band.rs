@@ -17,7 +17,7 @@ pub(super) fn band(signed: &SignedParts, part: Part) -> Result<Vec<Vec<Routed>>>
     let mut keys: Vec<(u32, u64, u32)> = Vec::new();
     for folder in &signed.folders {
         let words = read_keys(folder, &keys_file(part))?;
-        let first = signed.first_of(folder.part.number);
+        let first = signed.docs_of(folder.part.number).start;
         keys.extend(words.chunks_exact(4).map(|w| {
             let key = u64::from(w[1]) | (u64::from(w[2]) << 32);
             (w[0], key, first + w[3])

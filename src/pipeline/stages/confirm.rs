@@ -10,8 +10,8 @@ use crate::pipeline::{MinHashConfig, Part};
 impl Share {
     /// The row of document `doc`, which this share holds.
     fn row(&self, doc: u32) -> Result<usize> {
-        match self.docs().contains(&doc) {
-            true => Ok((doc - self.first) as usize),
+        match self.docs.contains(&doc) {
+            true => Ok((doc - self.docs.start) as usize),
             false => Err(Error::Usage(format!(
                 "document {doc} is not in the signed part it was routed from: give the signed \
                  folders of one run, each as it was written"
@@ -49,7 +49,7 @@ pub(super) fn confirm(
         // of both.
         let rows: Vec<(bool, usize, usize)> = block
             .par_iter()
-            .map(|&(a, b, _)| match own.docs().contains(&a) {
+            .map(|&(a, b, _)| match own.docs.contains(&a) {
                 true => Ok((true, own.row(a)?, theirs.row(b)?)),
                 false => Ok((false, theirs.row(a)?, own.row(b)?)),
             })

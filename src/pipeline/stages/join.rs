@@ -122,9 +122,10 @@ fn check_signed(signed: &SignedParts, corpus: &Corpus) -> Result<()> {
         )));
     }
     for folder in &signed.folders {
-        let share = signed.first_of(folder.part.number) as usize
-            ..signed.first_of(folder.part.number + 1) as usize;
-        let ids = corpus.ids[share].iter().map(String::as_str);
+        let share = signed.docs_of(folder.part.number);
+        let ids = corpus.ids[share.start as usize..share.end as usize]
+            .iter()
+            .map(String::as_str);
         if folder.folder.summary.ids_digest != Some(IdsDigest::of(ids)) {
             return Err(Error::Usage(format!(
                 "{} signed other documents than the input now holds in its share: the input \
@@ -152,7 +153,7 @@ impl Gathered {
         let mut found = 0;
         for folder in &signed.folders {
             let share = Share::read(signed, folder.part.number)?;
-            for (row, doc) in share.docs().enumerate() {
+            for (row, doc) in share.docs.clone().enumerate() {
                 if let Ok(place) = wanted.binary_search(&doc) {
                     slots[place * num_perm..(place + 1) * num_perm]
                         .copy_from_slice(share.signatures.row(row));

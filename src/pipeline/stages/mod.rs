@@ -214,9 +214,9 @@ impl SignedParts {
         &self.folders[number as usize - 1]
     }
 
-    /// The run's number of part `number`'s first document.
-    fn first_of(&self, number: u32) -> u32 {
-        self.first[number as usize - 1]
+    /// The run's numbers of part `number`'s documents.
+    fn docs_of(&self, number: u32) -> std::ops::Range<u32> {
+        self.first[number as usize - 1]..self.first[number as usize]
     }
 }
 
@@ -345,8 +345,8 @@ fn write_words(run: &mut RunWriter, name: &str, words: &[u32]) -> Result<()> {
 
 /// The sketches a signed part wrote: a row for each of its documents, in order.
 struct Share {
-    /// The run's number of the first.
-    first: u32,
+    /// The run's numbers of its documents.
+    docs: std::ops::Range<u32>,
     signatures: Signatures,
     sketches: SketchFacts,
 }
@@ -359,16 +359,20 @@ impl Share {
         let (signatures, sketches) = folder
             .folder
             .read_with(SKETCHES, |r| sign::read_sketch_blocks(r, num_perm))?;
+        let docs = signed.docs_of(number);
+        if signatures.len() != docs.len() {
+            return Err(Error::Usage(format!(
+                "{} holds {} sketches, and its summary counts {} documents: sign the part again",
+                folder.dir.display(),
+                signatures.len(),
+                docs.len()
+            )));
+        }
         Ok(Share {
-            first: signed.first_of(number),
+            docs,
             signatures,
             sketches,
         })
-    }
-
-    /// The run's numbers of its documents.
-    fn docs(&self) -> std::ops::Range<u32> {
-        self.first..self.first + self.signatures.len() as u32
     }
 }
 
