@@ -1,9 +1,11 @@
 //! Stage 4, join: every part's candidates, each once, grouped: one run's findings.
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::Instant;
 
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 
 use super::{
     Routed, SCORED, Scored, Share, SignedParts, Stage, band, confirm, open_stage, read_words,
@@ -12,7 +14,8 @@ use super::{
 use crate::error::{Error, Result};
 use crate::io::{Corpus, Input, ReadOptions, read_corpus};
 use crate::output::run::{IdsDigest, StageTimes};
-use crate::pipeline::{Found, Part, PipelineSpec, ScoredPairs};
+use crate::group::{Linkage, linked_groups};
+use crate::pipeline::{Found, Pair, Part, PipelineSpec, ScoredPairs};
 use crate::sketch::Signatures;
 
 /// The last stage, after any left (`dirs` may be of any stage): what the whole run found,
@@ -59,10 +62,12 @@ pub(in crate::pipeline) fn join(
     times.confirm = clock.elapsed().as_secs_f64();
     // Confirm parts judge disjoint candidates, each once: sorted, they are one run's.
     scored.par_sort_unstable_by_key(|s| (s.0, s.1));
-    let candidates: Vec<(u32, u32)> = scored.iter().map(|s| (s.0, s.1)).collect();
     let duplicate: Vec<bool> = scored.iter().map(|s| s.3).collect();
-    let scored = ScoredPairs::without_cosines(&candidates, scored.iter().map(|s| s.2).collect());
+    let (candidates, scores): (Vec<(u32, u32)>, Vec<f64>) =
+        scored.into_iter().map(|s| ((s.0, s.1), s.2)).unzip();
+    let scored = ScoredPairs::without_cosines(&candidates, scores);
     let pairs = scored.selected(&duplicate);
+    drop(duplicate);
 
     let mut spec = spec_for(&folders[0], None);
     spec.output.dir = out.to_owned();
@@ -72,26 +77,32 @@ pub(in crate::pipeline) fn join(
     let corpus = read_corpus(&inputs, &read, |_| (), |()| {})?;
     times.sketch = clock.elapsed().as_secs_f64();
     check_signed(&signed, &corpus)?;
-    // The similarities groups are chosen by: those of documents in a pair.
-    let mut grouped: Vec<u32> = pairs.iter().flat_map(|p| [p.a, p.b]).collect();
-    grouped.par_sort_unstable();
-    grouped.dedup();
-    let gathered = Gathered::read(&signed, grouped, config.confirm.minhash.num_perm)?;
+    let asked = Asked::by_grouping(&corpus.ids, &pairs, spec.method.linkage(), |x, y| {
+        candidates
+            .binary_search(&(x, y))
+            .or_else(|_| candidates.binary_search(&(y, x)))
+            .ok()
+            .map(|i| scored.get(i).score)
+    });
+    let gathered = Gathered::read(&signed, asked.unscored, config.confirm.minhash.num_perm)?;
     tracing::info!(
         parts = signed.folders.len(),
         candidates = candidates.len(),
         pairs = pairs.len(),
+        gathered = gathered.docs.len(),
         "parts joined"
     );
+    let known = asked.scored;
     let found = Found {
         corpus,
         candidates: candidates.len(),
         scored_candidates: Some(scored),
         pairs,
-        similarity: Box::new(move |x, y| {
-            gathered
+        similarity: Box::new(move |x, y| match known.get(&ordered(x, y)) {
+            Some(&score) => score,
+            None => gathered
                 .signatures
-                .similarity(gathered.row(x), gathered.row(y))
+                .similarity(gathered.row(x), gathered.row(y)),
         }),
         probes: None,
         cells: None,
@@ -137,8 +148,56 @@ fn check_signed(signed: &SignedParts, corpus: &Corpus) -> Result<()> {
     Ok(())
 }
 
-/// The signatures of some documents, gathered from the signed parts: what the join chooses
-/// each group's representative by.
+/// The similarities grouping will ask for (choosing each group's representative), found
+/// before the join holds any signature: most are of candidates the parts scored; the rest
+/// need the signatures of a few documents.
+struct Asked {
+    /// The asked pairs (lower number first) that a part scored, with their score.
+    scored: FxHashMap<(u32, u32), f64>,
+    /// The documents of the asked pairs that no part scored, sorted, without repeats.
+    unscored: Vec<u32>,
+}
+
+impl Asked {
+    /// What grouping `pairs` under `linkage` asks, `score_of(x, y)` being a scored pair's
+    /// score. Grouping is run once over the scores alone: which pairs a group asks does not
+    /// turn on their similarity (single linkage asks every pair of a component; complete and
+    /// star ask only linked, so scored, pairs).
+    fn by_grouping(
+        ids: &[String],
+        pairs: &[Pair],
+        linkage: Linkage,
+        score_of: impl Fn(u32, u32) -> Option<f64> + Sync,
+    ) -> Asked {
+        let edges: Vec<(u32, u32)> = pairs.iter().map(|p| (p.a, p.b)).collect();
+        let asked = Mutex::new(Asked {
+            scored: FxHashMap::default(),
+            unscored: Vec::new(),
+        });
+        linked_groups(ids, &edges, linkage, |x, y| {
+            let score = score_of(x, y);
+            let mut asked = asked.lock().expect("no panic while recording");
+            match score {
+                Some(score) => {
+                    asked.scored.insert(ordered(x, y), score);
+                }
+                None => asked.unscored.extend([x, y]),
+            }
+            score.unwrap_or(0.0)
+        });
+        let mut asked = asked.into_inner().expect("no panic while recording");
+        asked.unscored.par_sort_unstable();
+        asked.unscored.dedup();
+        asked
+    }
+}
+
+/// The pair `(x, y)` with the lower number first.
+fn ordered(x: u32, y: u32) -> (u32, u32) {
+    (x.min(y), x.max(y))
+}
+
+/// The signatures of some documents, gathered from the signed parts.
 struct Gathered {
     /// The documents, sorted: a document's place here is its row below.
     docs: Vec<u32>,
@@ -146,32 +205,26 @@ struct Gathered {
 }
 
 impl Gathered {
-    /// The signatures of `wanted` (sorted, without repeats), read a share at a time.
+    /// The signatures of `wanted` (sorted, without repeats), read a block at a time.
     fn read(signed: &SignedParts, wanted: Vec<u32>, num_perm: usize) -> Result<Self> {
-        let mut slots = vec![0u32; wanted.len() * num_perm];
-        let mut empty = vec![false; wanted.len()];
-        let mut found = 0;
+        let mut signatures = Signatures::new(num_perm);
         for folder in &signed.folders {
-            let share = Share::read(signed, folder.part.number)?;
-            for (row, doc) in share.docs.clone().enumerate() {
-                if let Ok(place) = wanted.binary_search(&doc) {
-                    slots[place * num_perm..(place + 1) * num_perm]
-                        .copy_from_slice(share.signatures.row(row));
-                    empty[place] = share.signatures.is_empty_doc(row);
-                    found += 1;
+            // The shares, and the blocks in each, come in the run's order, as `wanted` does:
+            // each document found is the next row.
+            Share::visit(signed, folder.part.number, |first, block| {
+                let from = wanted.partition_point(|&d| d < first);
+                for &doc in wanted[from..].iter().take_while(|&&d| block.docs.contains(&d)) {
+                    let row = (doc - first) as usize;
+                    signatures.push(block.signatures.row(row), block.signatures.is_empty_doc(row));
                 }
-            }
+            })?;
         }
-        if found != wanted.len() {
+        if signatures.len() != wanted.len() {
             return Err(Error::Usage(
                 "the signed parts do not hold every document their candidates name: give the \
                  signed folders of one run, each as it was written"
                     .into(),
             ));
-        }
-        let mut signatures = Signatures::new(num_perm);
-        for (place, &empty) in empty.iter().enumerate() {
-            signatures.push(&slots[place * num_perm..(place + 1) * num_perm], empty);
         }
         Ok(Gathered {
             docs: wanted,
@@ -182,5 +235,42 @@ impl Gathered {
     /// The row of document `doc`.
     fn row(&self, doc: u32) -> usize {
         self.docs.binary_search(&doc).expect("a gathered document")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair(a: u32, b: u32) -> Pair {
+        Pair {
+            a,
+            b,
+            score: 0.9,
+            cosine: None,
+        }
+    }
+
+    #[test]
+    fn grouping_asks_scored_pairs_and_names_the_documents_of_the_rest() {
+        let ids: Vec<String> = ["a", "b", "c", "d", "e"].map(String::from).into();
+        // a~b and b~c join a, b, c; a and c were never candidates. d~e alone.
+        let pairs = [pair(0, 1), pair(1, 2), pair(3, 4)];
+        let scored = |x: u32, y: u32| match ordered(x, y) {
+            (0, 1) => Some(0.8),
+            (1, 2) => Some(0.75),
+            (3, 4) => Some(0.9),
+            _ => None,
+        };
+        let single = Asked::by_grouping(&ids, &pairs, Linkage::Single, scored);
+        assert_eq!(single.unscored, [0, 2]);
+        let mut known: Vec<_> = single.scored.into_iter().collect();
+        known.sort_by_key(|&(pair, _)| pair);
+        assert_eq!(known, [((0, 1), 0.8), ((1, 2), 0.75), ((3, 4), 0.9)]);
+        // Complete and star linkage ask only linked pairs.
+        for linkage in [Linkage::Complete, Linkage::Star] {
+            let asked = Asked::by_grouping(&ids, &pairs, linkage, scored);
+            assert!(asked.unscored.is_empty(), "{linkage:?}");
+        }
     }
 }

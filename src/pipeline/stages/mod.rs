@@ -15,16 +15,18 @@
 //!    the documents of the parts before ([`SignedParts`]), as one run numbers it.
 //! 2. **band** (`neardup merge signed*/ --part J/N --out bandedJ/`, [`band`]): reads the keys
 //!    routed to `J` from every signed part; documents that share a key are candidates, exactly
-//!    as one run proposes them. Each candidate goes to the part that signed its first
-//!    document.
+//!    as one run proposes them. Each candidate goes to the part that signed one of its two
+//!    documents, chosen by a hash of the pair.
 //! 3. **confirm** (`neardup merge banded*/ --part I/N --out confirmedI/`, [`confirm`]): the
-//!    candidates routed to `I`, judged share by share: part `I`'s sketches are held, and the
-//!    other shares are read one at a time for the candidates whose second document they hold.
+//!    candidates routed to `I`: part `I`'s sketches are held, and each other share is read a
+//!    block at a time, for the candidates whose other document the block holds.
 //! 4. **join** (`neardup merge confirmed*/ --out out/`): every candidate once, grouped by the
 //!    confirmed pairs; the run's files, byte for byte those of one run (`summary.json` but for
 //!    its timings and run id). Like one run's writing stage, it reads the corpus again and
 //!    holds every id and every scored candidate; it checks that each part's share holds the
 //!    ids the part signed (an id repeated in two parts, or an input changed since, is refused).
+//!    Of the signatures it reads only those of the few documents whose similarity grouping
+//!    asks and no part scored.
 //!
 //! `neardup merge` given the folders of an earlier stage and no `--part` runs the stages left
 //! in one process, one part at a time: the way on one machine. Stage folders are run folders
@@ -354,25 +356,53 @@ struct Share {
 impl Share {
     /// The sketches of part `number`.
     fn read(signed: &SignedParts, number: u32) -> Result<Share> {
-        let folder = signed.folder(number);
-        let num_perm = folder.config.confirm.minhash.num_perm;
-        let (signatures, sketches) = folder
-            .folder
-            .read_with(SKETCHES, |r| sign::read_sketch_blocks(r, num_perm))?;
-        let docs = signed.docs_of(number);
-        if signatures.len() != docs.len() {
-            return Err(Error::Usage(format!(
-                "{} holds {} sketches, and its summary counts {} documents: sign the part again",
-                folder.dir.display(),
-                signatures.len(),
-                docs.len()
-            )));
-        }
+        let num_perm = signed.folder(number).config.confirm.minhash.num_perm;
+        let mut signatures = Signatures::new(num_perm);
+        let mut sketches = SketchFacts::default();
+        Share::visit(signed, number, |_, block| {
+            signatures.extend(&block.signatures);
+            sketches.extend(block.sketches);
+        })?;
         Ok(Share {
-            docs,
+            docs: signed.docs_of(number),
             signatures,
             sketches,
         })
+    }
+
+    /// Reads the sketches of part `number` a block at a time, handing `visit` each block's
+    /// first document (the run's number) and the block, as a share of its own: what a reader
+    /// needing only some rows holds at once.
+    fn visit(
+        signed: &SignedParts,
+        number: u32,
+        mut visit: impl FnMut(u32, Share),
+    ) -> Result<()> {
+        let folder = signed.folder(number);
+        let num_perm = folder.config.confirm.minhash.num_perm;
+        let docs = signed.docs_of(number);
+        let mut first = docs.start;
+        folder.folder.read_with(SKETCHES, |r| {
+            sign::visit_sketch_blocks(r, num_perm, |signatures, sketches| {
+                let end = first.saturating_add(signatures.len() as u32);
+                let block = Share {
+                    docs: first..end,
+                    signatures,
+                    sketches,
+                };
+                visit(first, block);
+                first = end;
+            })
+        })?;
+        if first != docs.end {
+            return Err(Error::Usage(format!(
+                "{} holds {} sketches, and its summary counts {} documents: sign the part again",
+                folder.dir.display(),
+                first - docs.start,
+                docs.len()
+            )));
+        }
+        Ok(())
     }
 }
 

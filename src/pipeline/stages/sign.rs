@@ -86,7 +86,7 @@ const BLOCK_WORDS: usize = 1 << 20;
 /// A signed part's files, written a block at a time as documents are signed, so that a signer
 /// holds a block of each, not its share (a share of ten million documents in eight parts is
 /// 1.6 GB of sketches and keys). `sketches.bin` is blocks of a document count and its rows,
-/// ended by a count of 0 ([`read_sketch_blocks`]); a keys file is lists of words, ended by an
+/// ended by a count of 0 ([`visit_sketch_blocks`]); a keys file is lists of words, ended by an
 /// empty one ([`read_word_blocks`]).
 struct SignedFiles {
     /// Documents and words a block holds.
@@ -174,17 +174,17 @@ impl SignedFiles {
     }
 }
 
-/// Reads the blocks of a `sketches.bin`, as one share.
-pub(super) fn read_sketch_blocks(
+/// Reads the blocks of a sketches file one at a time, handing each to `visit`: what a reader
+/// that keeps a few rows holds at once.
+pub(super) fn visit_sketch_blocks(
     r: &mut impl Read,
     num_perm: usize,
-) -> std::io::Result<(Signatures, SketchFacts)> {
-    let mut signatures = Signatures::new(num_perm);
-    let mut sketches = SketchFacts::default();
+    mut visit: impl FnMut(Signatures, SketchFacts),
+) -> std::io::Result<()> {
     loop {
         let count = read_count(r)?;
         if count == 0 {
-            return Ok((signatures, sketches));
+            return Ok(());
         }
         let block = Signatures::read_from(r)?;
         let facts = SketchFacts::read_from(r)?;
@@ -194,8 +194,7 @@ pub(super) fn read_sketch_blocks(
                 "a block of sketches holds other than the documents it counts",
             ));
         }
-        signatures.extend(&block);
-        sketches.extend(facts);
+        visit(block, facts);
     }
 }
 
@@ -241,7 +240,17 @@ mod tests {
         }
         files.finish(&mut run).unwrap();
         let read = |name: &str| std::fs::read(out.join(name)).unwrap();
-        let (signatures, sketches) = read_sketch_blocks(&mut &read(SKETCHES)[..], 4).unwrap();
+        let read_sketches = |bytes: &[u8]| {
+            let mut all = (Signatures::new(4), SketchFacts::default(), Vec::new());
+            visit_sketch_blocks(&mut &bytes[..], 4, |block, facts| {
+                all.2.push(block.len());
+                all.0.extend(&block);
+                all.1.extend(facts);
+            })
+            .map(|()| all)
+        };
+        let (signatures, sketches, blocks) = read_sketches(&read(SKETCHES)).unwrap();
+        assert_eq!(blocks, [3, 3, 3, 1]);
         assert_eq!(signatures.len(), 10);
         assert_eq!(signatures.row(7), [7, 8, 9, 10]);
         assert!(signatures.is_empty_doc(0) && !signatures.is_empty_doc(1));
@@ -255,7 +264,7 @@ mod tests {
         }
         // A file cut short is an error, not a share.
         let sketches = read(SKETCHES);
-        let cut = read_sketch_blocks(&mut &sketches[..sketches.len() - 8], 4);
+        let cut = read_sketches(&sketches[..sketches.len() - 8]);
         assert_eq!(cut.unwrap_err().kind(), std::io::ErrorKind::UnexpectedEof);
     }
 }
