@@ -129,6 +129,7 @@ pub fn run() -> ExitCode {
     init_logging(cli.quiet, cli.verbose, cli.log_format);
     quiet_library_panics();
     crate::progress::set_quiet(cli.quiet);
+    crate::io::remove_scratch_on_interrupt();
     let models = cli
         .models
         .unwrap_or_else(crate::embed::models::default_root);

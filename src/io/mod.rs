@@ -36,7 +36,7 @@ pub use csv_input::Dialect;
 pub use lines::for_each_line;
 pub use lock::FolderLock;
 pub use range::ByteRange;
-pub use scratch::ScratchDir;
+pub use scratch::{ScratchDir, remove_on_interrupt as remove_scratch_on_interrupt};
 pub use words::{read_count, read_list, write_count, write_list};
 
 use std::borrow::Cow;

@@ -2,12 +2,15 @@
 //! index is about 6 KB a document, 635 MB at 100k; a model being fetched), which must not
 //! outlive the run.
 //!
-//! A [`ScratchDir`] is removed when dropped, when the process gets Ctrl-C or SIGTERM, and, if
-//! the process was killed outright, by the next neardup that makes one: each holds a lock on a
-//! file inside it while it lives, so a folder whose lock can be taken has no owner left.
+//! A [`ScratchDir`] is removed when dropped, when the process gets Ctrl-C or SIGTERM (where the
+//! program asked for that with [`remove_on_interrupt`]: the command line does, a host such as
+//! the Python interpreter keeps its own signals), and, if the process was killed outright, by
+//! the next neardup that makes one: each holds a lock on a file inside it while it lives, so a
+//! folder whose lock can be taken has no owner left.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, Once};
 use std::time::{Duration, SystemTime};
 
@@ -23,9 +26,18 @@ const UNLOCKED_GRACE: Duration = Duration::from_secs(600);
 /// Folders to remove if the process is interrupted.
 static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 static HANDLER: Once = Once::new();
+/// Whether the program asked for [`remove_on_interrupt`].
+static ON_INTERRUPT: AtomicBool = AtomicBool::new(false);
 
-/// A temporary folder removed on drop, on Ctrl-C / SIGTERM, or by the next run if this
-/// process was killed.
+/// Asks that Ctrl-C and SIGTERM remove the live scratch folders and end the process (exit code
+/// 130), from the first scratch folder made on: what a command-line program wants, and what a
+/// library loaded into another program must not do on its own.
+pub fn remove_on_interrupt() {
+    ON_INTERRUPT.store(true, Ordering::Relaxed);
+}
+
+/// A temporary folder removed on drop, on Ctrl-C / SIGTERM (see [`remove_on_interrupt`]), or
+/// by the next run if this process was killed.
 pub struct ScratchDir {
     dir: tempfile::TempDir,
     _owner: File,
@@ -42,7 +54,9 @@ impl ScratchDir {
     /// runs left there.
     pub fn new_in(root: &Path) -> Result<Self> {
         sweep(root);
-        install_handler();
+        if ON_INTERRUPT.load(Ordering::Relaxed) {
+            install_handler();
+        }
         let dir = tempfile::Builder::new()
             .prefix(PREFIX)
             .tempdir_in(root)

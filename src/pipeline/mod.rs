@@ -27,7 +27,7 @@ mod two_stage;
 pub use exact::{JaccardConfig, ResemblanceConfig};
 pub use merge::{Merged, merge};
 pub use minhash::MinHashConfig;
-pub use output::write_results;
+pub use output::{Fates, kept_members, write_results};
 pub use part::Part;
 pub use simhash::SimHashConfig;
 pub use spec::{EvalSpec, InputSpec, OutputSpec, PipelineSpec};

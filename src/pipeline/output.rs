@@ -254,7 +254,7 @@ fn shortest_f64(x: f32) -> f64 {
 }
 
 /// What became of each document: its group and the member kept in each group.
-struct Fates<'a> {
+pub struct Fates<'a> {
     ids: &'a [String],
     /// Each document's group, [`Fates::NONE`] for none.
     group_of: Vec<u32>,
@@ -264,7 +264,9 @@ struct Fates<'a> {
 impl<'a> Fates<'a> {
     const NONE: u32 = u32::MAX;
 
-    fn new(dedup: &'a Dedup, kept: &'a [u32]) -> Self {
+    /// The fates of `dedup`'s documents, `kept` holding each group's kept member
+    /// ([`kept_members`]).
+    pub fn new(dedup: &'a Dedup, kept: &'a [u32]) -> Self {
         let mut group_of = vec![Self::NONE; dedup.corpus.ids.len()];
         for (g, group) in dedup.groups.iter().enumerate() {
             for &m in &group.members {
@@ -278,7 +280,8 @@ impl<'a> Fates<'a> {
         }
     }
 
-    fn of(&self, doc: u32) -> Fate<'a> {
+    /// What became of document `doc`.
+    pub fn of(&self, doc: u32) -> Fate<'a> {
         match self.group_of[doc as usize] {
             Self::NONE => Fate {
                 group: None,
@@ -299,7 +302,7 @@ impl<'a> Fates<'a> {
 
 /// The member each group keeps under `policy`; reads the group members' records again when
 /// the policy needs their length or a field.
-fn kept_members(
+pub fn kept_members(
     inputs: &[Input],
     read: &ReadOptions,
     dedup: &Dedup,

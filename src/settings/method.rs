@@ -28,3 +28,25 @@ impl MethodName {
         }
     }
 }
+
+impl std::str::FromStr for MethodName {
+    type Err = String;
+
+    /// A method by the name a user writes (`two-stage`).
+    fn from_str(name: &str) -> Result<Self, String> {
+        <MethodName as clap::ValueEnum>::value_variants()
+            .iter()
+            .copied()
+            .find(|method| method.as_str() == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = <MethodName as clap::ValueEnum>::value_variants()
+                    .iter()
+                    .map(|m| m.as_str())
+                    .collect();
+                format!(
+                    "no method is called {name:?}: give one of {}",
+                    names.join(", ")
+                )
+            })
+    }
+}

@@ -12,9 +12,9 @@ use super::{
     routed_to, signed_of, spec_for,
 };
 use crate::error::{Error, Result};
+use crate::group::{Linkage, linked_groups};
 use crate::io::{Corpus, Input, ReadOptions, read_corpus};
 use crate::output::run::{IdsDigest, StageTimes};
-use crate::group::{Linkage, linked_groups};
 use crate::pipeline::{Found, Pair, Part, PipelineSpec, ScoredPairs};
 use crate::sketch::Signatures;
 
@@ -213,9 +213,15 @@ impl Gathered {
             // each document found is the next row.
             Share::visit(signed, folder.part.number, |first, block| {
                 let from = wanted.partition_point(|&d| d < first);
-                for &doc in wanted[from..].iter().take_while(|&&d| block.docs.contains(&d)) {
+                for &doc in wanted[from..]
+                    .iter()
+                    .take_while(|&&d| block.docs.contains(&d))
+                {
                     let row = (doc - first) as usize;
-                    signatures.push(block.signatures.row(row), block.signatures.is_empty_doc(row));
+                    signatures.push(
+                        block.signatures.row(row),
+                        block.signatures.is_empty_doc(row),
+                    );
                 }
             })?;
         }

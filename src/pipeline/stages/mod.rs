@@ -373,11 +373,7 @@ impl Share {
     /// Reads the sketches of part `number` a block at a time, handing `visit` each block's
     /// first document (the run's number) and the block, as a share of its own: what a reader
     /// needing only some rows holds at once.
-    fn visit(
-        signed: &SignedParts,
-        number: u32,
-        mut visit: impl FnMut(u32, Share),
-    ) -> Result<()> {
+    fn visit(signed: &SignedParts, number: u32, mut visit: impl FnMut(u32, Share)) -> Result<()> {
         let folder = signed.folder(number);
         let num_perm = folder.config.confirm.minhash.num_perm;
         let docs = signed.docs_of(number);

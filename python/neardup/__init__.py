@@ -1,0 +1,388 @@
+"""neardup from Python: find duplicate and near-duplicate records in the data you hold.
+
+    import neardup
+
+    result = neardup.dedup(df, text="abstract", id="doc_id", method="minhash")
+    result.unique      # df's rows kept: one per group, and every row in no group
+    result.annotated   # df with each row's group, whether it is kept, and what it duplicates
+    result.pairs       # the duplicate pairs and their scores
+    result.groups      # the groups, each with its representative and the member kept
+
+`data` is a path (a `str` or `pathlib.Path`, or a list of `Path`s) to JSONL, CSV, TSV, Parquet, a folder or a .zip of text
+files; a list of strings or of dicts; a pandas or polars DataFrame; a pyarrow Table,
+RecordBatch or RecordBatchReader; or a Hugging Face `datasets.Dataset`. Results come back in
+the input's own type. The run is the command line's own (`neardup dedup`), in this process:
+the same methods, settings (keyword arguments, named as in a pipeline file), results and
+error messages, raised as `ValueError` or `OSError`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+from . import _neardup
+
+__version__: str = _neardup.__version__
+__all__ = ["dedup", "Result"]
+
+# The CORE Deduplication Dataset 2020 layout, read unless told otherwise (as the command line).
+CORE_ID = "core_id"
+CORE_TEXT = ["processed_title", "processed_abstract"]
+
+GROUP_COLUMN, KEEP_COLUMN, DUPLICATE_OF_COLUMN = _neardup.ANNOTATION_COLUMNS
+
+Text = Union[str, Sequence[str], None]
+
+
+def dedup(
+    data: Any,
+    text: Text = None,
+    id: Union[str, Sequence[Any], None] = None,
+    method: str = "two-stage",
+    *,
+    keep: str = "representative",
+    skip_invalid: bool = False,
+    quiet: bool = False,
+    **settings: Any,
+) -> "Result":
+    """Finds the duplicate groups in `data`.
+
+    text: the field or column holding each record's text, or several (joined with a space,
+        the first taken as the title). Default: the CORE layout's title and abstract where
+        the data has them, else `text`.
+    id: the field or column holding each record's id (default: `core_id` where present,
+        else `id`, else the record's position). For a list of strings, a list of ids.
+    method: "two-stage" (embeddings, then MinHash), "minhash", "jaccard", "resemblance" or
+        "simhash".
+    keep: which member of a group is kept: "representative", "first", "longest" (or, for
+        files, "field:NAME:max" / "field:NAME:min").
+    skip_invalid: for files, skip bad records (counted in the summary) instead of stopping.
+    quiet: no progress bars.
+    settings: the method's settings, named as in a pipeline file (threshold=0.8, top_k=20).
+    """
+    settings_json = json.dumps(settings)
+    records = _Records.of(data, text, id)
+    if records.paths is not None:
+        fields = _fields_or_default(text, id, CORE_TEXT, CORE_ID)
+        run = _neardup.dedup_files(
+            records.paths,
+            method,
+            settings_json,
+            fields[1],
+            fields[0],
+            keep,
+            skip_invalid,
+            quiet,
+        )
+    else:
+        run = _neardup.dedup_records(
+            records.ids, records.columns, method, settings_json, keep, quiet
+        )
+    return Result(run, records)
+
+
+def _fields_or_default(text: Text, id: Any, default_text: List[str], default_id: str):
+    texts = [text] if isinstance(text, str) else list(text or default_text)
+    return texts, id if isinstance(id, str) else default_id
+
+
+class _Records:
+    """The caller's data, as the extension reads it: paths, or an id column and text columns;
+    with what is needed to hand rows back in the caller's type."""
+
+    def __init__(self, kind: str, data: Any, paths=None, ids=None, columns=None):
+        self.kind = kind
+        self.data = data
+        self.paths = paths
+        self.ids = ids
+        self.columns = columns
+
+    @staticmethod
+    def of(data: Any, text: Text, id: Any) -> "_Records":
+        if isinstance(data, (str, os.PathLike)):
+            return _Records("paths", data, paths=[os.fspath(data)])
+        module = type(data).__module__.split(".")[0]
+        name = type(data).__name__
+        if module == "pandas" and name == "DataFrame":
+            table = {c: data[c].tolist() for c in _wanted(list(data.columns), text, id)}
+            return _Records.from_columns("pandas", data, table, len(data), text, id)
+        if module == "polars" and name == "DataFrame":
+            table = {c: data[c].to_list() for c in _wanted(data.columns, text, id)}
+            return _Records.from_columns("polars", data, table, data.height, text, id)
+        if module == "pyarrow":
+            if name == "RecordBatchReader":
+                data = data.read_all()
+                name = "Table"
+            if name in ("Table", "RecordBatch"):
+                names = data.schema.names
+                table = {c: data.column(c).to_pylist() for c in _wanted(names, text, id)}
+                return _Records.from_columns("arrow", data, table, data.num_rows, text, id)
+        if module == "datasets" and name == "Dataset":
+            table = {c: list(data[c]) for c in _wanted(data.column_names, text, id)}
+            return _Records.from_columns("datasets", data, table, data.num_rows, text, id)
+        if isinstance(data, (list, tuple)):
+            if data and all(isinstance(r, os.PathLike) for r in data):
+                return _Records("paths", data, paths=[os.fspath(r) for r in data])
+            if all(isinstance(r, str) for r in data):
+                ids = _ids_given(id, len(data))
+                return _Records("strings", list(data), ids=ids, columns=[list(data)])
+            if all(isinstance(r, dict) for r in data):
+                names: Dict[str, None] = {}
+                for record in data:
+                    names.update(dict.fromkeys(record))
+                wanted = _wanted(list(names), text, id)
+                table = {c: [r.get(c) for r in data] for c in wanted}
+                return _Records.from_columns("dicts", list(data), table, len(data), text, id)
+            raise TypeError(
+                "a list to deduplicate holds strings (texts or paths) or dicts (records); "
+                f"this one holds {sorted({type(r).__name__ for r in data})}"
+            )
+        raise TypeError(
+            f"cannot deduplicate a {type(data).__module__}.{name}: give a path, a list of "
+            "strings or dicts, a pandas or polars DataFrame, a pyarrow Table or "
+            "RecordBatchReader, or a datasets.Dataset"
+        )
+
+    @staticmethod
+    def from_columns(kind, data, table, rows, text, id) -> "_Records":
+        names = list(table)
+        text_names = _text_names(names, text)
+        id_name = _id_name(names, id)
+        if id_name is None:
+            ids = [str(i) for i in range(rows)]
+        else:
+            ids = [_id_text(v, id_name, row) for row, v in enumerate(table[id_name])]
+        columns = [[_text_of(v) for v in table[c]] for c in text_names]
+        return _Records(kind, data, ids=ids, columns=columns)
+
+
+def _wanted(names: Sequence[str], text: Text, id: Any) -> List[str]:
+    names = list(names)
+    wanted = _text_names(names, text)
+    id_name = _id_name(names, id)
+    return wanted + ([id_name] if id_name is not None and id_name not in wanted else [])
+
+
+def _text_names(names: List[str], text: Text) -> List[str]:
+    if text is None:
+        if all(c in names for c in CORE_TEXT):
+            return list(CORE_TEXT)
+        if "text" in names:
+            return ["text"]
+        raise ValueError(
+            f"which column holds the text? give text=... (one of {names}); with none given, "
+            f"neardup reads {CORE_TEXT} (the CORE layout) or `text`"
+        )
+    wanted = [text] if isinstance(text, str) else list(text)
+    for name in wanted:
+        if name not in names:
+            raise ValueError(f"text={name!r}: the data has no such column (it has {names})")
+    return wanted
+
+
+def _id_name(names: List[str], id: Any) -> Optional[str]:
+    if id is None:
+        return CORE_ID if CORE_ID in names else ("id" if "id" in names else None)
+    if not isinstance(id, str):
+        raise ValueError("id= names a column of this data; a list of ids goes with a list of texts")
+    if id not in names:
+        raise ValueError(f"id={id!r}: the data has no such column (it has {names})")
+    return id
+
+
+def _ids_given(id: Any, rows: int) -> List[str]:
+    if id is None:
+        return [str(i) for i in range(rows)]
+    if isinstance(id, str):
+        raise ValueError("id= for a list of texts is a list of ids, one for each text")
+    ids = [str(v) for v in id]
+    if len(ids) != rows:
+        raise ValueError(f"{rows} texts and {len(ids)} ids: give one id for each text")
+    return ids
+
+
+def _id_text(value: Any, column: str, row: int) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        raise ValueError(f"row {row}: column {column!r} holds no id; every record needs one")
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value)
+
+
+def _text_of(value: Any) -> Optional[str]:
+    if value is None or (isinstance(value, float) and value != value):
+        return None
+    return value if isinstance(value, str) else str(value)
+
+
+class Result:
+    """What `dedup` found, in the terms of the data it was given."""
+
+    def __init__(self, run: Any, records: _Records):
+        self._run = run
+        self._records = records
+        self._fates = None
+
+    @property
+    def summary(self) -> Dict[str, Any]:
+        """Counts, the method's settings and the seconds of each stage."""
+        return json.loads(self._run.summary())
+
+    @property
+    def ids(self) -> List[str]:
+        """Each record's id, in the order read."""
+        return self._run.ids
+
+    @property
+    def pairs(self) -> Any:
+        """The confirmed duplicate pairs: `id_a`, `id_b`, their score (named as in
+        pairs.jsonl) and the records' positions `a` and `b`."""
+        ids, rows = self._run.ids, self._run.rows
+        found = self._run.pairs
+        return self._table(
+            {
+                "id_a": [ids[a] for a, _, _ in found],
+                "id_b": [ids[b] for _, b, _ in found],
+                self._run.score_name: [s for _, _, s in found],
+                "a": [rows[a] for a, _, _ in found],
+                "b": [rows[b] for _, b, _ in found],
+            }
+        )
+
+    @property
+    def groups(self) -> Any:
+        """The groups: `group`, `size`, `members` (ids), `representative` (the member most
+        similar to the others), `representative_similarity`, `kept` (the member kept)."""
+        ids = self._run.ids
+        groups = self._run.groups
+        return self._table(
+            {
+                "group": list(range(len(groups))),
+                "size": [len(g[0]) for g in groups],
+                "members": [[ids[m] for m in g[0]] for g in groups],
+                "representative": [ids[g[1]] for g in groups],
+                "representative_similarity": [g[3] for g in groups],
+                "kept": [ids[g[2]] for g in groups],
+            }
+        )
+
+    @property
+    def unique(self) -> Any:
+        """The records kept, in the input's type and order: one per group, and every record
+        in no group."""
+        self._needs_data("unique")
+        return self._select(self._kept_rows())
+
+    @property
+    def annotated(self) -> Any:
+        """The input with three columns added: each record's group (None for none), whether
+        it is kept, and the id of the record kept in its place."""
+        self._needs_data("annotated")
+        group, kept, duplicate_of = self._fates_by_row()
+        return self._with_columns(
+            {GROUP_COLUMN: group, KEEP_COLUMN: kept, DUPLICATE_OF_COLUMN: duplicate_of}
+        )
+
+    def write(self, out: Union[str, os.PathLike], annotate: bool = True) -> Dict[str, Any]:
+        """Writes the command line's files into the folder `out` (pairs, candidates, groups,
+        unique and annotated records in the input's format, summary.json); returns the
+        summary. For data read from files."""
+        if self._records.paths is None:
+            raise ValueError(
+                "write() copies records out of the input files; for data held in Python, "
+                "save result.unique in its own way (to_parquet, to_json, ...)"
+            )
+        return json.loads(self._run.write(os.fspath(out), annotate))
+
+    def __repr__(self) -> str:
+        s = self.summary
+        return (
+            f"<neardup.Result: {s['documents']} documents, {s['pairs']} duplicate pairs, "
+            f"{s['groups']} groups, {s['unique']} kept>"
+        )
+
+    # How results go back into the input's type.
+
+    def _needs_data(self, what: str) -> None:
+        if self._records.paths is not None:
+            raise ValueError(
+                f"{what} holds records of data given in Python; for files, write() copies "
+                "them out in the input's format"
+            )
+
+    def _fates_by_row(self):
+        if self._fates is None:
+            self._fates = self._run.fates()
+        return self._fates
+
+    def _kept_rows(self) -> List[int]:
+        _, kept, _ = self._fates_by_row()
+        return [row for row, k in enumerate(kept) if k]
+
+    def _select(self, rows: List[int]) -> Any:
+        data, kind = self._records.data, self._records.kind
+        if kind == "pandas":
+            return data.iloc[rows]
+        if kind == "polars":
+            return data[rows]
+        if kind == "arrow":
+            return data.take(rows)
+        if kind == "datasets":
+            return data.select(rows)
+        return [data[r] for r in rows]
+
+    def _with_columns(self, columns: Dict[str, list]) -> Any:
+        data, kind = self._records.data, self._records.kind
+        if kind == "pandas":
+            return data.assign(**{k: _pandas_column(k, v) for k, v in columns.items()})
+        if kind == "polars":
+            import polars as pl
+
+            return data.with_columns([pl.Series(k, v) for k, v in columns.items()])
+        if kind == "arrow":
+            for name, values in columns.items():
+                data = data.append_column(name, _arrow_array(values))
+            return data
+        if kind == "datasets":
+            for name, values in columns.items():
+                data = data.add_column(name, values)
+            return data
+        if kind == "strings":
+            return [
+                {"id": i, "text": t, **{k: v[row] for k, v in columns.items()}}
+                for row, (i, t) in enumerate(zip(self._records.ids, data))
+            ]
+        return [{**r, **{k: v[row] for k, v in columns.items()}} for row, r in enumerate(data)]
+
+    def _table(self, columns: Dict[str, list]) -> Any:
+        kind = self._records.kind
+        if kind == "pandas":
+            import pandas as pd
+
+            return pd.DataFrame(columns)
+        if kind == "polars":
+            import polars as pl
+
+            return pl.DataFrame(columns)
+        if kind == "arrow":
+            import pyarrow as pa
+
+            return pa.table(columns)
+        names = list(columns)
+        return [dict(zip(names, values)) for values in zip(*columns.values())]
+
+
+def _pandas_column(name: str, values: list) -> Any:
+    import pandas as pd
+
+    if name == GROUP_COLUMN:
+        return pd.array(values, dtype="Int64")
+    return values
+
+
+def _arrow_array(values: list) -> Any:
+    import pyarrow as pa
+
+    return pa.array(values)

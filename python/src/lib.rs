@@ -1,0 +1,330 @@
+//! `neardup._neardup`: the library's deduplication runs, as a Python extension module.
+//!
+//! The Python package around it (`python/neardup`) turns the caller's data (paths, lists,
+//! DataFrames, Arrow tables, datasets) into what a run reads, and a run's findings back into
+//! the caller's own type. This module only runs: it reads files, or records handed over as
+//! columns of strings, and answers with document numbers (a record's place in what it read),
+//! so that no record has to travel back through it.
+//!
+//! Long calls release the interpreter (other Python threads run meanwhile). The library's
+//! errors become `ValueError` (bad records, settings, usage) or `OSError` (files, disks)
+//! carrying the command line's own messages.
+
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+
+use neardup::Error;
+use neardup::group::KeepPolicy;
+use neardup::io::{Input, InputFormat, ReadOptions, ScratchDir};
+use neardup::output::run::RunWriter;
+use neardup::pipeline::{self, Dedup, InputSpec, Method, OutputSpec, PipelineSpec};
+use neardup::settings::MethodName;
+use pyo3::exceptions::{
+    PyFileNotFoundError, PyOSError, PyPermissionError, PyRuntimeError, PyValueError,
+};
+use pyo3::prelude::*;
+use serde_json::{Map, Value};
+
+/// The library's error as the Python exception a caller expects of it.
+fn to_python(error: Error) -> PyErr {
+    let message = error.to_string();
+    match &error {
+        Error::Io { source, .. } | Error::Listen { source, .. } => match source.kind() {
+            std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(message),
+            std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(message),
+            _ => PyOSError::new_err(message),
+        },
+        Error::DiskFull { .. } | Error::Busy { .. } => PyOSError::new_err(message),
+        Error::Input(_) | Error::Usage(_) | Error::Setting { .. } | Error::InputChanged { .. } => {
+            PyValueError::new_err(message)
+        }
+        _ => PyRuntimeError::new_err(message),
+    }
+}
+
+/// The method `name` with `settings`, a JSON object of the keys a pipeline file takes.
+fn method_of(name: &str, settings: &str) -> PyResult<Method> {
+    let name: MethodName = name.parse().map_err(|e: String| PyValueError::new_err(e))?;
+    let settings: Map<String, Value> = serde_json::from_str(settings)
+        .map_err(|e| PyValueError::new_err(format!("settings: {e}")))?;
+    Method::from_settings(name, settings).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// A finished run: what the method found, in the terms of what it read.
+#[pyclass(frozen, module = "neardup._neardup")]
+struct Run {
+    spec: PipelineSpec,
+    inputs: Vec<Input>,
+    read: ReadOptions,
+    dedup: Dedup,
+    /// The member each group keeps.
+    kept: Vec<u32>,
+    /// Where records handed over in memory were written for the run to read.
+    _records: Option<ScratchDir>,
+}
+
+impl Run {
+    /// Runs `spec`'s method over its inputs, the interpreter released meanwhile.
+    fn start(py: Python<'_>, spec: PipelineSpec, records: Option<ScratchDir>) -> PyResult<Run> {
+        // Where the command line looks, `--models` aside.
+        let models = std::env::var_os("NEARDUP_MODELS")
+            .map(PathBuf::from)
+            .unwrap_or_else(neardup::embed::models::default_root);
+        py.detach(|| {
+            let inputs = spec.input.inputs()?;
+            let read = spec.input.read_options();
+            let dedup = pipeline::dedup(&inputs, &read, &spec.method, &models)?;
+            let kept = pipeline::kept_members(&inputs, &read, &dedup, &spec.output.keep)?;
+            Ok(Run {
+                spec,
+                inputs,
+                read,
+                dedup,
+                kept,
+                _records: records,
+            })
+        })
+        .map_err(to_python)
+    }
+}
+
+#[pymethods]
+impl Run {
+    /// Each document's id, in the order read.
+    #[getter]
+    fn ids(&self) -> Vec<String> {
+        self.dedup.corpus.ids.clone()
+    }
+
+    /// Each document's place among the records read (a record skipped as invalid has one,
+    /// and no document).
+    #[getter]
+    fn rows(&self) -> Vec<u64> {
+        self.dedup.corpus.ordinals.clone()
+    }
+
+    /// The confirmed pairs: `(a, b, score)`, documents by number.
+    #[getter]
+    fn pairs(&self) -> Vec<(u32, u32, f64)> {
+        self.dedup
+            .pairs
+            .iter()
+            .map(|p| (p.a, p.b, p.score))
+            .collect()
+    }
+
+    /// The name of a pair's score (`jaccard_estimate`, ...).
+    #[getter]
+    fn score_name(&self) -> &'static str {
+        self.dedup.score_name
+    }
+
+    /// The groups: `(members, representative, kept, representative_similarity)`, members by
+    /// number, sorted by id.
+    #[getter]
+    fn groups(&self) -> Vec<(Vec<u32>, u32, u32, f64)> {
+        self.dedup
+            .groups
+            .iter()
+            .zip(&self.kept)
+            .map(|(g, &kept)| {
+                (
+                    g.members.clone(),
+                    g.representative,
+                    kept,
+                    g.representative_similarity,
+                )
+            })
+            .collect()
+    }
+
+    /// What became of each document, by number: its group (or `None`), whether it is kept,
+    /// and the id of the member kept in its place (or `None`): the annotated copy's columns.
+    #[allow(clippy::type_complexity)]
+    fn fates(&self) -> (Vec<Option<usize>>, Vec<bool>, Vec<Option<String>>) {
+        let fates = pipeline::Fates::new(&self.dedup, &self.kept);
+        let count = self.dedup.corpus.ids.len() as u32;
+        let mut columns = (Vec::new(), Vec::new(), Vec::new());
+        for fate in (0..count).map(|doc| fates.of(doc)) {
+            columns.0.push(fate.group);
+            columns.1.push(fate.kept);
+            columns.2.push(fate.duplicate_of.map(str::to_owned));
+        }
+        columns
+    }
+
+    /// What the run did, as JSON: counts, settings and the seconds of each stage.
+    fn summary(&self) -> String {
+        let dedup = &self.dedup;
+        let in_groups: usize = dedup.groups.iter().map(|g| g.members.len()).sum();
+        serde_json::json!({
+            "documents": dedup.corpus.ids.len(),
+            "skipped": dedup.corpus.skipped.count,
+            "skipped_first": dedup.corpus.skipped.first,
+            "candidates": dedup.candidates,
+            "pairs": dedup.pairs.len(),
+            "groups": dedup.groups.len(),
+            "documents_in_groups": in_groups,
+            "unique": dedup.corpus.ids.len() - in_groups + dedup.groups.len(),
+            "score": dedup.score_name,
+            "threshold": dedup.threshold,
+            "method": self.spec.method,
+            "seconds": dedup.times,
+        })
+        .to_string()
+    }
+
+    /// Writes the command line's files (pairs, candidates, groups, unique and annotated
+    /// records, summary) into the folder `out`; returns the summary as JSON.
+    #[pyo3(signature = (out, annotate = true))]
+    fn write(&self, py: Python<'_>, out: PathBuf, annotate: bool) -> PyResult<String> {
+        py.detach(|| {
+            let output = OutputSpec {
+                dir: out,
+                annotate,
+                ..self.spec.output.clone()
+            };
+            let lock = RunWriter::lock(&output.dir)?;
+            let settings = serde_json::to_value(&self.spec).expect("settings serialise");
+            let summary = pipeline::write_results(
+                lock,
+                &self.inputs,
+                &self.read,
+                &self.dedup,
+                &output,
+                settings,
+            )?;
+            Ok(serde_json::to_string(&summary).expect("a summary serialises"))
+        })
+        .map_err(to_python)
+    }
+}
+
+/// The spec of a run of `method` over `paths`, keeping `keep`'s member of each group.
+fn spec_of(input: InputSpec, method: &str, settings: &str, keep: &str) -> PyResult<PipelineSpec> {
+    let keep: KeepPolicy = keep
+        .parse()
+        .map_err(|e| PyValueError::new_err(format!("keep: {e}")))?;
+    Ok(PipelineSpec {
+        method: method_of(method, settings)?,
+        input,
+        output: OutputSpec {
+            keep,
+            ..OutputSpec::new(PathBuf::new())
+        },
+        eval: None,
+    })
+}
+
+/// Deduplicates the files `paths`, reading each record's id from `id_field` and its text from
+/// `text_fields` (joined with a space; the first is the title where there are several).
+#[pyfunction]
+#[pyo3(signature = (paths, method, settings, id_field, text_fields, keep, skip_invalid, quiet))]
+#[allow(clippy::too_many_arguments)]
+fn dedup_files(
+    py: Python<'_>,
+    paths: Vec<PathBuf>,
+    method: &str,
+    settings: &str,
+    id_field: String,
+    text_fields: Vec<String>,
+    keep: &str,
+    skip_invalid: bool,
+    quiet: bool,
+) -> PyResult<Run> {
+    neardup::progress::set_quiet(quiet);
+    if let Some(path) = paths.iter().find(|p| p.as_os_str() != "-" && !p.exists()) {
+        // The reader's own message, as the exception Python raises for a missing file.
+        let message = Input::new(path, None).err().map(|e| e.to_string());
+        return Err(PyFileNotFoundError::new_err(message.unwrap_or_else(|| {
+            format!("{}: no such file or folder", path.display())
+        })));
+    }
+    let input = InputSpec {
+        paths,
+        format: None,
+        id_field,
+        text_fields,
+        skip_invalid,
+        max_doc_bytes: neardup::io::DEFAULT_MAX_DOC_BYTES,
+    };
+    Run::start(py, spec_of(input, method, settings, keep)?, None)
+}
+
+/// Deduplicates records handed over as columns: `ids`, and the text `columns` (joined with a
+/// space; the first is the title where there are several; `None` is an empty field). The
+/// records are written to a scratch file the run reads (twice, as it reads any input).
+#[pyfunction]
+#[pyo3(signature = (ids, columns, method, settings, keep, quiet))]
+fn dedup_records(
+    py: Python<'_>,
+    ids: Vec<String>,
+    columns: Vec<Vec<Option<String>>>,
+    method: &str,
+    settings: &str,
+    keep: &str,
+    quiet: bool,
+) -> PyResult<Run> {
+    neardup::progress::set_quiet(quiet);
+    if let Some(column) = columns.iter().find(|c| c.len() != ids.len()) {
+        return Err(PyValueError::new_err(format!(
+            "{} ids and a text column of {}: give one text for each record",
+            ids.len(),
+            column.len()
+        )));
+    }
+    let text_fields: Vec<String> = (0..columns.len()).map(|i| format!("text{i}")).collect();
+    let scratch = py
+        .detach(|| write_records(&ids, &columns, &text_fields))
+        .map_err(to_python)?;
+    let input = InputSpec {
+        paths: vec![scratch.path().join(RECORDS)],
+        format: Some(InputFormat::Jsonl),
+        id_field: "id".into(),
+        text_fields,
+        skip_invalid: false,
+        max_doc_bytes: neardup::io::DEFAULT_MAX_DOC_BYTES,
+    };
+    Run::start(py, spec_of(input, method, settings, keep)?, Some(scratch))
+}
+
+/// The file records handed over in memory are written to.
+const RECORDS: &str = "records.jsonl";
+
+/// Writes the records as JSON Lines into a new scratch folder.
+fn write_records(
+    ids: &[String],
+    columns: &[Vec<Option<String>>],
+    fields: &[String],
+) -> neardup::Result<ScratchDir> {
+    let scratch = ScratchDir::new()?;
+    let path = scratch.path().join(RECORDS);
+    let file = std::fs::File::create(&path).map_err(|e| Error::io(&path, e))?;
+    let mut out = BufWriter::with_capacity(1 << 20, file);
+    for (row, id) in ids.iter().enumerate() {
+        let mut record = Map::with_capacity(fields.len() + 1);
+        record.insert("id".into(), Value::from(id.as_str()));
+        for (field, column) in fields.iter().zip(columns) {
+            let text = column[row].as_deref().unwrap_or("");
+            record.insert(field.clone(), Value::from(text));
+        }
+        serde_json::to_writer(&mut out, &record).expect("strings serialise");
+        out.write_all(b"\n").map_err(|e| Error::io(&path, e))?;
+    }
+    out.flush().map_err(|e| Error::io(&path, e))?;
+    Ok(scratch)
+}
+
+/// The extension module.
+#[pymodule]
+fn _neardup(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_class::<Run>()?;
+    module.add_function(wrap_pyfunction!(dedup_files, module)?)?;
+    module.add_function(wrap_pyfunction!(dedup_records, module)?)?;
+    module.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    module.add(
+        "ANNOTATION_COLUMNS",
+        neardup::output::records::ANNOTATION_COLUMNS.to_vec(),
+    )?;
+    Ok(())
+}

@@ -1,0 +1,196 @@
+"""neardup.dedup as users call it: every input type, results in the input's own type, the
+command line's findings and files, errors as Python exceptions, the interpreter left free."""
+
+import json
+import os
+import shutil
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import neardup
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "data" / "bibdedupe-sample.jsonl"
+CORE = ROOT.parent / "shared" / "data" / "bibdedupe-core.jsonl"
+# The command line the tests built (`cargo test` runs first in .ci/run).
+CLI = ROOT / "target" / "debug" / "neardup"
+
+
+def sample_records():
+    with open(SAMPLE) as f:
+        return [json.loads(line) for line in f]
+
+
+def pair_ids(result):
+    pairs = result.pairs
+    for rows in ("to_dicts", "to_pylist"):  # polars, pyarrow
+        if hasattr(pairs, rows):
+            pairs = getattr(pairs, rows)()
+    if hasattr(pairs, "to_dict"):  # pandas
+        pairs = pairs.to_dict("records")
+    return sorted((p["id_a"], p["id_b"]) for p in pairs)
+
+
+@pytest.fixture(scope="module")
+def from_file():
+    return neardup.dedup(SAMPLE, method="minhash", quiet=True)
+
+
+def test_a_file_finds_what_the_command_line_finds(tmp_path, from_file):
+    if not CLI.exists():
+        pytest.skip(f"{CLI} is not built: run `cargo test` or `cargo build` first")
+    out = tmp_path / "cli"
+    subprocess.run(
+        [CLI, "dedup", SAMPLE, "--method", "minhash", "--out", out, "-q"], check=True
+    )
+    written = tmp_path / "py"
+    summary = from_file.write(written)
+    assert summary["pairs"] == from_file.summary["pairs"] > 0
+    for name in ["pairs.jsonl", "candidates.jsonl", "groups.jsonl", "unique.jsonl",
+                 "annotated.jsonl"]:
+        assert (written / name).read_bytes() == (out / name).read_bytes(), name
+
+
+def test_every_input_type_gives_the_same_pairs(from_file):
+    pd = pytest.importorskip("pandas")
+    pl = pytest.importorskip("polars")
+    pa = pytest.importorskip("pyarrow")
+    expected = pair_ids(from_file)
+    assert len(expected) == from_file.summary["pairs"] > 100
+    records = sample_records()
+    frame = pd.DataFrame(records)
+    table = pa.Table.from_pylist(records)
+    inputs = {
+        "path as str": str(SAMPLE),
+        "list of paths": [SAMPLE],
+        "dicts": records,
+        "pandas": frame,
+        "polars": pl.DataFrame(records),
+        "arrow table": table,
+        "arrow batch": table.combine_chunks().to_batches()[0],
+        "arrow reader": pa.RecordBatchReader.from_batches(table.schema, table.to_batches()),
+    }
+    for name, data in inputs.items():
+        result = neardup.dedup(data, method="minhash", quiet=True)
+        assert pair_ids(result) == expected, name
+        assert result.summary["groups"] == from_file.summary["groups"], name
+
+
+def test_a_datasets_dataset_gives_the_same_pairs(from_file):
+    datasets = pytest.importorskip("datasets")
+    dataset = datasets.Dataset.from_list(sample_records())
+    result = neardup.dedup(dataset, method="minhash", quiet=True)
+    assert pair_ids(result) == pair_ids(from_file)
+    assert len(result.unique) == from_file.summary["unique"]
+    assert type(result.unique) is type(dataset)
+
+
+def test_unique_and_annotated_come_back_in_the_input_type(from_file):
+    pd = pytest.importorskip("pandas")
+    pl = pytest.importorskip("polars")
+    pa = pytest.importorskip("pyarrow")
+    records = sample_records()
+    kept = {g["kept"] for g in neardup.dedup(records, method="minhash").groups}
+    in_groups = {m for g in neardup.dedup(records, method="minhash").groups for m in g["members"]}
+    expected_ids = [r["core_id"] for r in records if r["core_id"] not in in_groups or r["core_id"] in kept]
+    unique_count = from_file.summary["unique"]
+    assert len(expected_ids) == unique_count
+
+    frame = pd.DataFrame(records).set_index("core_id", drop=False)
+    result = neardup.dedup(frame, method="minhash", quiet=True)
+    unique = result.unique
+    assert isinstance(unique, pd.DataFrame)
+    assert list(unique["core_id"]) == expected_ids
+    assert list(unique.index) == expected_ids, "rows keep their index"
+    assert list(unique.columns) == list(frame.columns), "every column comes back"
+    annotated = result.annotated
+    assert list(annotated.columns[-3:]) == ["neardup_group", "neardup_keep", "neardup_duplicate_of"]
+    assert annotated["neardup_keep"].sum() == unique_count
+    first = result.groups.iloc[0]
+    member = annotated.loc[first["members"][1]]
+    assert member["neardup_group"] == 0
+    assert member["neardup_duplicate_of"] == first["kept"]
+
+    polars_frame = pl.DataFrame(records)
+    result = neardup.dedup(polars_frame, method="minhash", quiet=True)
+    assert isinstance(result.unique, pl.DataFrame)
+    assert result.unique["core_id"].to_list() == expected_ids
+    assert result.annotated.columns[-3:] == ["neardup_group", "neardup_keep", "neardup_duplicate_of"]
+    assert isinstance(result.pairs, pl.DataFrame)
+
+    table = pa.Table.from_pylist(records)
+    result = neardup.dedup(table, method="minhash", quiet=True)
+    assert isinstance(result.unique, pa.Table)
+    assert result.unique.column("core_id").to_pylist() == expected_ids
+    assert result.annotated.schema.names[-3:] == ["neardup_group", "neardup_keep", "neardup_duplicate_of"]
+
+    result = neardup.dedup(records, method="minhash", quiet=True)
+    assert [r["core_id"] for r in result.unique] == expected_ids
+    assert result.unique[0] is records[0], "the records themselves, not copies"
+
+
+def test_a_list_of_texts_with_and_without_ids():
+    texts = [
+        "the quick brown fox jumps over the lazy dog near the river bank today",
+        "the quick brown fox jumps over the lazy dog near the river bank today!",
+        "an entirely different sentence about reading records in a library catalogue",
+    ]
+    result = neardup.dedup(texts, method="minhash", quiet=True, threshold=0.5)
+    assert pair_ids(result) == [("0", "1")]
+    assert result.unique == [texts[0], texts[2]]
+    result = neardup.dedup(texts, id=["a", "b", "c"], method="minhash", quiet=True, threshold=0.5)
+    assert pair_ids(result) == [("a", "b")]
+    assert [r["id"] for r in result.annotated] == ["a", "b", "c"]
+    assert [r["neardup_duplicate_of"] for r in result.annotated] == [None, "a", None]
+
+
+def test_the_default_method_is_the_command_lines():
+    result = neardup.dedup(SAMPLE, quiet=True)
+    assert result.summary["method"]["name"] == "two-stage"
+    # The README's figure for the sample: 528 pairs.
+    assert result.summary["pairs"] == 528
+
+
+def test_errors_are_python_exceptions_with_the_command_lines_messages(tmp_path):
+    with pytest.raises(FileNotFoundError, match="missing.jsonl"):
+        neardup.dedup(tmp_path / "missing.jsonl", method="minhash")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"core_id": "a", "processed_title": "x", "processed_abstract": "y"}\n{oops\n')
+    with pytest.raises(ValueError, match=r"bad.jsonl:2"):
+        neardup.dedup(bad, method="minhash")
+    with pytest.raises(ValueError, match="threshold"):
+        neardup.dedup(SAMPLE, method="minhash", threshold=7)
+    with pytest.raises(ValueError, match="top_k"):
+        neardup.dedup(SAMPLE, method="minhash", top_k=5)
+    with pytest.raises(ValueError, match="no method is called"):
+        neardup.dedup(SAMPLE, method="fuzzy")
+    with pytest.raises(ValueError, match="text='body'"):
+        neardup.dedup([{"id": "1", "title": "x"}], text="body")
+    with pytest.raises(ValueError, match="which column holds the text"):
+        neardup.dedup([{"id": "1", "title": "x"}])
+    with pytest.raises(TypeError, match="cannot deduplicate"):
+        neardup.dedup(42)
+    with pytest.raises(ValueError, match="one id for each text"):
+        neardup.dedup(["a", "b"], id=["1"])
+
+
+def test_a_long_run_leaves_the_interpreter_free():
+    data = CORE if CORE.exists() else SAMPLE
+    done = []
+    worker = threading.Thread(
+        target=lambda: done.append(neardup.dedup(data, method="minhash", quiet=True))
+    )
+    ticks = 0
+    started = time.perf_counter()
+    worker.start()
+    while worker.is_alive():
+        time.sleep(0.001)
+        ticks += 1
+    elapsed = time.perf_counter() - started
+    assert done, "the run finished"
+    # Had the run held the interpreter, this thread would have woken once or twice.
+    assert ticks > min(50, elapsed * 100), (ticks, elapsed)
