@@ -285,6 +285,13 @@ class Result:
             {GROUP_COLUMN: group, KEEP_COLUMN: kept, DUPLICATE_OF_COLUMN: duplicate_of}
         )
 
+    def explain(self, a: Any, b: Any) -> Dict[str, Any]:
+        """Why the records with ids `a` and `b` were, or were not, matched: each side's words,
+        title and numbers, the exact and estimated figures the rule weighs, the verdict
+        (`verdict["duplicate"]`, `verdict["rule"]`), what the rule means, and a word diff.
+        As `neardup explain`."""
+        return json.loads(self._run.explain(str(a), str(b)))
+
     def write(self, out: Union[str, os.PathLike], annotate: bool = True) -> Dict[str, Any]:
         """Writes the command line's files into the folder `out` (pairs, candidates, groups,
         unique and annotated records in the input's format, summary.json); returns the

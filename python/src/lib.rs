@@ -15,6 +15,7 @@ use std::path::PathBuf;
 
 use neardup::Error;
 use neardup::group::KeepPolicy;
+use neardup::index::{explain_records, find_two, minhash_settings, uncentre};
 use neardup::io::{Input, InputFormat, ReadOptions, ScratchDir};
 use neardup::output::run::RunWriter;
 use neardup::pipeline::{self, Dedup, InputSpec, Method, OutputSpec, PipelineSpec};
@@ -42,6 +43,13 @@ fn to_python(error: Error) -> PyErr {
     }
 }
 
+/// Where models are looked up: where the command line looks, `--models` aside.
+fn models_root() -> PathBuf {
+    std::env::var_os("NEARDUP_MODELS")
+        .map(PathBuf::from)
+        .unwrap_or_else(neardup::embed::models::default_root)
+}
+
 /// The method `name` with `settings`, a JSON object of the keys a pipeline file takes.
 fn method_of(name: &str, settings: &str) -> PyResult<Method> {
     let name: MethodName = name.parse().map_err(|e: String| PyValueError::new_err(e))?;
@@ -66,10 +74,7 @@ struct Run {
 impl Run {
     /// Runs `spec`'s method over its inputs, the interpreter released meanwhile.
     fn start(py: Python<'_>, spec: PipelineSpec, records: Option<ScratchDir>) -> PyResult<Run> {
-        // Where the command line looks, `--models` aside.
-        let models = std::env::var_os("NEARDUP_MODELS")
-            .map(PathBuf::from)
-            .unwrap_or_else(neardup::embed::models::default_root);
+        let models = models_root();
         py.detach(|| {
             let inputs = spec.input.inputs()?;
             let read = spec.input.read_options();
@@ -151,6 +156,34 @@ impl Run {
             columns.2.push(fate.duplicate_of.map(str::to_owned));
         }
         columns
+    }
+
+    /// Why documents `a` and `b` (ids) were, or were not, matched, as JSON: every piece of
+    /// evidence the confirm stage weighs, the rule that decided, and a word diff (`neardup
+    /// explain`). Minhash and two-stage runs; a two-stage cosine is of the vectors as made,
+    /// where the run centred them on its corpus.
+    fn explain(&self, py: Python<'_>, a: String, b: String) -> PyResult<String> {
+        let models = models_root();
+        py.detach(|| {
+            let (mut settings, embeds) = match &self.spec.method {
+                Method::MinHash(config) => (minhash_settings(config.confirm.clone()), false),
+                Method::TwoStage(config) => (config.settings.clone(), true),
+                other => {
+                    return Err(Error::Usage(format!(
+                        "explain weighs the evidence of minhash and two-stage runs; this run's \
+                         method is {}",
+                        other.name().as_str()
+                    )));
+                }
+            };
+            uncentre(&mut settings);
+            let records = find_two(&self.inputs, &self.read, [&a, &b])?;
+            let explanation = explain_records(&settings, embeds, records, &models)?;
+            let mut json = serde_json::to_value(&explanation).expect("an explanation serialises");
+            json["diff"] = Value::from(explanation.diff);
+            Ok(json.to_string())
+        })
+        .map_err(to_python)
     }
 
     /// What the run did, as JSON: counts, settings and the seconds of each stage.

@@ -194,3 +194,24 @@ def test_a_long_run_leaves_the_interpreter_free():
     assert done, "the run finished"
     # Had the run held the interpreter, this thread would have woken once or twice.
     assert ticks > min(50, elapsed * 100), (ticks, elapsed)
+
+
+def test_explain_gives_the_command_lines_evidence_and_verdict(from_file):
+    pair = from_file.pairs[0]
+    explained = from_file.explain(pair["id_a"], pair["id_b"])
+    assert explained["verdict"]["duplicate"] is True
+    assert explained["evidence"]["jaccard"] == pytest.approx(pair["jaccard_estimate"])
+    assert explained["a"]["id"] == pair["id_a"] and explained["rule_means"]
+    assert isinstance(explained["diff"], str)
+    unmatched = from_file.explain(from_file.ids[0], from_file.ids[-1])
+    assert unmatched["verdict"]["duplicate"] is False
+    with pytest.raises(ValueError, match='no record "nobody"'):
+        from_file.explain("nobody", pair["id_b"])
+    if not CLI.exists():
+        pytest.skip(f"{CLI} is not built: run `cargo test` or `cargo build` first")
+    printed = subprocess.run(
+        [CLI, "explain", "--method", "minhash", "--json", SAMPLE, pair["id_a"], pair["id_b"]],
+        check=True, capture_output=True, text=True,
+    ).stdout
+    del explained["diff"]  # printed as text, not in the JSON
+    assert json.loads(printed) == explained

@@ -3,18 +3,15 @@
 use std::path::Path;
 
 use clap::Args;
-use serde::Serialize;
 
 use super::settings::MethodFlags;
-use crate::confirm::{Evidence, Verdict};
-use crate::diff::{Tokens, diff};
-use crate::embed;
 use crate::error::{Error, Result};
-use crate::index::{DocumentIndex, IndexSettings};
-use crate::io::{Record, read_corpus};
+use crate::index::{
+    Explanation, IndexSettings, Side, explain_indexed, explain_records, find_two, minhash_settings,
+    uncentre,
+};
+use crate::io::Record;
 use crate::pipeline::{MinHashConfig, TwoStageConfig};
-use crate::similarity::{set_jaccard, shared_count};
-use crate::text::{for_each_word, is_number_word};
 
 /// Show every piece of evidence the confirm stage weighs for two records (Jaccard exact and
 /// estimated, containment both ways, title similarity, differing numbers, cosine), the rule
@@ -50,42 +47,16 @@ enum ExplainMethod {
     Minhash,
 }
 
-/// One side of the comparison.
-#[derive(Debug, Serialize)]
-struct Side {
-    id: String,
-    /// Distinct words of the whole text.
-    words: usize,
-    /// Distinct words of the title, notes removed (where the input has a title).
-    title_words: Option<usize>,
-    has_abstract: bool,
-    /// Number-like words only this side has.
-    own_numbers: Vec<String>,
-}
-
-/// What `explain` reports.
-#[derive(Debug, Serialize)]
-struct Explanation {
-    a: Side,
-    b: Side,
-    /// Exact Jaccard of the shingle sets, where the texts are known.
-    jaccard_exact: Option<f64>,
-    /// Exact share of each side's shingles found in the other, where the texts are known.
-    containment_exact: Option<(f64, f64)>,
-    cosine: Option<f32>,
-    evidence: Evidence,
-    verdict: Verdict,
-    rule_means: &'static str,
-    /// The word diff, where the texts are known.
-    #[serde(skip)]
-    diff: Option<String>,
-}
-
 pub fn run(args: ExplainArgs, models: &Path) -> Result<()> {
     // Whether the run's centring was left out, to say so once the answer is there.
     let mut uncentred = false;
     let explanation = match (args.flags.index_dir(), args.texts.len()) {
-        (Some(dir), 0) => from_index(&dir, &args.args, models)?,
+        (Some(dir), 0) => {
+            let [a, b] = args.args.as_slice() else {
+                return Err(Error::Usage("give two ids of the index".into()));
+            };
+            explain_indexed(&dir, [a, b], models)?
+        }
         (Some(_), _) => {
             return Err(Error::Usage(
                 "give two ids with --index, or two texts without it".into(),
@@ -98,7 +69,7 @@ pub fn run(args: ExplainArgs, models: &Path) -> Result<()> {
             ];
             let (settings, embeds, dropped) = settings(&args)?;
             uncentred = dropped;
-            from_records((settings, embeds), records, models)?
+            explain_records(&settings, embeds, records, models)?
         }
         (None, 0) => {
             let [path, a, b] = args.args.as_slice() else {
@@ -109,9 +80,10 @@ pub fn run(args: ExplainArgs, models: &Path) -> Result<()> {
             };
             // Settings are checked before the input is read: a refusal should not wait for it.
             let (settings, embeds, dropped) = settings(&args)?;
-            let records = read_two(&args.input, Path::new(path), a, b)?;
+            let (inputs, read) = args.input.open(&[path.into()])?;
+            let records = find_two(&inputs, &read, [a, b])?;
             uncentred = dropped;
-            from_records((settings, embeds), records, models)?
+            explain_records(&settings, embeds, records, models)?
         }
         (None, n) => {
             return Err(Error::Usage(format!(
@@ -141,152 +113,12 @@ fn settings(args: &ExplainArgs) -> Result<(IndexSettings, bool, bool)> {
     let (mut settings, embeds) = match args.method {
         ExplainMethod::TwoStage => (args.flags.config::<TwoStageConfig>()?.settings, true),
         ExplainMethod::Minhash => (
-            IndexSettings {
-                confirm: args.flags.config::<MinHashConfig>()?.confirm,
-                min_cosine: -1.0,
-                ..IndexSettings::default()
-            },
+            minhash_settings(args.flags.config::<MinHashConfig>()?.confirm),
             false,
         ),
     };
-    let uncentred = embeds && settings.centre;
-    // The centre is the mean of a corpus's first documents, which two records do not give.
-    settings.centre &= !uncentred;
+    let uncentred = embeds && uncentre(&mut settings);
     Ok((settings, embeds, uncentred))
-}
-
-fn read_two(
-    input: &crate::pipeline::InputSpec,
-    path: &Path,
-    a: &str,
-    b: &str,
-) -> Result<[Record; 2]> {
-    let (inputs, read) = input.open(&[path.to_owned()])?;
-    let mut found: [Option<Record>; 2] = [None, None];
-    read_corpus(
-        &inputs,
-        &read,
-        |record| (record.id == a || record.id == b).then(|| record.clone()),
-        |record| {
-            // The same id twice compares a record with itself.
-            if let Some(record) = record {
-                if record.id == b {
-                    found[1] = Some(record.clone());
-                }
-                if record.id == a {
-                    found[0] = Some(record);
-                }
-            }
-        },
-    )?;
-    let [Some(first), Some(second)] = found else {
-        let missing = if found[0].is_none() { a } else { b };
-        return Err(Error::Usage(format!(
-            "no record {missing:?} in {}; check the id (and --id-field)",
-            path.display()
-        )));
-    };
-    Ok([first, second])
-}
-
-fn from_records(
-    (settings, embeds): (IndexSettings, bool),
-    records: [Record; 2],
-    models: &Path,
-) -> Result<Explanation> {
-    let confirmer = settings.confirmer()?;
-    let (sketches, sets): (Vec<_>, Vec<Vec<u64>>) = records
-        .iter()
-        .map(|record| confirmer.sign_with_shingles(record))
-        .unzip();
-    let cosine = if embeds {
-        let embedder = embed::load(&settings.embedder, models)?;
-        let vectors = embedder.embed(&[&records[0].text, &records[1].text])?;
-        Some(embed::cosine(&vectors[0], &vectors[1]))
-    } else {
-        None
-    };
-    let (evidence, verdict) = confirmer.confirm(
-        sketches[0].as_ref(),
-        sketches[1].as_ref(),
-        cosine.unwrap_or(1.0),
-    );
-    let shared = shared_count(&sets[0], &sets[1]) as f64;
-    let share = |set: &Vec<u64>| {
-        if set.is_empty() {
-            0.0
-        } else {
-            shared / set.len() as f64
-        }
-    };
-    let numbers = records.each_ref().map(|r| number_words(&r.text));
-    let side = |i: usize| Side {
-        id: records[i].id.clone(),
-        words: sets[i].len(),
-        title_words: sketches[i].facts.title.as_ref().map(Vec::len),
-        has_abstract: sketches[i].facts.body,
-        own_numbers: numbers[i]
-            .iter()
-            .filter(|n| !numbers[1 - i].contains(n))
-            .cloned()
-            .collect(),
-    };
-    Ok(Explanation {
-        a: side(0),
-        b: side(1),
-        jaccard_exact: Some(set_jaccard(&sets[0], &sets[1])),
-        containment_exact: Some((share(&sets[0]), share(&sets[1]))),
-        cosine,
-        evidence,
-        verdict,
-        rule_means: verdict.rule.describe(),
-        diff: Some(
-            diff(&records[0].text, &records[1].text, Tokens::Words)
-                .render(false)
-                .trim_end()
-                .to_owned(),
-        ),
-    })
-}
-
-fn from_index(dir: &Path, ids: &[String], models: &Path) -> Result<Explanation> {
-    let [a, b] = ids else {
-        return Err(Error::Usage("give two ids of the index".into()));
-    };
-    let index = DocumentIndex::open(dir, models, None)?;
-    let docs = [index.document(a)?, index.document(b)?];
-    let cosine = embed::cosine(&docs[0].vector, &docs[1].vector);
-    let (evidence, verdict) =
-        index.confirm(docs[0].payload.sketch(), docs[1].payload.sketch(), cosine);
-    let side = |i: usize| Side {
-        id: docs[i].payload.id.clone(),
-        words: docs[i].payload.shingles as usize,
-        title_words: docs[i].payload.facts.title.as_ref().map(Vec::len),
-        has_abstract: docs[i].payload.facts.body,
-        // The index keeps hashes of the numbers, not the words.
-        own_numbers: Vec::new(),
-    };
-    Ok(Explanation {
-        a: side(0),
-        b: side(1),
-        jaccard_exact: None,
-        containment_exact: None,
-        cosine: Some(cosine),
-        evidence,
-        verdict,
-        rule_means: verdict.rule.describe(),
-        diff: None,
-    })
-}
-
-fn number_words(text: &str) -> Vec<String> {
-    let mut numbers = Vec::new();
-    for_each_word(text, |w| {
-        if is_number_word(w) && !numbers.iter().any(|n| n == w) {
-            numbers.push(w.to_owned());
-        }
-    });
-    numbers
 }
 
 /// Which figures the verdict rested on, and whether each is exact or estimated: an estimate
