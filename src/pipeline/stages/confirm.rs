@@ -56,7 +56,7 @@ pub(super) fn confirm(
             number => {
                 let mut rest = from_share;
                 let mut failed = Ok(());
-                Share::visit(signed, number, |_, theirs| {
+                Share::visit(signed, number, |theirs| {
                     let here = rest.partition_point(|r| theirs.docs.contains(&other_of(r)));
                     let (block, after) = rest.split_at(here);
                     rest = after;

@@ -211,13 +211,13 @@ impl Gathered {
         for folder in &signed.folders {
             // The shares, and the blocks in each, come in the run's order, as `wanted` does:
             // each document found is the next row.
-            Share::visit(signed, folder.part.number, |first, block| {
-                let from = wanted.partition_point(|&d| d < first);
+            Share::visit(signed, folder.part.number, |block| {
+                let from = wanted.partition_point(|&d| d < block.docs.start);
                 for &doc in wanted[from..]
                     .iter()
                     .take_while(|&&d| block.docs.contains(&d))
                 {
-                    let row = (doc - first) as usize;
+                    let row = (doc - block.docs.start) as usize;
                     signatures.push(
                         block.signatures.row(row),
                         block.signatures.is_empty_doc(row),

@@ -359,7 +359,7 @@ impl Share {
         let num_perm = signed.folder(number).config.confirm.minhash.num_perm;
         let mut signatures = Signatures::new(num_perm);
         let mut sketches = SketchFacts::default();
-        Share::visit(signed, number, |_, block| {
+        Share::visit(signed, number, |block| {
             signatures.extend(&block.signatures);
             sketches.extend(block.sketches);
         })?;
@@ -370,10 +370,9 @@ impl Share {
         })
     }
 
-    /// Reads the sketches of part `number` a block at a time, handing `visit` each block's
-    /// first document (the run's number) and the block, as a share of its own: what a reader
-    /// needing only some rows holds at once.
-    fn visit(signed: &SignedParts, number: u32, mut visit: impl FnMut(u32, Share)) -> Result<()> {
+    /// Reads the sketches of part `number` a block at a time, handing `visit` each block as a
+    /// share of its own: what a reader needing only some rows holds at once.
+    fn visit(signed: &SignedParts, number: u32, mut visit: impl FnMut(Share)) -> Result<()> {
         let folder = signed.folder(number);
         let num_perm = folder.config.confirm.minhash.num_perm;
         let docs = signed.docs_of(number);
@@ -386,7 +385,7 @@ impl Share {
                     signatures,
                     sketches,
                 };
-                visit(first, block);
+                visit(block);
                 first = end;
             })
         })?;
