@@ -8,12 +8,12 @@
     result.pairs       # the duplicate pairs and their scores
     result.groups      # the groups, each with its representative and the member kept
 
-`data` is a path (a `str` or `pathlib.Path`, or a list of `Path`s) to JSONL, CSV, TSV, Parquet, a folder or a .zip of text
-files; a list of strings or of dicts; a pandas or polars DataFrame; a pyarrow Table,
-RecordBatch or RecordBatchReader; or a Hugging Face `datasets.Dataset`. Results come back in
-the input's own type. The run is the command line's own (`neardup dedup`), in this process:
-the same methods, settings (keyword arguments, named as in a pipeline file), results and
-error messages, raised as `ValueError` or `OSError`.
+`data` is a path (a `str` or `pathlib.Path`, or a list of `Path`s) to JSONL, CSV, TSV,
+Parquet, a folder or a .zip of text files; a list of strings or of dicts; a pandas or polars
+DataFrame; a pyarrow Table, RecordBatch or RecordBatchReader; or a Hugging Face
+`datasets.Dataset`. Results come back in the input's own type. The run is the command line's
+own (`neardup dedup`), in this process: the same methods, settings (keyword arguments, named
+as in a pipeline file), results and error messages, raised as `ValueError` or `OSError`.
 """
 
 from __future__ import annotations
@@ -65,13 +65,13 @@ def dedup(
     settings_json = json.dumps(settings)
     records = _Records.of(data, text, id)
     if records.paths is not None:
-        fields = _fields_or_default(text, id, CORE_TEXT, CORE_ID)
+        text_fields, id_field = _file_fields(text, id)
         run = _neardup.dedup_files(
             records.paths,
             method,
             settings_json,
-            fields[1],
-            fields[0],
+            id_field,
+            text_fields,
             keep,
             skip_invalid,
             quiet,
@@ -83,9 +83,13 @@ def dedup(
     return Result(run, records)
 
 
-def _fields_or_default(text: Text, id: Any, default_text: List[str], default_id: str):
-    texts = [text] if isinstance(text, str) else list(text or default_text)
-    return texts, id if isinstance(id, str) else default_id
+def _file_fields(text: Text, id: Any):
+    """The text fields and id field of records read from files: the CORE layout's unless
+    told."""
+    if id is not None and not isinstance(id, str):
+        raise ValueError("id= names the field of a file's records that holds the id")
+    texts = [text] if isinstance(text, str) else list(text or CORE_TEXT)
+    return texts, id or CORE_ID
 
 
 class _Records:
@@ -106,22 +110,24 @@ class _Records:
         module = type(data).__module__.split(".")[0]
         name = type(data).__name__
         if module == "pandas" and name == "DataFrame":
-            table = {c: data[c].tolist() for c in _wanted(list(data.columns), text, id)}
-            return _Records.from_columns("pandas", data, table, len(data), text, id)
+            column = lambda c: data[c].tolist()
+            return _Records.from_columns("pandas", data, data.columns, len(data), column, text, id)
         if module == "polars" and name == "DataFrame":
-            table = {c: data[c].to_list() for c in _wanted(data.columns, text, id)}
-            return _Records.from_columns("polars", data, table, data.height, text, id)
+            column = lambda c: data[c].to_list()
+            rows = data.height
+            return _Records.from_columns("polars", data, data.columns, rows, column, text, id)
         if module == "pyarrow":
             if name == "RecordBatchReader":
                 data = data.read_all()
                 name = "Table"
             if name in ("Table", "RecordBatch"):
+                column = lambda c: data.column(c).to_pylist()
                 names = data.schema.names
-                table = {c: data.column(c).to_pylist() for c in _wanted(names, text, id)}
-                return _Records.from_columns("arrow", data, table, data.num_rows, text, id)
+                return _Records.from_columns("arrow", data, names, data.num_rows, column, text, id)
         if module == "datasets" and name == "Dataset":
-            table = {c: list(data[c]) for c in _wanted(data.column_names, text, id)}
-            return _Records.from_columns("datasets", data, table, data.num_rows, text, id)
+            column = lambda c: list(data[c])
+            names = data.column_names
+            return _Records.from_columns("datasets", data, names, data.num_rows, column, text, id)
         if isinstance(data, (list, tuple)):
             if data and all(isinstance(r, os.PathLike) for r in data):
                 return _Records("paths", data, paths=[os.fspath(r) for r in data])
@@ -132,9 +138,9 @@ class _Records:
                 names: Dict[str, None] = {}
                 for record in data:
                     names.update(dict.fromkeys(record))
-                wanted = _wanted(list(names), text, id)
-                table = {c: [r.get(c) for r in data] for c in wanted}
-                return _Records.from_columns("dicts", list(data), table, len(data), text, id)
+                column = lambda c: [r.get(c) for r in data]
+                rows = len(data)
+                return _Records.from_columns("dicts", list(data), names, rows, column, text, id)
             raise TypeError(
                 "a list to deduplicate holds strings (texts or paths) or dicts (records); "
                 f"this one holds {sorted({type(r).__name__ for r in data})}"
@@ -146,23 +152,18 @@ class _Records:
         )
 
     @staticmethod
-    def from_columns(kind, data, table, rows, text, id) -> "_Records":
-        names = list(table)
+    def from_columns(kind, data, names, rows, column, text, id) -> "_Records":
+        """Records of a table with columns `names` and `rows` rows; `column(name)` gives a
+        column's values as a list."""
+        names = list(names)
         text_names = _text_names(names, text)
         id_name = _id_name(names, id)
         if id_name is None:
             ids = [str(i) for i in range(rows)]
         else:
-            ids = [_id_text(v, id_name, row) for row, v in enumerate(table[id_name])]
-        columns = [[_text_of(v) for v in table[c]] for c in text_names]
+            ids = [_id_text(v, id_name, row) for row, v in enumerate(column(id_name))]
+        columns = [[_text_of(v) for v in column(c)] for c in text_names]
         return _Records(kind, data, ids=ids, columns=columns)
-
-
-def _wanted(names: Sequence[str], text: Text, id: Any) -> List[str]:
-    names = list(names)
-    wanted = _text_names(names, text)
-    id_name = _id_name(names, id)
-    return wanted + ([id_name] if id_name is not None and id_name not in wanted else [])
 
 
 def _text_names(names: List[str], text: Text) -> List[str]:

@@ -18,6 +18,8 @@ SAMPLE = ROOT / "data" / "bibdedupe-sample.jsonl"
 CORE = ROOT.parent / "shared" / "data" / "bibdedupe-core.jsonl"
 # The command line the tests built (`cargo test` runs first in .ci/run).
 CLI = ROOT / "target" / "debug" / "neardup"
+# The annotated copy's columns, as the command line names them (src/output/records/mod.rs).
+ANNOTATION_COLUMNS = ["neardup_group", "neardup_keep", "neardup_duplicate_of"]
 
 
 def sample_records():
@@ -94,9 +96,11 @@ def test_unique_and_annotated_come_back_in_the_input_type(from_file):
     pl = pytest.importorskip("polars")
     pa = pytest.importorskip("pyarrow")
     records = sample_records()
-    kept = {g["kept"] for g in neardup.dedup(records, method="minhash").groups}
-    in_groups = {m for g in neardup.dedup(records, method="minhash").groups for m in g["members"]}
-    expected_ids = [r["core_id"] for r in records if r["core_id"] not in in_groups or r["core_id"] in kept]
+    kept = {g["kept"] for g in from_file.groups}
+    in_groups = {m for g in from_file.groups for m in g["members"]}
+    expected_ids = [
+        r["core_id"] for r in records if r["core_id"] not in in_groups or r["core_id"] in kept
+    ]
     unique_count = from_file.summary["unique"]
     assert len(expected_ids) == unique_count
 
@@ -108,7 +112,7 @@ def test_unique_and_annotated_come_back_in_the_input_type(from_file):
     assert list(unique.index) == expected_ids, "rows keep their index"
     assert list(unique.columns) == list(frame.columns), "every column comes back"
     annotated = result.annotated
-    assert list(annotated.columns[-3:]) == ["neardup_group", "neardup_keep", "neardup_duplicate_of"]
+    assert list(annotated.columns[-3:]) == ANNOTATION_COLUMNS
     assert annotated["neardup_keep"].sum() == unique_count
     first = result.groups.iloc[0]
     member = annotated.loc[first["members"][1]]
@@ -119,14 +123,14 @@ def test_unique_and_annotated_come_back_in_the_input_type(from_file):
     result = neardup.dedup(polars_frame, method="minhash", quiet=True)
     assert isinstance(result.unique, pl.DataFrame)
     assert result.unique["core_id"].to_list() == expected_ids
-    assert result.annotated.columns[-3:] == ["neardup_group", "neardup_keep", "neardup_duplicate_of"]
+    assert result.annotated.columns[-3:] == ANNOTATION_COLUMNS
     assert isinstance(result.pairs, pl.DataFrame)
 
     table = pa.Table.from_pylist(records)
     result = neardup.dedup(table, method="minhash", quiet=True)
     assert isinstance(result.unique, pa.Table)
     assert result.unique.column("core_id").to_pylist() == expected_ids
-    assert result.annotated.schema.names[-3:] == ["neardup_group", "neardup_keep", "neardup_duplicate_of"]
+    assert result.annotated.schema.names[-3:] == ANNOTATION_COLUMNS
 
     result = neardup.dedup(records, method="minhash", quiet=True)
     assert [r["core_id"] for r in result.unique] == expected_ids
@@ -174,6 +178,8 @@ def test_errors_are_python_exceptions_with_the_command_lines_messages(tmp_path):
         neardup.dedup([{"id": "1", "title": "x"}])
     with pytest.raises(TypeError, match="cannot deduplicate"):
         neardup.dedup(42)
+    with pytest.raises(ValueError, match="names the field of a file's records"):
+        neardup.dedup(SAMPLE, id=["a"], method="minhash")
     with pytest.raises(ValueError, match="one id for each text"):
         neardup.dedup(["a", "b"], id=["1"])
 
