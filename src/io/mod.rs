@@ -37,7 +37,7 @@ pub use lines::for_each_line;
 pub use lock::FolderLock;
 pub use range::ByteRange;
 pub use scratch::{ScratchDir, remove_on_interrupt as remove_scratch_on_interrupt};
-pub use words::{read_count, read_list, write_count, write_list};
+pub use words::{read_count, read_list, read_words_into, write_count, write_list, write_words};
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};

@@ -22,17 +22,25 @@ pub fn write_words(w: &mut impl Write, words: &[u32]) -> io::Result<()> {
 /// than the machine has.
 pub fn read_words(r: &mut impl Read, count: usize) -> io::Result<Vec<u32>> {
     let mut words = Vec::with_capacity(count.min(1 << 24));
+    read_words_into(r, count, &mut words)?;
+    Ok(words)
+}
+
+/// Reads `count` words that [`write_words`] wrote onto the end of `words`.
+pub fn read_words_into(r: &mut impl Read, count: usize, words: &mut Vec<u32>) -> io::Result<()> {
     let mut bytes = vec![0u8; CHUNK.min(count) * 4];
-    while words.len() < count {
-        let n = CHUNK.min(count - words.len());
+    let mut left = count;
+    while left > 0 {
+        let n = CHUNK.min(left);
         r.read_exact(&mut bytes[..n * 4])?;
         words.extend(
             bytes[..n * 4]
                 .chunks_exact(4)
                 .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
         );
+        left -= n;
     }
-    Ok(words)
+    Ok(())
 }
 
 /// Writes a count (a length), as 8 bytes.

@@ -26,7 +26,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::io::{read_count, read_list, write_count, write_list};
+use crate::io::{read_count, read_words_into, write_count, write_words};
 
 /// How a signature's slots are drawn from a shingle set.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
@@ -194,21 +194,28 @@ pub fn jaccard_estimate(a: &[u32], b: &[u32]) -> f64 {
     equal as f64 / a.len() as f64
 }
 
-/// The signatures of a whole corpus, one row of `num_perm` slots per document, in one
-/// contiguous allocation (512 bytes a document at 128 permutations).
+/// The signatures of a whole corpus, one row of `num_perm` slots per document (512 bytes a
+/// document at 128 permutations), in blocks of [`Signatures::BLOCK_ROWS`] rows. A block is
+/// reserved once at its full size, so rows are never copied as the corpus grows: one matrix
+/// grown by doubling touches fresh memory of about twice its size, and first touches are
+/// most of what keeping the signatures costs.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Signatures {
     num_perm: usize,
-    slots: Vec<u32>,
+    blocks: Vec<Vec<u32>>,
     empty: Vec<bool>,
 }
 
 impl Signatures {
+    /// Rows a block holds: 32 MB at 128 permutations, reserved at once but touched only as
+    /// rows arrive. Large blocks keep the random reads of confirming on few, large pages.
+    pub const BLOCK_ROWS: usize = 1 << 16;
+
     /// An empty matrix for signatures of `num_perm` slots.
     pub fn new(num_perm: usize) -> Self {
         Signatures {
             num_perm,
-            slots: Vec::new(),
+            blocks: Vec::new(),
             empty: Vec::new(),
         }
     }
@@ -217,15 +224,25 @@ impl Signatures {
     /// matches nothing.
     pub fn push(&mut self, signature: &[u32], empty: bool) {
         assert_eq!(signature.len(), self.num_perm, "signature length");
-        self.slots.extend_from_slice(signature);
+        self.open_block().extend_from_slice(signature);
         self.empty.push(empty);
+    }
+
+    /// The block the next row goes into, a new one when the last is full.
+    fn open_block(&mut self) -> &mut Vec<u32> {
+        let block_slots = Self::BLOCK_ROWS * self.num_perm;
+        if self.blocks.last().is_none_or(|b| b.len() == block_slots) {
+            self.blocks.push(Vec::with_capacity(block_slots));
+        }
+        self.blocks.last_mut().expect("a block was just opened")
     }
 
     /// Appends every row of `other`.
     pub fn extend(&mut self, other: &Signatures) {
         assert_eq!(other.num_perm, self.num_perm, "signature length");
-        self.slots.extend_from_slice(&other.slots);
-        self.empty.extend_from_slice(&other.empty);
+        for doc in 0..other.len() {
+            self.push(other.row(doc), other.empty[doc]);
+        }
     }
 
     /// The number of documents.
@@ -245,7 +262,8 @@ impl Signatures {
 
     /// The signature of document `doc`.
     pub fn row(&self, doc: usize) -> &[u32] {
-        &self.slots[doc * self.num_perm..(doc + 1) * self.num_perm]
+        let start = (doc % Self::BLOCK_ROWS) * self.num_perm;
+        &self.blocks[doc / Self::BLOCK_ROWS][start..start + self.num_perm]
     }
 
     /// Whether document `doc` had no shingles.
@@ -262,31 +280,40 @@ impl Signatures {
     }
 
     /// Writes the matrix in the form [`Signatures::read_from`] reads: set aside on disk while
-    /// a run needs the memory (512 MB at a million documents).
+    /// a run needs the memory (512 MB at a million documents). The slots are one list, as
+    /// one contiguous matrix wrote them.
     pub fn write_to(&self, w: &mut impl Write) -> io::Result<()> {
         write_count(w, self.num_perm)?;
-        write_list(w, &self.slots)?;
+        write_count(w, self.len() * self.num_perm)?;
+        for block in &self.blocks {
+            write_words(w, block)?;
+        }
         let empty: Vec<u8> = self.empty.iter().map(|&e| u8::from(e)).collect();
         w.write_all(&empty)
     }
 
-    /// Reads a matrix [`Signatures::write_to`] wrote.
+    /// Reads a matrix [`Signatures::write_to`] wrote, a block at a time.
     pub fn read_from(r: &mut impl Read) -> io::Result<Self> {
         let num_perm = read_count(r)?;
-        let slots = read_list(r)?;
-        if num_perm == 0 || slots.len() % num_perm != 0 {
+        let slots = read_count(r)?;
+        if num_perm == 0 || slots % num_perm != 0 {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
                 "signature slots are not whole rows",
             ));
         }
-        let mut empty = vec![0u8; slots.len() / num_perm];
+        let rows = slots / num_perm;
+        let mut signatures = Signatures::new(num_perm);
+        for start in (0..rows).step_by(Self::BLOCK_ROWS) {
+            let block_rows = Self::BLOCK_ROWS.min(rows - start);
+            let mut block = Vec::with_capacity(Self::BLOCK_ROWS * num_perm);
+            read_words_into(r, block_rows * num_perm, &mut block)?;
+            signatures.blocks.push(block);
+        }
+        let mut empty = vec![0u8; rows];
         r.read_exact(&mut empty)?;
-        Ok(Signatures {
-            num_perm,
-            slots,
-            empty: empty.into_iter().map(|e| e != 0).collect(),
-        })
+        signatures.empty = empty.into_iter().map(|e| e != 0).collect();
+        Ok(signatures)
     }
 }
 
@@ -327,6 +354,39 @@ mod tests {
         assert_eq!(hasher.sign(&s), PINNED);
     }
     const PINNED: [u32; 4] = [1359227510, 1201060281, 563120185, 1022939478];
+
+    #[test]
+    fn rows_past_a_block_read_back_and_set_aside_as_one_matrix() {
+        let rows = Signatures::BLOCK_ROWS + 3;
+        let row = |doc: usize| [doc as u32, !(doc as u32)];
+        let mut signatures = Signatures::new(2);
+        for doc in 0..rows {
+            signatures.push(&row(doc), doc % 7 == 0);
+        }
+        for doc in [
+            0,
+            Signatures::BLOCK_ROWS - 1,
+            Signatures::BLOCK_ROWS,
+            rows - 1,
+        ] {
+            assert_eq!(signatures.row(doc), row(doc));
+            assert_eq!(signatures.is_empty_doc(doc), doc % 7 == 0);
+        }
+        // On disk the blocks are one list of slots, as a contiguous matrix wrote them.
+        let mut bytes = Vec::new();
+        signatures.write_to(&mut bytes).unwrap();
+        let mut expected = Vec::new();
+        write_count(&mut expected, 2).unwrap();
+        let slots: Vec<u32> = (0..rows).flat_map(row).collect();
+        crate::io::write_list(&mut expected, &slots).unwrap();
+        expected.extend((0..rows).map(|doc| u8::from(doc % 7 == 0)));
+        assert_eq!(bytes, expected);
+        let read = Signatures::read_from(&mut bytes.as_slice()).unwrap();
+        assert_eq!(read, signatures);
+        let mut extended = Signatures::new(2);
+        extended.extend(&read);
+        assert_eq!(extended, signatures);
+    }
 
     #[test]
     fn estimate_tracks_true_jaccard() {
