@@ -246,6 +246,29 @@ impl ScoredPairs {
         }
     }
 
+    /// Room for `count` candidates of a method with no cosine, added by [`ScoredPairs::push`].
+    pub fn with_capacity(count: usize) -> Self {
+        ScoredPairs {
+            pairs: Vec::with_capacity(count),
+            scores: Vec::with_capacity(count),
+            cosines: false,
+        }
+    }
+
+    /// Adds candidate `(a, b)` of a method with no cosine, and its score.
+    pub fn push(&mut self, a: u32, b: u32, score: f64) {
+        debug_assert!(!self.cosines, "a candidate without its cosine");
+        self.pairs.push((a, b, 0.0));
+        self.scores.push(score);
+    }
+
+    /// Where candidate `(a, b)` is, in candidates sorted by their documents.
+    pub fn find(&self, a: u32, b: u32) -> Option<usize> {
+        self.pairs
+            .binary_search_by_key(&(a, b), |&(x, y, _)| (x, y))
+            .ok()
+    }
+
     /// How many candidates there are.
     pub fn len(&self) -> usize {
         self.pairs.len()

@@ -197,6 +197,18 @@ fn minhash_signed_banded_confirmed_and_joined_in_parts_writes_the_files_of_one_r
         err.contains("signed2") && err.contains("not there"),
         "{err}"
     );
+    // A confirmed part's candidates changed after it wrote them are refused.
+    std::fs::rename(at("elsewhere"), moved.join("signed2")).unwrap();
+    let scored = moved_confirmed[0].join("scored.bin");
+    let mut bytes = std::fs::read(&scored).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&scored, bytes).unwrap();
+    let err = rejected(&[&args[..], &["--out", out]].concat());
+    assert!(
+        err.contains("scored.bin") && err.contains("changed after the run"),
+        "{err}"
+    );
 }
 
 #[test]

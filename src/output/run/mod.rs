@@ -240,6 +240,38 @@ impl Read for CheckedReader {
     }
 }
 
+/// A run file open for reading ([`RunFolder::open_checked`]).
+pub struct CheckedFile<'a> {
+    folder: &'a RunFolder,
+    path: PathBuf,
+    expected: FileDigest,
+    reader: CheckedReader,
+}
+
+impl CheckedFile<'_> {
+    /// The file's bytes, hashed as they pass.
+    pub fn reader(&mut self) -> &mut CheckedReader {
+        &mut self.reader
+    }
+
+    /// Where the file is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Reads what is left of the file and checks that it is the one the summary names.
+    pub fn finish(mut self) -> Result<()> {
+        std::io::copy(&mut self.reader, &mut std::io::sink())
+            .map_err(|e| Error::io(&self.path, e))?;
+        if self.reader.hasher.digest() != self.expected.xxh3 {
+            return Err(self
+                .folder
+                .changed(&self.path, self.expected.bytes, self.expected));
+        }
+        Ok(())
+    }
+}
+
 /// Appends `record` as one JSON line to `bytes`, bound for the file `target`.
 fn json_line(bytes: &mut Vec<u8>, record: &impl Serialize, target: &Path) -> Result<()> {
     serde_json::to_writer(&mut *bytes, record)
@@ -362,18 +394,27 @@ impl RunFolder {
         name: &str,
         read: impl FnOnce(&mut CheckedReader) -> std::io::Result<T>,
     ) -> Result<T> {
-        let (path, file, expected) = self.open_file(name)?;
-        let mut reader = CheckedReader {
-            inner: BufReader::with_capacity(1 << 20, file),
-            hasher: Xxh3::new(),
-        };
-        let value = read(&mut reader);
+        let mut file = self.open_checked(name)?;
+        let value = read(&mut file.reader);
+        let path = file.path.clone();
         // A file that does not read may be one that changed: the digest says which.
-        std::io::copy(&mut reader, &mut std::io::sink()).map_err(|e| Error::io(&path, e))?;
-        if reader.hasher.digest() != expected.xxh3 {
-            return Err(self.changed(&path, expected.bytes, expected));
-        }
+        file.finish()?;
         value.map_err(|e| Error::io(&path, e))
+    }
+
+    /// The file `name` open for reading, checked by length now and by digest at
+    /// [`CheckedFile::finish`]: for a reader that keeps several files open at once.
+    pub fn open_checked(&self, name: &str) -> Result<CheckedFile<'_>> {
+        let (path, file, expected) = self.open_file(name)?;
+        Ok(CheckedFile {
+            folder: self,
+            path,
+            expected,
+            reader: CheckedReader {
+                inner: BufReader::with_capacity(1 << 20, file),
+                hasher: Xxh3::new(),
+            },
+        })
     }
 
     /// Opens the file `name`, refusing one the summary does not name or whose length is not

@@ -28,7 +28,8 @@ fn not_routed_from(doc: u32) -> Error {
 
 /// Judges the candidates `routed` to `part` (each from every banded part that proposed it):
 /// with part `part`'s sketches held, the other shares are read a block at a time for the
-/// candidates whose other document they signed.
+/// candidates whose other document they signed. The candidates come back sorted by their
+/// documents.
 pub(super) fn confirm(
     signed: &SignedParts,
     part: Part,
@@ -71,6 +72,8 @@ pub(super) fn confirm(
             }
         }
     }
+    // By their documents: the join merges the parts' lists as they come.
+    scored.par_sort_unstable_by_key(|s| (s.0, s.1));
     tracing::info!(part = %part, candidates = scored.len(), "confirmed");
     Ok(scored)
 }

@@ -1,5 +1,8 @@
 //! Stage 4, join: every part's candidates, each once, grouped: one run's findings.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -8,13 +11,13 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use super::{
-    Routed, SCORED, Scored, Share, SignedParts, Stage, band, confirm, open_stage, read_words,
-    routed_to, signed_of, spec_for,
+    Routed, SCORED, SCORED_WORDS, Scored, Share, SignedParts, Stage, StageFolder, band, confirm,
+    open_stage, routed_to, scored_of, signed_of, spec_for,
 };
 use crate::error::{Error, Result};
 use crate::group::{Linkage, linked_groups};
-use crate::io::{Corpus, Input, ReadOptions, read_corpus};
-use crate::output::run::{IdsDigest, StageTimes};
+use crate::io::{Corpus, Input, ReadOptions, read_corpus, read_count};
+use crate::output::run::{CheckedFile, IdsDigest, StageTimes};
 use crate::pipeline::{Found, Pair, Part, PipelineSpec, ScoredPairs};
 use crate::sketch::Signatures;
 
@@ -30,8 +33,7 @@ pub(in crate::pipeline) fn join(
     let parts: Vec<Part> = folders[0].part.all().collect();
     let mut times = StageTimes::default();
     let clock = Instant::now();
-    let mut scored: Vec<Scored> = Vec::new();
-    match folders[0].stage {
+    let (scored, duplicate) = match folders[0].stage {
         Stage::Signed => {
             let mut routed: Vec<Vec<Routed>> = vec![Vec::new(); parts.len()];
             for &part in &parts {
@@ -39,33 +41,35 @@ pub(in crate::pipeline) fn join(
                     routed[to].extend(candidates);
                 }
             }
-            for (&part, routed) in parts.iter().zip(routed) {
-                scored.extend(confirm::confirm(&signed, part, routed, config)?);
-            }
+            let lists = parts
+                .iter()
+                .zip(routed)
+                .map(|(&part, routed)| confirm::confirm(&signed, part, routed, config))
+                .collect::<Result<Vec<_>>>()?;
+            merge_held(lists)?
         }
         Stage::Banded => {
-            for &part in &parts {
-                let routed = routed_to(&folders, part)?;
-                scored.extend(confirm::confirm(&signed, part, routed, config)?);
-            }
+            let lists = parts
+                .iter()
+                .map(|&part| confirm::confirm(&signed, part, routed_to(&folders, part)?, config))
+                .collect::<Result<Vec<_>>>()?;
+            merge_held(lists)?
         }
         Stage::Confirmed => {
-            for folder in &folders {
-                let words = read_words(folder, SCORED)?;
-                scored.extend(words.chunks_exact(5).map(|w| {
-                    let score = f64::from_bits(u64::from(w[2]) | (u64::from(w[3]) << 32));
-                    (w[0], w[1], score, w[4] != 0)
-                }));
+            let mut files = folders
+                .iter()
+                .map(ScoredFile::open)
+                .collect::<Result<Vec<_>>>()?;
+            let count = files.iter().map(|f| f.left).sum();
+            let merged = merge_sorted(&mut files, count);
+            // A changed file is named as such before what it made of the merge.
+            for file in files {
+                file.file.finish()?;
             }
+            merged?
         }
-    }
+    };
     times.confirm = clock.elapsed().as_secs_f64();
-    // Confirm parts judge disjoint candidates, each once: sorted, they are one run's.
-    scored.par_sort_unstable_by_key(|s| (s.0, s.1));
-    let duplicate: Vec<bool> = scored.iter().map(|s| s.3).collect();
-    let (candidates, scores): (Vec<(u32, u32)>, Vec<f64>) =
-        scored.into_iter().map(|s| ((s.0, s.1), s.2)).unzip();
-    let scored = ScoredPairs::without_cosines(&candidates, scores);
     let pairs = scored.selected(&duplicate);
     drop(duplicate);
 
@@ -78,16 +82,15 @@ pub(in crate::pipeline) fn join(
     times.sketch = clock.elapsed().as_secs_f64();
     check_signed(&signed, &corpus)?;
     let asked = Asked::by_grouping(&corpus.ids, &pairs, spec.method.linkage(), |x, y| {
-        candidates
-            .binary_search(&(x, y))
-            .or_else(|_| candidates.binary_search(&(y, x)))
-            .ok()
+        scored
+            .find(x, y)
+            .or_else(|| scored.find(y, x))
             .map(|i| scored.get(i).score)
     });
     let gathered = Gathered::read(&signed, asked.unscored, config.confirm.minhash.num_perm)?;
     tracing::info!(
         parts = signed.folders.len(),
-        candidates = candidates.len(),
+        candidates = scored.len(),
         pairs = pairs.len(),
         gathered = gathered.docs.len(),
         "parts joined"
@@ -95,7 +98,7 @@ pub(in crate::pipeline) fn join(
     let known = asked.scored;
     let found = Found {
         corpus,
-        candidates: candidates.len(),
+        candidates: scored.len(),
         scored_candidates: Some(scored),
         pairs,
         similarity: Box::new(move |x, y| match known.get(&ordered(x, y)) {
@@ -109,6 +112,94 @@ pub(in crate::pipeline) fn join(
         times,
     };
     Ok((spec, inputs, read, found))
+}
+
+/// Merges lists of candidates, each sorted by its documents and none sharing a candidate
+/// with another (each part confirms its own), into one run's sorted candidates and which of
+/// them are duplicates. `count` is how many there are in all.
+fn merge_sorted<L: Iterator<Item = Result<Scored>>>(
+    lists: &mut [L],
+    count: usize,
+) -> Result<(ScoredPairs, Vec<bool>)> {
+    let mut scored = ScoredPairs::with_capacity(count);
+    let mut duplicate = Vec::with_capacity(count);
+    // Each list's next candidate, and the lists ordered by it.
+    let mut heads: Vec<Option<Scored>> = vec![None; lists.len()];
+    let mut order = BinaryHeap::new();
+    for (list, items) in lists.iter_mut().enumerate() {
+        if let Some(first) = items.next().transpose()? {
+            order.push(Reverse((first.0, first.1, list)));
+            heads[list] = Some(first);
+        }
+    }
+    let mut last = None;
+    while let Some(Reverse((a, b, list))) = order.pop() {
+        if last.is_some_and(|last| last >= (a, b)) {
+            return Err(Error::Usage(format!(
+                "the confirmed parts hold candidate ({a}, {b}) twice or out of order: confirm \
+                 the parts again with this version of neardup"
+            )));
+        }
+        last = Some((a, b));
+        let (_, _, score, confirmed) = heads[list].take().expect("a listed head");
+        scored.push(a, b, score);
+        duplicate.push(confirmed);
+        if let Some(next) = lists[list].next().transpose()? {
+            order.push(Reverse((next.0, next.1, list)));
+            heads[list] = Some(next);
+        }
+    }
+    Ok((scored, duplicate))
+}
+
+/// [`merge_sorted`] over lists held in memory (the parts confirmed on this machine).
+fn merge_held(lists: Vec<Vec<Scored>>) -> Result<(ScoredPairs, Vec<bool>)> {
+    let count = lists.iter().map(Vec::len).sum();
+    let mut lists: Vec<_> = lists.into_iter().map(|l| l.into_iter().map(Ok)).collect();
+    merge_sorted(&mut lists, count)
+}
+
+/// The candidates a confirmed part wrote, read one at a time.
+struct ScoredFile<'a> {
+    file: CheckedFile<'a>,
+    /// Candidates not yet read.
+    left: usize,
+}
+
+impl<'a> ScoredFile<'a> {
+    /// Opens the candidates of the confirmed part in `folder`.
+    fn open(folder: &'a StageFolder) -> Result<Self> {
+        let mut file = folder.folder.open_checked(SCORED)?;
+        let words = read_count(file.reader()).map_err(|e| Error::io(file.path(), e))?;
+        Ok(ScoredFile {
+            file,
+            left: words / SCORED_WORDS,
+        })
+    }
+}
+
+impl Iterator for ScoredFile<'_> {
+    type Item = Result<Scored>;
+
+    fn next(&mut self) -> Option<Result<Scored>> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let mut bytes = [0u8; SCORED_WORDS * 4];
+        if let Err(e) = self.file.reader().read_exact(&mut bytes) {
+            return Some(Err(Error::io(self.file.path(), e)));
+        }
+        let words = std::array::from_fn(|i| {
+            u32::from_le_bytes([
+                bytes[4 * i],
+                bytes[4 * i + 1],
+                bytes[4 * i + 2],
+                bytes[4 * i + 3],
+            ])
+        });
+        Some(Ok(scored_of(words)))
+    }
 }
 
 /// Checks that the corpus read again holds each part's documents where the part said: as
@@ -247,6 +338,26 @@ impl Gathered {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parts_lists_merge_into_one_sorted_list_and_a_repeat_is_refused() {
+        let first = vec![(0, 5, 0.5, false), (2, 3, 0.9, true)];
+        let second = vec![(0, 7, 0.75, true), (4, 6, 0.25, false)];
+        let (scored, duplicate) = merge_held(vec![first.clone(), second]).unwrap();
+        let merged: Vec<(u32, u32, f64)> = (0..scored.len())
+            .map(|i| scored.get(i))
+            .map(|p| (p.a, p.b, p.score))
+            .collect();
+        assert_eq!(
+            merged,
+            [(0, 5, 0.5), (0, 7, 0.75), (2, 3, 0.9), (4, 6, 0.25)]
+        );
+        assert_eq!(duplicate, [false, true, true, false]);
+        assert_eq!(scored.find(2, 3), Some(2));
+        assert_eq!(scored.find(3, 2), None);
+        let err = merge_held(vec![first, vec![(2, 3, 0.9, true)]]).unwrap_err();
+        assert!(err.to_string().contains("twice or out of order"), "{err}");
+    }
 
     fn pair(a: u32, b: u32) -> Pair {
         Pair {

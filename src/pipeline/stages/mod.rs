@@ -78,6 +78,22 @@ type Routed = (u32, u32, u32);
 /// it was confirmed.
 type Scored = (u32, u32, f64, bool);
 
+/// Words a [`Scored`] takes in [`SCORED`]: its documents, the score's two halves (low first),
+/// and whether it was confirmed.
+const SCORED_WORDS: usize = 5;
+
+/// A [`Scored`] as [`SCORED`] holds it.
+fn scored_words(&(a, b, score, duplicate): &Scored) -> [u32; SCORED_WORDS] {
+    let bits = score.to_bits();
+    [a, b, bits as u32, (bits >> 32) as u32, u32::from(duplicate)]
+}
+
+/// The [`Scored`] of [`scored_words`].
+fn scored_of(words: [u32; SCORED_WORDS]) -> Scored {
+    let score = f64::from_bits(u64::from(words[2]) | (u64::from(words[3]) << 32));
+    (words[0], words[1], score, words[4] != 0)
+}
+
 /// Which stage wrote a folder: the `stage` of its summary's settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Stage {
@@ -432,13 +448,7 @@ pub fn advance(dirs: &[PathBuf], part: Part, lock: FolderLock) -> Result<RunSumm
         Stage::Banded => {
             let routed = routed_to(&folders, part)?;
             let scored = confirm::confirm(&signed, part, routed, &first.config)?;
-            let words: Vec<u32> = scored
-                .iter()
-                .flat_map(|&(a, b, score, duplicate)| {
-                    let bits = score.to_bits();
-                    [a, b, bits as u32, (bits >> 32) as u32, u32::from(duplicate)]
-                })
-                .collect();
+            let words: Vec<u32> = scored.iter().flat_map(scored_words).collect();
             write_words(&mut run, SCORED, &words)?;
             let confirmed = scored.iter().filter(|s| s.3).count();
             (Stage::Confirmed, (scored.len(), confirmed))
