@@ -7,6 +7,7 @@
     result.annotated   # df with each row's group, whether it is kept, and what it duplicates
     result.pairs       # the duplicate pairs and their scores
     result.groups      # the groups, each with its representative and the member kept
+    result.evaluate()  # accuracy and macro-F1 against labelled duplicates (CORE 2020)
 
 `data` is a path (a `str` or `pathlib.Path`, or a list of `Path`s) to JSONL, CSV, TSV,
 Parquet, a folder or a .zip of text files; a list of strings or of dicts; a pandas or polars
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from typing import Any, Dict, List, Optional, Sequence, Union
 
 from . import _neardup
@@ -30,6 +32,7 @@ __all__ = ["dedup", "Result"]
 # The CORE Deduplication Dataset 2020 layout, read unless told otherwise (as the command line).
 CORE_ID = "core_id"
 CORE_TEXT = ["processed_title", "processed_abstract"]
+CORE_LABELS, CORE_CAT = "labelled_duplicates", "cat"
 
 GROUP_COLUMN, KEEP_COLUMN, DUPLICATE_OF_COLUMN = _neardup.ANNOTATION_COLUMNS
 
@@ -96,12 +99,15 @@ class _Records:
     """The caller's data, as the extension reads it: paths, or an id column and text columns;
     with what is needed to hand rows back in the caller's type."""
 
-    def __init__(self, kind: str, data: Any, paths=None, ids=None, columns=None):
+    def __init__(self, kind, data, paths=None, ids=None, columns=None, names=(), column=None):
         self.kind = kind
         self.data = data
         self.paths = paths
         self.ids = ids
         self.columns = columns
+        # The table's column names, and `column(name)`: a column's values as a list.
+        self.names = list(names)
+        self.column = column
 
     @staticmethod
     def of(data: Any, text: Text, id: Any) -> "_Records":
@@ -163,7 +169,7 @@ class _Records:
         else:
             ids = [_id_text(v, id_name, row) for row, v in enumerate(column(id_name))]
         columns = [[_text_of(v) for v in column(c)] for c in text_names]
-        return _Records(kind, data, ids=ids, columns=columns)
+        return _Records(kind, data, ids=ids, columns=columns, names=names, column=column)
 
 
 def _text_names(names: List[str], text: Text) -> List[str]:
@@ -292,6 +298,58 @@ class Result:
         (`verdict["duplicate"]`, `verdict["rule"]`), what the rule means, and a word diff.
         As `neardup explain`."""
         return json.loads(self._run.explain(str(a), str(b)))
+
+    def evaluate(self, truth: Any = None, *, predicted: str = "groups") -> Dict[str, Any]:
+        """The CORE 2020 metrics of this result against labelled duplicates, as `neardup eval
+        --json` gives them: accuracy and macro-F1 over the labelled documents, and the same by
+        `cat` label and by number of duplicates.
+
+        `truth` is a JSON Lines file in the CORE layout (`core_id`, `labelled_duplicates`,
+        `cat`), or a dict from each id to its duplicates' ids. By default the labels are the
+        input's own: a CORE-layout file, or data with a `labelled_duplicates` column (and
+        `cat`, if it has one). Every document the run read must be labelled, in the same order.
+        `predicted`: a document's predicted duplicates are the rest of its group (`"groups"`)
+        or its confirmed pair partners (`"pairs"`)."""
+        cats = None
+        if truth is None:
+            if self._records.paths is not None:
+                if len(self._records.paths) != 1:
+                    raise ValueError("give truth=: the run read more than one file")
+                truth = self._records.paths[0]
+            elif CORE_LABELS in self._records.names:
+                column, names = self._records.column, self._records.names
+                truth = dict(zip(self._records.ids, column(CORE_LABELS)))
+                if CORE_CAT in names:
+                    cats = dict(zip(self._records.ids, column(CORE_CAT)))
+            else:
+                raise ValueError(
+                    f"the data has no {CORE_LABELS!r} column: give truth= (a CORE-layout JSON "
+                    "Lines file, or a dict from each id to its duplicates' ids)"
+                )
+        if isinstance(truth, (str, os.PathLike)):
+            return json.loads(self._run.evaluate(os.fspath(truth), predicted))
+        if not isinstance(truth, dict):
+            raise TypeError(
+                "truth is a path to CORE-layout JSON Lines or a dict from id to duplicate ids; "
+                f"got a {type(truth).__name__}"
+            )
+        truth = {str(k): v for k, v in truth.items()}
+        ids = self._run.ids
+        missing = [i for i in ids if i not in truth]
+        if missing:
+            raise ValueError(
+                f"{len(missing)} of the {len(ids)} documents have no labels in truth (the "
+                f"first: {missing[0]!r}); label every document, with [] for none"
+            )
+        with tempfile.TemporaryDirectory(prefix="neardup-truth-") as folder:
+            path = os.path.join(folder, "truth.jsonl")
+            with open(path, "w", encoding="utf-8") as out:
+                for i in ids:
+                    record = {"id": i, CORE_LABELS: [str(d) for d in truth[i] or []]}
+                    if cats is not None and cats[i] is not None:
+                        record[CORE_CAT] = cats[i]
+                    out.write(json.dumps(record) + "\n")
+            return json.loads(self._run.evaluate(path, predicted, "id"))
 
     def write(self, out: Union[str, os.PathLike], annotate: bool = True) -> Dict[str, Any]:
         """Writes the command line's files into the folder `out` (pairs, candidates, groups,

@@ -14,6 +14,7 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
 use neardup::Error;
+use neardup::eval::{Predicted, Predictions, Truth, evaluate};
 use neardup::group::KeepPolicy;
 use neardup::index::{explain_records, find_two, minhash_settings, uncentre};
 use neardup::io::{Input, InputFormat, ReadOptions, ScratchDir};
@@ -182,6 +183,51 @@ impl Run {
             let mut json = serde_json::to_value(&explanation).expect("an explanation serialises");
             json["diff"] = Value::from(explanation.diff);
             Ok(json.to_string())
+        })
+        .map_err(to_python)
+    }
+
+    /// The CORE 2020 metrics of this run against the labelled duplicates in `truth` (JSON
+    /// Lines in the CORE layout, ids in `id_field`, by default the field the run read ids
+    /// from), as JSON: what `neardup eval --json` writes. A document's predicted duplicates are
+    /// the rest of its group (`predicted="groups"`) or its confirmed partners (`"pairs"`).
+    #[pyo3(signature = (truth, predicted, id_field = None))]
+    fn evaluate(
+        &self,
+        py: Python<'_>,
+        truth: PathBuf,
+        predicted: &str,
+        id_field: Option<String>,
+    ) -> PyResult<String> {
+        let predicted = match predicted {
+            "groups" => Predicted::Groups,
+            "pairs" => Predicted::Pairs,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "predicted: {other:?}; give \"groups\" (the rest of a document's group) or \
+                     \"pairs\" (its confirmed partners)"
+                )));
+            }
+        };
+        py.detach(|| {
+            let id_field = id_field.as_deref().unwrap_or(&self.read.fields.id);
+            let labelled = Truth::load(&truth, id_field)?;
+            let ids = &self.dedup.corpus.ids;
+            let id = |doc: u32| ids[doc as usize].as_str();
+            let predictions = match predicted {
+                Predicted::Groups => Predictions::from_groups(
+                    self.dedup
+                        .groups
+                        .iter()
+                        .map(|g| g.members.iter().map(|&m| id(m))),
+                ),
+                Predicted::Pairs => {
+                    Predictions::from_pairs(self.dedup.pairs.iter().map(|p| (id(p.a), id(p.b))))
+                }
+            };
+            labelled.check_ids(&truth, ids, &predictions)?;
+            let evaluation = evaluate(&labelled, &predictions);
+            Ok(serde_json::to_string(&evaluation).expect("an evaluation serialises"))
         })
         .map_err(to_python)
     }

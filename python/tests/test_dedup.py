@@ -221,3 +221,42 @@ def test_explain_gives_the_command_lines_evidence_and_verdict(from_file):
     ).stdout
     del explained["diff"]  # printed as text, not in the JSON
     assert json.loads(printed) == explained
+
+
+def test_evaluate_scores_as_the_command_line_from_any_labels(tmp_path, from_file):
+    scores = from_file.evaluate()
+    assert 0.9 < scores["accuracy"] <= 1 and scores["macro_f1"] > 0.9
+    by_pairs = from_file.evaluate(predicted="pairs")
+    assert by_pairs["documents"] == scores["documents"] == len(from_file.ids)
+    if not CLI.exists():
+        pytest.skip(f"{CLI} is not built: run `cargo test` or `cargo build` first")
+    out = tmp_path / "cli"
+    subprocess.run(
+        [CLI, "dedup", SAMPLE, "--method", "minhash", "--out", out, "-q"], check=True
+    )
+    for predicted, expected in [("groups", scores), ("pairs", by_pairs)]:
+        subprocess.run(
+            [CLI, "eval", "--truth", SAMPLE, "--pred", out, "--predicted", predicted,
+             "--json", tmp_path / "eval.json"],
+            check=True, capture_output=True,
+        )
+        assert json.loads((tmp_path / "eval.json").read_text()) == expected, predicted
+    # The same labels held in Python: a DataFrame's own columns, or a dict of id to duplicates.
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(sample_records())
+    assert neardup.dedup(frame, method="minhash", quiet=True).evaluate() == scores
+    labels = {r["core_id"]: r["labelled_duplicates"] for r in sample_records()}
+    texts = [r["processed_title"] + " " + r["processed_abstract"] for r in sample_records()]
+    of_texts = neardup.dedup(texts, id=list(labels), method="minhash", quiet=True)
+    assert of_texts.evaluate(labels)["documents"] == len(labels)
+    del labels[next(iter(labels))]
+    with pytest.raises(ValueError, match="have no labels in truth"):
+        of_texts.evaluate(labels)
+    with pytest.raises(ValueError, match="no 'labelled_duplicates' column"):
+        of_texts.evaluate()
+    other = tmp_path / "other.jsonl"
+    other.write_text(json.dumps({"core_id": "x", "labelled_duplicates": []}) + "\n")
+    with pytest.raises(ValueError, match="read other documents than the 1 labelled here"):
+        from_file.evaluate(other)
+    with pytest.raises(ValueError, match="predicted"):
+        from_file.evaluate(predicted="both")

@@ -119,13 +119,56 @@ impl Truth {
     ) -> Result<()> {
         let summary = &run.summary;
         let same = match summary.ids_digest {
-            Some(digest) => digest == IdsDigest::of(self.docs.iter().map(|d| d.id.as_str())),
+            Some(digest) => digest == self.ids_digest(),
             // A run written before runs kept the digest: as much as its counts can tell.
             None => summary.documents == self.docs.len() && self.unknown(predicted).is_none(),
         };
-        if same {
-            return Ok(());
+        match same {
+            true => Ok(()),
+            false => Err(self.other_documents(
+                truth_path,
+                &format!("the run in {}", run.dir().display()),
+                summary.documents,
+                predicted,
+                "score a run over the labelled file itself (`neardup dedup TRUTH --out DIR`, \
+                 then `--pred DIR`)",
+            )),
         }
+    }
+
+    /// Checks that a run held in memory read exactly the labelled documents: `ids`, in order.
+    pub fn check_ids(
+        &self,
+        truth_path: &Path,
+        ids: &[String],
+        predicted: &Predictions,
+    ) -> Result<()> {
+        match IdsDigest::of(ids.iter().map(String::as_str)) == self.ids_digest() {
+            true => Ok(()),
+            false => Err(self.other_documents(
+                truth_path,
+                "the run",
+                ids.len(),
+                predicted,
+                "score a run over the labelled documents themselves, in the same order",
+            )),
+        }
+    }
+
+    /// The digest of the labelled ids, in file order, as a run records its own.
+    fn ids_digest(&self) -> IdsDigest {
+        IdsDigest::of(self.docs.iter().map(|d| d.id.as_str()))
+    }
+
+    /// The error for a run (`run`) that read `read` documents other than those labelled here.
+    fn other_documents(
+        &self,
+        truth_path: &Path,
+        run: &str,
+        read: usize,
+        predicted: &Predictions,
+        hint: &str,
+    ) -> Error {
         let unknown = match self.unknown(predicted) {
             Some((count, first)) => {
                 format!(
@@ -134,22 +177,17 @@ impl Truth {
             }
             None => String::new(),
         };
-        Err(Error::input(
+        Error::input(
             Location::file(truth_path),
             None,
             format!(
-                "the run in {} read other documents than the {} labelled here: it read {}{unknown}",
-                run.dir().display(),
+                "{run} read other documents than the {} labelled here: it read {read}{unknown}",
                 self.docs.len(),
-                summary.documents,
             ),
-            "score a run over the labelled file itself (`neardup dedup TRUTH --out DIR`, then \
-             `--pred DIR`)",
-        ))
+            hint,
+        )
     }
 
-    /// Checks that every predicted id is labelled here (for groups another tool found, whose
-    /// documents are not known otherwise).
     pub fn check_predicted(&self, truth_path: &Path, predicted: &Predictions) -> Result<()> {
         match self.unknown(predicted) {
             None => Ok(()),
