@@ -7,7 +7,8 @@
 # and XXH3-64 digest each run's summary.json records: the stage folders and the joined files
 # are removed before the one run, so that a large corpus needs room for one set of outputs.
 # Usage: eval/slurm/minhash.sh [DOCS [PARTS [FLAGS...]]]   (default 100000 4; FLAGS go to
-# signing and to the one run, e.g. --no-annotate). SEED picks the generated corpus (default 1).
+# signing and to the one run, e.g. --no-annotate). SEED picks the generated corpus (default 1);
+# CORPUS names one to read instead.
 # Needs `apt-get install slurm-wlm munge`; NEARDUP names a neardup binary.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -25,8 +26,8 @@ cpus=$parts
 # shellcheck source=eval/slurm/loopback.sh
 source eval/slurm/loopback.sh
 
-corpus=$work/corpus.jsonl
-"$NEARDUP" gen --docs "$docs" --seed "${SEED:-1}" --out "$corpus" -q > /dev/null
+corpus=${CORPUS:-$work/corpus.jsonl}
+[[ -n ${CORPUS:-} ]] || "$NEARDUP" gen --docs "$docs" --seed "${SEED:-1}" --out "$corpus" -q > /dev/null
 cd "$work"
 sign=$(submit --array="1-$parts" "$here/eval/slurm/minhash-sign.sbatch" "$corpus" "$work" "$@")
 band=$(submit --array="1-$parts" --dependency="afterok:$sign" \

@@ -9,6 +9,10 @@
     result.groups      # the groups, each with its representative and the member kept
     result.evaluate()  # accuracy and macro-F1 against labelled duplicates (CORE 2020)
 
+    index = neardup.Index.build("idx/", df)       # a collection kept on disk (`neardup index`)
+    index.deduplicate(new_df)                      # each new record's duplicates in it
+    index.add(new_df)                              # the same, adding the records as they go
+
 `data` is a path (a `str` or `pathlib.Path`, or a list of `Path`s) to JSONL, CSV, TSV,
 Parquet, a folder or a .zip of text files; a list of strings or of dicts; a pandas or polars
 DataFrame; a pyarrow Table, RecordBatch or RecordBatchReader; or a Hugging Face
@@ -27,7 +31,7 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 from . import _neardup
 
 __version__: str = _neardup.__version__
-__all__ = ["dedup", "Result"]
+__all__ = ["dedup", "Result", "Index"]
 
 # The CORE Deduplication Dataset 2020 layout, read unless told otherwise (as the command line).
 CORE_ID = "core_id"
@@ -93,6 +97,145 @@ def _file_fields(text: Text, id: Any):
         raise ValueError("id= names the field of a file's records that holds the id")
     texts = [text] if isinstance(text, str) else list(text or CORE_TEXT)
     return texts, id or CORE_ID
+
+
+class Index:
+    """A collection kept on disk, to check new records against: the two-stage index that
+    `neardup index` builds and `neardup query` and `neardup serve` read. Each lookup returns
+    the nearest indexed documents with the confirm stage's verdict; writes are journalled and
+    flushed before a call returns, so a crash loses nothing a call has returned from.
+
+        index = neardup.Index.build("idx/", df)   # or neardup.Index("idx/") to open one
+        index.query("a new abstract ...")         # its duplicates in the index
+        index.deduplicate(new_df)                 # each new record's duplicates, as a table
+        index.add(new_df)                         # the same, adding each record as it goes
+        index.remove(["id1", "id2"])
+        index.close()                             # or use it in a `with` block
+    """
+
+    def __init__(self, path: Union[str, os.PathLike]):
+        self._opened_index = _neardup.Index(os.fspath(path))
+        self.path = os.fspath(path)
+
+    @classmethod
+    def _opened(cls, index: Any, path: Union[str, os.PathLike]) -> "Index":
+        opened = cls.__new__(cls)
+        opened._opened_index = index
+        opened.path = os.fspath(path)
+        return opened
+
+    @property
+    def _index(self) -> Any:
+        if self._opened_index is None:
+            raise ValueError(f"the index {self.path!r} is closed: open it again with Index(path)")
+        return self._opened_index
+
+    @classmethod
+    def build(
+        cls,
+        path: Union[str, os.PathLike],
+        data: Any,
+        text: Text = None,
+        id: Union[str, Sequence[Any], None] = None,
+        *,
+        skip_invalid: bool = False,
+        quiet: bool = False,
+        **settings: Any,
+    ) -> "Index":
+        """Builds an index of `data` in the folder `path` (which must not hold one) and opens
+        it. `data`, `text` and `id` are read as `dedup` reads them; `settings` are the
+        two-stage method's (as `neardup index` takes them)."""
+        settings_json = json.dumps(settings)
+        records = _Records.of(data, text, id)
+        if records.paths is not None:
+            text_fields, id_field = _file_fields(text, id)
+            index = _neardup.index_files(
+                os.fspath(path), records.paths, settings_json, id_field, text_fields,
+                skip_invalid, quiet,
+            )
+        else:
+            index = _neardup.index_records(
+                os.fspath(path), records.ids, records.columns, settings_json, quiet
+            )
+        return cls._opened(index, path)
+
+    def query(
+        self, text: Optional[str] = None, *, id: Any = None, k: int = _neardup.DEFAULT_TOP_K,
+        all: bool = False,
+    ) -> List[Dict[str, Any]]:
+        """The duplicates of a new `text`, or of the indexed document `id`, among the `k`
+        nearest indexed documents: dicts of `id`, `cosine`, `jaccard_estimate`, `duplicate`
+        and the deciding `rule`. `all=True` lists the neighbours that are not duplicates too."""
+        if (text is None) == (id is None):
+            raise ValueError("give a text or id=, not both")
+        found = (
+            self._index.query_text(text, k) if id is None else self._index.query_id(str(id), k)
+        )
+        return [m for m in json.loads(found) if all or m["duplicate"]]
+
+    def deduplicate(
+        self, data: Any, text: Text = None, id: Any = None, *, k: int = _neardup.DEFAULT_TOP_K,
+        add: bool = False,
+    ) -> Any:
+        """Checks each record of `data` (held in Python: any type `dedup` takes but paths)
+        against the index: one row for each record and indexed duplicate, with `id` (the
+        record's), `duplicate_of` (the indexed document's), `cosine`, `jaccard_estimate` and
+        the deciding `rule`, as a table of the input's type. A record with no duplicate has no
+        row. With `add=True` each record is added after its lookup, so a record also meets
+        the batch's earlier ones; the batch counts only whole."""
+        records = _Records.of(data, text, id)
+        if records.paths is not None:
+            raise ValueError(
+                "deduplicate() reads records held in Python; read the file first (for "
+                "example pandas.read_json(path, lines=True)), or build an index of files with "
+                "Index.build"
+            )
+        texts = [" ".join(t for t in parts if t) for parts in zip(*records.columns)]
+        found = json.loads(self._index.deduplicate(records.ids, texts, k, add))
+        rows = [
+            (new, m) for new, matches in zip(records.ids, found) for m in matches
+            if m["duplicate"] and m["id"] != new
+        ]
+        return _table_of(
+            records.kind,
+            {
+                "id": [new for new, _ in rows],
+                "duplicate_of": [m["id"] for _, m in rows],
+                "cosine": [m["cosine"] for _, m in rows],
+                "jaccard_estimate": [m["jaccard_estimate"] for _, m in rows],
+                "rule": [m["rule"] for _, m in rows],
+            },
+        )
+
+    def add(
+        self, data: Any, text: Text = None, id: Any = None, *, k: int = _neardup.DEFAULT_TOP_K
+    ) -> Any:
+        """Adds the records of `data` (held in Python), each after looking it up: returns what
+        `deduplicate` returns. A record whose id is indexed already replaces it."""
+        return self.deduplicate(data, text, id, k=k, add=True)
+
+    def remove(self, ids: Union[str, Sequence[Any]]) -> int:
+        """Removes the documents `ids` (one id or several); returns how many were there."""
+        ids = [ids] if isinstance(ids, str) else [str(i) for i in ids]
+        return sum(self._index.remove(ids))
+
+    def __contains__(self, id: Any) -> bool:
+        return self._index.contains(str(id))
+
+    def close(self) -> None:
+        """Flushes every write into the store and closes the index (again: nothing)."""
+        if self._opened_index is not None:
+            self._opened_index.close()
+            self._opened_index = None
+
+    def __enter__(self) -> "Index":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<neardup.Index {self.path!r}>"
 
 
 class _Records:
@@ -423,21 +566,26 @@ class Result:
         return [{**r, **{k: v[row] for k, v in columns.items()}} for row, r in enumerate(data)]
 
     def _table(self, columns: Dict[str, list]) -> Any:
-        kind = self._records.kind
-        if kind == "pandas":
-            import pandas as pd
+        return _table_of(self._records.kind, columns)
 
-            return pd.DataFrame(columns)
-        if kind == "polars":
-            import polars as pl
 
-            return pl.DataFrame(columns)
-        if kind == "arrow":
-            import pyarrow as pa
+def _table_of(kind: str, columns: Dict[str, list]) -> Any:
+    """A table of `columns` in the type data of `kind` came in: DataFrames for DataFrames,
+    Tables for Arrow, else a list of dicts."""
+    if kind == "pandas":
+        import pandas as pd
 
-            return pa.table(columns)
-        names = list(columns)
-        return [dict(zip(names, values)) for values in zip(*columns.values())]
+        return pd.DataFrame(columns)
+    if kind == "polars":
+        import polars as pl
+
+        return pl.DataFrame(columns)
+    if kind == "arrow":
+        import pyarrow as pa
+
+        return pa.table(columns)
+    names = list(columns)
+    return [dict(zip(names, values)) for values in zip(*columns.values())]
 
 
 def _pandas_column(name: str, values: list) -> Any:

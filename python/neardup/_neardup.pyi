@@ -45,3 +45,33 @@ def dedup_records(
     keep: str,
     quiet: bool,
 ) -> Run: ...
+
+DEFAULT_TOP_K: int
+
+class Index:
+    """An open two-stage index; lookups and batches answer with matches as JSON."""
+
+    def __init__(self, path: Union[str, PathLike]) -> None: ...
+    def query_text(self, text: str, k: int) -> str: ...
+    def query_id(self, id: str, k: int) -> str: ...
+    def deduplicate(self, ids: Sequence[str], texts: Sequence[str], k: int, add: bool) -> str: ...
+    def remove(self, ids: Sequence[str]) -> List[bool]: ...
+    def contains(self, id: str) -> bool: ...
+    def close(self) -> None: ...
+
+def index_files(
+    path: Union[str, PathLike],
+    paths: Sequence[Union[str, PathLike]],
+    settings: str,
+    id_field: str,
+    text_fields: Sequence[str],
+    skip_invalid: bool,
+    quiet: bool,
+) -> Index: ...
+def index_records(
+    path: Union[str, PathLike],
+    ids: Sequence[str],
+    columns: Sequence[Sequence[Optional[str]]],
+    settings: str,
+    quiet: bool,
+) -> Index: ...

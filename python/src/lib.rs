@@ -12,11 +12,12 @@
 
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
+use std::sync::Mutex;
 
 use neardup::Error;
 use neardup::eval::{Predicted, Predictions, Truth, evaluate};
 use neardup::group::KeepPolicy;
-use neardup::index::{explain_records, find_two, minhash_settings, uncentre};
+use neardup::index::{DocumentIndex, Match, explain_records, find_two, minhash_settings, uncentre};
 use neardup::io::{Input, InputFormat, ReadOptions, ScratchDir};
 use neardup::output::run::RunWriter;
 use neardup::pipeline::{self, Dedup, InputSpec, Method, OutputSpec, PipelineSpec};
@@ -279,6 +280,193 @@ impl Run {
     }
 }
 
+/// An open two-stage index (`neardup index`): documents' vectors in the embedded store, their
+/// MinHash sketches beside them. Lookups answer with each neighbour's verdict; writes are
+/// journalled and flushed before a call returns, as `serve` acknowledges them.
+#[pyclass(frozen, module = "neardup._neardup")]
+struct Index {
+    index: DocumentIndex,
+    /// Held by each write: the index takes one writer at a time.
+    writes: Mutex<()>,
+}
+
+impl Index {
+    /// Opens the index in `dir`, the interpreter released meanwhile.
+    fn open_in(py: Python<'_>, dir: PathBuf) -> PyResult<Index> {
+        let models = models_root();
+        let index = py
+            .detach(|| DocumentIndex::open(&dir, &models, None))
+            .map_err(to_python)?;
+        Ok(Index {
+            index,
+            writes: Mutex::new(()),
+        })
+    }
+
+    /// Builds an index of `input` in `dir` with the two-stage `settings` (JSON), and opens it.
+    fn build(py: Python<'_>, dir: PathBuf, input: InputSpec, settings: &str) -> PyResult<Index> {
+        let Method::TwoStage(config) = method_of("two-stage", settings)? else {
+            unreachable!("two-stage settings make a two-stage method")
+        };
+        let models = models_root();
+        py.detach(|| {
+            let inputs = input.inputs()?;
+            let read = input.read_options();
+            pipeline::build_index(&inputs, &read, &config.settings, &dir, &models)
+        })
+        .map_err(to_python)?;
+        Index::open_in(py, dir)
+    }
+
+    /// The writer's turn: the lock, even if a writer before panicked (the journal, not the
+    /// lock, keeps the index whole).
+    fn writer(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.writes.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Matches as JSON: a list of objects (`id`, `cosine`, `jaccard_estimate`, `duplicate`,
+/// `rule`).
+fn matches_json(matches: &[Match]) -> String {
+    serde_json::to_string(matches).expect("matches serialise")
+}
+
+#[pymethods]
+impl Index {
+    /// Opens the index in the folder `path`.
+    #[new]
+    fn new(py: Python<'_>, path: PathBuf) -> PyResult<Index> {
+        Index::open_in(py, path)
+    }
+
+    /// The `k` nearest indexed documents to a new text, each with its verdict (JSON).
+    fn query_text(&self, py: Python<'_>, text: &str, k: usize) -> PyResult<String> {
+        check_top_k(k)?;
+        py.detach(|| self.index.similar_to_text(text, k))
+            .map(|m| matches_json(&m))
+            .map_err(to_python)
+    }
+
+    /// The `k` nearest other documents to the indexed document `id` (JSON).
+    fn query_id(&self, py: Python<'_>, id: &str, k: usize) -> PyResult<String> {
+        check_top_k(k)?;
+        py.detach(|| self.index.similar_to_id(id, k))
+            .map(|m| matches_json(&m))
+            .map_err(to_python)
+    }
+
+    /// Looks up each new text among the indexed documents: for each, its `k` nearest with
+    /// their verdicts (JSON, a list for each text). With `add`, each is added as `ids[i]`
+    /// after its lookup, so a later text of the batch also meets the earlier ones; the batch
+    /// counts only whole (a crash before its end undoes it) and is flushed before this returns.
+    fn deduplicate(
+        &self,
+        py: Python<'_>,
+        ids: Vec<String>,
+        texts: Vec<String>,
+        k: usize,
+        add: bool,
+    ) -> PyResult<String> {
+        check_top_k(k)?;
+        if ids.len() != texts.len() {
+            return Err(PyValueError::new_err(format!(
+                "{} ids and {} texts: give one id for each text",
+                ids.len(),
+                texts.len()
+            )));
+        }
+        py.detach(|| {
+            if !add {
+                let found = texts
+                    .iter()
+                    .map(|text| self.index.similar_to_text(text, k))
+                    .collect::<neardup::Result<Vec<_>>>()?;
+                return Ok(serde_json::to_string(&found).expect("matches serialise"));
+            }
+            let _writer = self.writer();
+            let batch = self.index.begin_batch()?;
+            let mut found = Vec::with_capacity(texts.len());
+            for (id, text) in ids.iter().zip(&texts) {
+                let new = self.index.prepare(text, k)?;
+                found.push(self.index.insert_in(id, new, Some(batch))?);
+            }
+            self.index.end_batch(batch)?;
+            self.index.flush()?;
+            Ok(serde_json::to_string(&found).expect("matches serialise"))
+        })
+        .map_err(to_python)
+    }
+
+    /// Removes the documents `ids`; for each, whether it was there. Flushed before this
+    /// returns.
+    fn remove(&self, py: Python<'_>, ids: Vec<String>) -> PyResult<Vec<bool>> {
+        py.detach(|| {
+            let _writer = self.writer();
+            let removed = ids
+                .iter()
+                .map(|id| self.index.remove(id))
+                .collect::<neardup::Result<Vec<_>>>()?;
+            self.index.flush()?;
+            Ok(removed)
+        })
+        .map_err(to_python)
+    }
+
+    /// Whether document `id` is indexed.
+    fn contains(&self, id: &str) -> PyResult<bool> {
+        self.index.contains(id).map_err(to_python)
+    }
+
+    /// Flushes every write into the store and closes it; the index is unusable after.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| {
+            let _writer = self.writer();
+            self.index.close()
+        })
+        .map_err(to_python)
+    }
+}
+
+/// Refuses a number of neighbours the two-stage settings would refuse.
+fn check_top_k(k: usize) -> PyResult<()> {
+    neardup::settings::check(MethodName::TwoStage, "top_k", k).map_err(to_python)
+}
+
+/// Builds an index in `path` of the files `paths` (as `neardup index`), and opens it.
+#[pyfunction]
+#[pyo3(signature = (path, paths, settings, id_field, text_fields, skip_invalid, quiet))]
+#[allow(clippy::too_many_arguments)]
+fn index_files(
+    py: Python<'_>,
+    path: PathBuf,
+    paths: Vec<PathBuf>,
+    settings: &str,
+    id_field: String,
+    text_fields: Vec<String>,
+    skip_invalid: bool,
+    quiet: bool,
+) -> PyResult<Index> {
+    neardup::progress::set_quiet(quiet);
+    let input = files_input(paths, id_field, text_fields, skip_invalid)?;
+    Index::build(py, path, input, settings)
+}
+
+/// Builds an index in `path` of records handed over as columns, and opens it.
+#[pyfunction]
+#[pyo3(signature = (path, ids, columns, settings, quiet))]
+fn index_records(
+    py: Python<'_>,
+    path: PathBuf,
+    ids: Vec<String>,
+    columns: Vec<Vec<Option<String>>>,
+    settings: &str,
+    quiet: bool,
+) -> PyResult<Index> {
+    neardup::progress::set_quiet(quiet);
+    let (input, _scratch) = records_input(py, &ids, &columns)?;
+    Index::build(py, path, input, settings)
+}
+
 /// The spec of a run of `method` over `paths`, keeping `keep`'s member of each group.
 fn spec_of(input: InputSpec, method: &str, settings: &str, keep: &str) -> PyResult<PipelineSpec> {
     let keep: KeepPolicy = keep
@@ -312,21 +500,7 @@ fn dedup_files(
     quiet: bool,
 ) -> PyResult<Run> {
     neardup::progress::set_quiet(quiet);
-    if let Some(path) = paths.iter().find(|p| p.as_os_str() != "-" && !p.exists()) {
-        // The reader's own message, as the exception Python raises for a missing file.
-        let message = Input::new(path, None).err().map(|e| e.to_string());
-        return Err(PyFileNotFoundError::new_err(message.unwrap_or_else(|| {
-            format!("{}: no such file or folder", path.display())
-        })));
-    }
-    let input = InputSpec {
-        paths,
-        format: None,
-        id_field,
-        text_fields,
-        skip_invalid,
-        max_doc_bytes: neardup::io::DEFAULT_MAX_DOC_BYTES,
-    };
+    let input = files_input(paths, id_field, text_fields, skip_invalid)?;
     Run::start(py, spec_of(input, method, settings, keep)?, None)
 }
 
@@ -345,6 +519,42 @@ fn dedup_records(
     quiet: bool,
 ) -> PyResult<Run> {
     neardup::progress::set_quiet(quiet);
+    let (input, scratch) = records_input(py, &ids, &columns)?;
+    Run::start(py, spec_of(input, method, settings, keep)?, Some(scratch))
+}
+
+/// The input of files `paths`, each record's id in `id_field` and its text in `text_fields`;
+/// a missing file is refused as Python refuses one.
+fn files_input(
+    paths: Vec<PathBuf>,
+    id_field: String,
+    text_fields: Vec<String>,
+    skip_invalid: bool,
+) -> PyResult<InputSpec> {
+    if let Some(path) = paths.iter().find(|p| p.as_os_str() != "-" && !p.exists()) {
+        // The reader's own message, as the exception Python raises for a missing file.
+        let message = Input::new(path, None).err().map(|e| e.to_string());
+        return Err(PyFileNotFoundError::new_err(message.unwrap_or_else(|| {
+            format!("{}: no such file or folder", path.display())
+        })));
+    }
+    Ok(InputSpec {
+        paths,
+        format: None,
+        id_field,
+        text_fields,
+        skip_invalid,
+        max_doc_bytes: neardup::io::DEFAULT_MAX_DOC_BYTES,
+    })
+}
+
+/// The input of records handed over as columns (`ids`, and text `columns`), written to a
+/// scratch folder that must live as long as the input is read.
+fn records_input(
+    py: Python<'_>,
+    ids: &[String],
+    columns: &[Vec<Option<String>>],
+) -> PyResult<(InputSpec, ScratchDir)> {
     if let Some(column) = columns.iter().find(|c| c.len() != ids.len()) {
         return Err(PyValueError::new_err(format!(
             "{} ids and a text column of {}: give one text for each record",
@@ -354,7 +564,7 @@ fn dedup_records(
     }
     let text_fields: Vec<String> = (0..columns.len()).map(|i| format!("text{i}")).collect();
     let scratch = py
-        .detach(|| write_records(&ids, &columns, &text_fields))
+        .detach(|| write_records(ids, columns, &text_fields))
         .map_err(to_python)?;
     let input = InputSpec {
         paths: vec![scratch.path().join(RECORDS)],
@@ -364,7 +574,7 @@ fn dedup_records(
         skip_invalid: false,
         max_doc_bytes: neardup::io::DEFAULT_MAX_DOC_BYTES,
     };
-    Run::start(py, spec_of(input, method, settings, keep)?, Some(scratch))
+    Ok((input, scratch))
 }
 
 /// The file records handed over in memory are written to.
@@ -398,6 +608,10 @@ fn write_records(
 #[pymodule]
 fn _neardup(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<Run>()?;
+    module.add_class::<Index>()?;
+    module.add_function(wrap_pyfunction!(index_files, module)?)?;
+    module.add_function(wrap_pyfunction!(index_records, module)?)?;
+    module.add("DEFAULT_TOP_K", neardup::search::DEFAULT_TOP_K)?;
     module.add_function(wrap_pyfunction!(dedup_files, module)?)?;
     module.add_function(wrap_pyfunction!(dedup_records, module)?)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;

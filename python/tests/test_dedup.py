@@ -5,6 +5,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -260,3 +261,56 @@ def test_evaluate_scores_as_the_command_line_from_any_labels(tmp_path, from_file
         from_file.evaluate(other)
     with pytest.raises(ValueError, match="predicted"):
         from_file.evaluate(predicted="both")
+
+
+def test_an_index_checks_new_records_against_a_collection_across_processes(tmp_path):
+    pd = pytest.importorskip("pandas")
+    records = sample_records()
+    collection, batch = pd.DataFrame(records[:1000]), pd.DataFrame(records[1000:])
+    kept = set(collection["core_id"])
+    with neardup.Index.build(tmp_path / "idx", collection, quiet=True) as index:
+        found = index.deduplicate(batch)
+        assert list(found.columns) == ["id", "duplicate_of", "cosine", "jaccard_estimate", "rule"]
+        assert set(found["id"]) <= set(batch["core_id"]) and set(found["duplicate_of"]) <= kept
+        # Most labelled duplicates across the two halves are found.
+        labelled = {
+            (r["core_id"], d) for r in records[1000:] for d in r["labelled_duplicates"]
+            if d in kept
+        }
+        found_pairs = set(zip(found["id"], found["duplicate_of"]))
+        assert len(labelled) > 20 and len(labelled & found_pairs) / len(labelled) > 0.8
+        # Added one by one, the batch also meets its own earlier records.
+        added = index.add(batch)
+        added_pairs = set(zip(added["id"], added["duplicate_of"]))
+        assert len(found_pairs & added_pairs) > 0.9 * len(found_pairs)
+        assert any(d not in kept for d in added["duplicate_of"])
+        first = batch.iloc[0]
+        assert first["core_id"] in index
+        text = first["processed_title"] + " " + first["processed_abstract"]
+        asked = index.query(text, all=True)
+        assert asked[0]["id"] == first["core_id"] and asked[0]["duplicate"]
+    # The command line reads what Python wrote, and answers the same.
+    if CLI.exists():
+        printed = subprocess.run(
+            [CLI, "query", "--index", tmp_path / "idx", "--text", text, "--all", "--json"],
+            check=True, capture_output=True, text=True,
+        ).stdout
+        assert [json.loads(line) for line in printed.splitlines()] == asked
+    # So does another Python process, which removes a record for this one to see gone.
+    script = (
+        "import json, sys, neardup; index = neardup.Index(sys.argv[1]); "
+        "print(json.dumps([sys.argv[2] in index, index.remove([sys.argv[2], 'nobody'])]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script, tmp_path / "idx", first["core_id"]],
+        check=True, capture_output=True, text=True,
+    ).stdout
+    assert json.loads(out) == [True, 1]
+    reopened = neardup.Index(tmp_path / "idx")
+    assert first["core_id"] not in reopened
+    assert reopened.query(id=batch.iloc[1]["core_id"], all=True)
+    with pytest.raises(ValueError, match="not both"):
+        reopened.query("text", id="x")
+    reopened.close()
+    with pytest.raises(ValueError, match="is closed"):
+        reopened.query("anything")

@@ -67,14 +67,14 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) 
         let (a, b) = candidates[i];
         (a, b, None)
     });
-    let scored = ScoredPairs::without_cosines(&candidates, scores);
+    let scored = ScoredPairs::without_cosines(candidates, scores);
     let pairs = scored.selected(&duplicate);
     times.confirm = clock.elapsed().as_secs_f64();
     tracing::info!(pairs = pairs.len(), "confirmed");
 
     Ok(Found {
         corpus,
-        candidates: candidates.len(),
+        candidates: scored.len(),
         scored_candidates: Some(scored),
         pairs,
         similarity: Box::new(move |x, y| signatures.similarity(x as usize, y as usize)),

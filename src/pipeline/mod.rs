@@ -213,16 +213,27 @@ pub struct Pair {
     pub cosine: Option<f32>,
 }
 
-/// Every candidate a method scored, in the order it judged them: the pairs `(a, b, cosine)`
-/// and each one's score, in two columns. A two-stage run at a million documents scores tens of
-/// millions of candidates; so held they take 20 bytes each, not a [`Pair`]'s 24, and the
-/// search's own list of candidates is kept as it came.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// Every candidate a method scored, in the order it judged them: the pairs, `(a, b, cosine)`
+/// or `(a, b)` for a method with no cosine, and each one's score, in two columns. A two-stage
+/// run at a million documents scores tens of millions of candidates; so held they take 20
+/// bytes each (16 without a cosine), not a [`Pair`]'s 24, and the search's own list of
+/// candidates is kept as it came.
+#[derive(Clone, Debug, PartialEq)]
 pub struct ScoredPairs {
-    pairs: Vec<(u32, u32, f32)>,
+    pairs: CandidatePairs,
     scores: Vec<f64>,
-    /// Whether the pairs carry their embeddings' cosine (two-stage), or a 0 in its place.
-    cosines: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum CandidatePairs {
+    WithCosines(Vec<(u32, u32, f32)>),
+    Plain(Vec<(u32, u32)>),
+}
+
+impl Default for ScoredPairs {
+    fn default() -> Self {
+        ScoredPairs::with_capacity(0)
+    }
 }
 
 impl ScoredPairs {
@@ -230,53 +241,53 @@ impl ScoredPairs {
     pub fn with_cosines(pairs: Vec<(u32, u32, f32)>, scores: Vec<f64>) -> Self {
         assert_eq!(pairs.len(), scores.len(), "a score for each candidate");
         ScoredPairs {
-            pairs,
+            pairs: CandidatePairs::WithCosines(pairs),
             scores,
-            cosines: true,
         }
     }
 
     /// Candidates `(a, b)` and their `scores`, in the same order, of a method with no cosine.
-    pub fn without_cosines(pairs: &[(u32, u32)], scores: Vec<f64>) -> Self {
+    pub fn without_cosines(pairs: Vec<(u32, u32)>, scores: Vec<f64>) -> Self {
         assert_eq!(pairs.len(), scores.len(), "a score for each candidate");
         ScoredPairs {
-            pairs: pairs.iter().map(|&(a, b)| (a, b, 0.0)).collect(),
+            pairs: CandidatePairs::Plain(pairs),
             scores,
-            cosines: false,
         }
     }
 
     /// Room for `count` candidates of a method with no cosine, added by [`ScoredPairs::push`].
     pub fn with_capacity(count: usize) -> Self {
-        ScoredPairs {
-            pairs: Vec::with_capacity(count),
-            scores: Vec::with_capacity(count),
-            cosines: false,
-        }
+        ScoredPairs::without_cosines(Vec::with_capacity(count), Vec::with_capacity(count))
     }
 
     /// Adds candidate `(a, b)` of a method with no cosine, and its score.
     pub fn push(&mut self, a: u32, b: u32, score: f64) {
-        debug_assert!(!self.cosines, "a candidate without its cosine");
-        self.pairs.push((a, b, 0.0));
+        let CandidatePairs::Plain(pairs) = &mut self.pairs else {
+            panic!("a candidate without its cosine among candidates with theirs");
+        };
+        pairs.push((a, b));
         self.scores.push(score);
     }
 
     /// Where candidate `(a, b)` is, in candidates sorted by their documents.
     pub fn find(&self, a: u32, b: u32) -> Option<usize> {
-        self.pairs
-            .binary_search_by_key(&(a, b), |&(x, y, _)| (x, y))
-            .ok()
+        match &self.pairs {
+            CandidatePairs::WithCosines(pairs) => {
+                pairs.binary_search_by_key(&(a, b), |p| (p.0, p.1))
+            }
+            CandidatePairs::Plain(pairs) => pairs.binary_search(&(a, b)),
+        }
+        .ok()
     }
 
     /// How many candidates there are.
     pub fn len(&self) -> usize {
-        self.pairs.len()
+        self.scores.len()
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.pairs.is_empty()
+        self.scores.is_empty()
     }
 
     /// The candidates whose place in `selected` is true (the confirmed ones), in order.
@@ -290,18 +301,24 @@ impl ScoredPairs {
 
     /// Starts loading the `i`th candidate ([`crate::prefetch`]).
     pub(crate) fn prefetch(&self, i: usize) {
-        crate::prefetch::prefetch(&self.pairs[i]);
+        match &self.pairs {
+            CandidatePairs::WithCosines(pairs) => crate::prefetch::prefetch(&pairs[i]),
+            CandidatePairs::Plain(pairs) => crate::prefetch::prefetch(&pairs[i]),
+        }
         crate::prefetch::prefetch(&self.scores[i]);
     }
 
     /// The `i`th candidate, scored.
     pub fn get(&self, i: usize) -> Pair {
-        let (a, b, cosine) = self.pairs[i];
+        let ((a, b), cosine) = match &self.pairs {
+            CandidatePairs::WithCosines(pairs) => ((pairs[i].0, pairs[i].1), Some(pairs[i].2)),
+            CandidatePairs::Plain(pairs) => (pairs[i], None),
+        };
         Pair {
             a,
             b,
             score: self.scores[i],
-            cosine: self.cosines.then_some(cosine),
+            cosine,
         }
     }
 }

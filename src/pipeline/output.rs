@@ -134,53 +134,61 @@ impl PairList for ScoredPairs {
 
 /// Pairs as records, `id_a < id_b`, sorted. Only the order is held: each record is made as
 /// it is written (a two-stage run of 100,000 documents scores two million candidates, which
-/// as records at once took 1.6 GB).
+/// as records at once took 1.6 GB). The order is worked out a slice of first ids at a time,
+/// so that at most [`SLICE_PAIRS`] pairs' keys are held: seventy million candidates of ten
+/// million documents took 1.4 GB of keys sorted at once.
 struct PairRecords<'a> {
     ids: &'a [String],
     pairs: &'a dyn PairList,
     score_name: &'static str,
-    /// The pairs' indexes in the order of their records.
-    order: Vec<u32>,
+    /// Each document's place among the sorted ids: pairs are sorted as two integers, not by
+    /// comparing strings scattered over the heap (38 million candidates of a million
+    /// documents took most of the writing so).
+    place: Vec<u32>,
 }
+
+/// Pairs sorted at a time, about: 128 MB of keys.
+const SLICE_PAIRS: usize = 1 << 23;
 
 impl<'a> PairRecords<'a> {
     fn new(ids: &'a [String], pairs: &'a dyn PairList, score_name: &'static str) -> Self {
-        // Each document's place among the sorted ids: pairs are then sorted as two integers,
-        // not by comparing strings scattered over the heap (38 million candidates of a million
-        // documents took most of the writing so).
         let mut by_id: Vec<u32> = (0..ids.len() as u32).collect();
         by_id.par_sort_unstable_by(|&x, &y| ids[x as usize].cmp(&ids[y as usize]));
         let mut place = vec![0u32; ids.len()];
         for (rank, &doc) in by_id.iter().enumerate() {
             place[doc as usize] = rank as u32;
         }
-        drop(by_id);
-        // (smaller place, larger place, index) in one integer.
-        let mut keyed: Vec<u128> = (0..pairs.len())
-            .into_par_iter()
-            .map(|i| {
-                let p = pairs.get(i);
-                let (x, y) = (place[p.a as usize], place[p.b as usize]);
-                (u128::from(x.min(y)) << 64) | (u128::from(x.max(y)) << 32) | i as u128
-            })
-            .collect();
-        keyed.par_sort_unstable();
         PairRecords {
             ids,
             pairs,
             score_name,
-            order: keyed.into_iter().map(|key| key as u32).collect(),
+            place,
         }
     }
 
-    fn len(&self) -> usize {
-        self.order.len()
+    /// The indexes of the pairs whose first id's place is in `first`, in the order of their
+    /// records.
+    fn order(&self, first: std::ops::Range<u32>) -> Vec<u32> {
+        // (smaller place, larger place, index) in one integer.
+        let mut keyed: Vec<u128> = (0..self.pairs.len())
+            .into_par_iter()
+            .filter_map(|i| {
+                let p = self.pairs.get(i);
+                let (x, y) = (self.place[p.a as usize], self.place[p.b as usize]);
+                let (x, y) = (x.min(y), x.max(y));
+                first
+                    .contains(&x)
+                    .then(|| (u128::from(x) << 64) | (u128::from(y) << 32) | i as u128)
+            })
+            .collect();
+        keyed.par_sort_unstable();
+        keyed.into_iter().map(|key| key as u32).collect()
     }
 
-    /// The `i`th record.
-    fn record(&self, i: usize) -> PairLine<'a> {
-        self.prefetch_ahead(i);
-        let p = self.pairs.get(self.order[i] as usize);
+    /// The record of the pair at `order[i]`.
+    fn record(&self, order: &[u32], i: usize) -> PairLine<'a> {
+        self.prefetch_ahead(order, i);
+        let p = self.pairs.get(order[i] as usize);
         let (x, y) = (&self.ids[p.a as usize], &self.ids[p.b as usize]);
         PairLine {
             a: x.min(y),
@@ -194,9 +202,9 @@ impl<'a> PairRecords<'a> {
     /// Starts loading what the records after the `i`th read, one link further the nearer they
     /// are: the pair, then its ids, then their bytes. Records in id order visit the pairs and
     /// ids in no order at all.
-    fn prefetch_ahead(&self, i: usize) {
-        let pair_at = |ahead: usize| Some(self.pairs.get(*self.order.get(i + ahead)? as usize));
-        if let Some(&far) = self.order.get(i + 3 * AHEAD) {
+    fn prefetch_ahead(&self, order: &[u32], i: usize) {
+        let pair_at = |ahead: usize| Some(self.pairs.get(*order.get(i + ahead)? as usize));
+        if let Some(&far) = order.get(i + 3 * AHEAD) {
             self.pairs.prefetch(far as usize);
         }
         if let Some(p) = pair_at(2 * AHEAD) {
@@ -209,9 +217,18 @@ impl<'a> PairRecords<'a> {
         }
     }
 
-    /// Writes the records into the run's file `F`.
+    /// Writes the records into the run's file `F`, a slice of first ids' places at a time.
     fn write<F: RecordFile>(&self, run: &mut RunWriter) -> Result<()> {
-        run.write_lines_in_parallel::<F, _>(self.len(), |i| self.record(i))
+        let documents = self.ids.len() as u64;
+        let slices = self.pairs.len().div_ceil(SLICE_PAIRS).max(1) as u64;
+        let mut file = run.create(F::NAME)?;
+        for slice in 0..slices {
+            let first =
+                (slice * documents / slices) as u32..((slice + 1) * documents / slices) as u32;
+            let order = self.order(first);
+            file.write_lines_in_parallel(order.len(), |i| self.record(&order, i))?;
+        }
+        run.commit(file)
     }
 }
 
@@ -441,6 +458,23 @@ mod tests {
     use crate::pipeline::{Method, dedup};
     use crate::settings::MethodName;
 
+    /// The lines `records` writes, checked to be the same whether their order is worked out
+    /// in one slice of first ids or in a slice for each.
+    fn record_lines(records: &PairRecords) -> Vec<String> {
+        let lines = |order: Vec<u32>| -> Vec<String> {
+            (0..order.len())
+                .map(|i| serde_json::to_string(&records.record(&order, i)).unwrap())
+                .collect()
+        };
+        let documents = records.ids.len() as u32;
+        let whole = lines(records.order(0..documents));
+        let sliced: Vec<String> = (0..documents)
+            .flat_map(|first| lines(records.order(first..first + 1)))
+            .collect();
+        assert_eq!(sliced, whole);
+        whole
+    }
+
     #[test]
     fn pair_lines_are_the_json_of_pair_records_sorted_by_their_ids() {
         use crate::output::run::PairRecord;
@@ -464,9 +498,7 @@ mod tests {
             "a_score",
         ] {
             let records = PairRecords::new(&ids, &pairs, score_name);
-            let lines: Vec<String> = (0..records.len())
-                .map(|i| serde_json::to_string(&records.record(i)).unwrap())
-                .collect();
+            let lines = record_lines(&records);
             let read: Vec<PairRecord> = lines
                 .iter()
                 .map(|l| serde_json::from_str(l).unwrap())
@@ -487,12 +519,8 @@ mod tests {
     #[test]
     fn scored_pairs_are_written_as_the_pairs_they_hold() {
         let ids: Vec<String> = ["b", "a10", "a9", "c"].map(String::from).to_vec();
-        let lines = |pairs: &dyn PairList| {
-            let records = PairRecords::new(&ids, pairs, "jaccard_estimate");
-            (0..records.len())
-                .map(|i| serde_json::to_string(&records.record(i)).unwrap())
-                .collect::<Vec<_>>()
-        };
+        let lines =
+            |pairs: &dyn PairList| record_lines(&PairRecords::new(&ids, pairs, "jaccard_estimate"));
         let candidates = vec![(0, 3, 0.25), (0, 2, 0.9123), (1, 2, -0.5)];
         let scores = vec![0.5, 0.8125, 1.0 / 3.0];
         let as_pairs = |cosine: fn(f32) -> Option<f32>| -> Vec<Pair> {
@@ -510,7 +538,7 @@ mod tests {
         let with = ScoredPairs::with_cosines(candidates.clone(), scores.clone());
         assert_eq!(lines(&with), lines(&as_pairs(Some)));
         let ends: Vec<(u32, u32)> = candidates.iter().map(|&(a, b, _)| (a, b)).collect();
-        let without = ScoredPairs::without_cosines(&ends, scores.clone());
+        let without = ScoredPairs::without_cosines(ends, scores.clone());
         assert_eq!(lines(&without), lines(&as_pairs(|_| None)));
         assert!(!lines(&without)[0].contains("cosine"));
         assert_eq!(without.get(2).score, 1.0 / 3.0);

@@ -144,34 +144,15 @@ impl RunWriter {
         self.commit(file)
     }
 
-    /// Writes `count` records to the file `F`, the `i`th made by `record(i)`:
-    /// the same file as [`RunWriter::write_lines`], with the records made and serialised a
-    /// block at a time on every core (tens of millions of candidates are most of a large
-    /// run's writing), and the blocks written in order.
+    /// Writes `count` records to the file `F`, the `i`th made by `record(i)`: the same file
+    /// as [`RunWriter::write_lines`], made on every core ([`RunFile::write_lines_in_parallel`]).
     pub fn write_lines_in_parallel<F: RecordFile, T: Serialize>(
         &mut self,
         count: usize,
         record: impl Fn(usize) -> T + Sync,
     ) -> Result<()> {
         let mut file = self.create(F::NAME)?;
-        let target = file.target().to_owned();
-        let starts: Vec<usize> = (0..count).step_by(PARALLEL_BLOCK).collect();
-        // A few blocks a thread at a time: only their bytes wait to be written.
-        for starts in starts.chunks(4 * rayon::current_num_threads()) {
-            let blocks: Vec<Result<Vec<u8>>> = starts
-                .par_iter()
-                .map(|&start| {
-                    let mut bytes = Vec::new();
-                    for i in start..(start + PARALLEL_BLOCK).min(count) {
-                        json_line(&mut bytes, &record(i), &target)?;
-                    }
-                    Ok(bytes)
-                })
-                .collect();
-            for block in blocks {
-                file.write_all(&block?).map_err(|e| Error::io(&target, e))?;
-            }
-        }
+        file.write_lines_in_parallel(count, record)?;
         self.commit(file)
     }
 
@@ -199,6 +180,35 @@ pub struct RunFile {
 }
 
 impl RunFile {
+    /// Appends `count` records, the `i`th made by `record(i)`, made and serialised a block at
+    /// a time on every core (tens of millions of candidates are most of a large run's
+    /// writing), and the blocks written in order.
+    pub fn write_lines_in_parallel<T: Serialize>(
+        &mut self,
+        count: usize,
+        record: impl Fn(usize) -> T + Sync,
+    ) -> Result<()> {
+        let target = self.target().to_owned();
+        let starts: Vec<usize> = (0..count).step_by(PARALLEL_BLOCK).collect();
+        // A few blocks a thread at a time: only their bytes wait to be written.
+        for starts in starts.chunks(4 * rayon::current_num_threads()) {
+            let blocks: Vec<Result<Vec<u8>>> = starts
+                .par_iter()
+                .map(|&start| {
+                    let mut bytes = Vec::new();
+                    for i in start..(start + PARALLEL_BLOCK).min(count) {
+                        json_line(&mut bytes, &record(i), &target)?;
+                    }
+                    Ok(bytes)
+                })
+                .collect();
+            for block in blocks {
+                self.write_all(&block?).map_err(|e| Error::io(&target, e))?;
+            }
+        }
+        Ok(())
+    }
+
     /// Writes one JSON record and its newline.
     pub fn write_record(&mut self, record: &impl Serialize) -> Result<()> {
         let mut line = Vec::new();
