@@ -32,6 +32,16 @@ pub(in crate::pipeline) fn join(
     let config = &folders[0].config;
     let parts: Vec<Part> = folders[0].part.all().collect();
     let mut times = StageTimes::default();
+    // The ids first: reading them takes more memory for a while than it keeps, and the
+    // candidates, held next, are the most the join holds.
+    let mut spec = spec_for(&folders[0], None);
+    spec.output.dir = out.to_owned();
+    let inputs = spec.input.inputs()?;
+    let read = spec.input.read_options();
+    let clock = Instant::now();
+    let corpus = read_corpus(&inputs, &read, |_| (), |()| {})?;
+    times.sketch = clock.elapsed().as_secs_f64();
+    check_signed(&signed, &corpus)?;
     let clock = Instant::now();
     let (scored, duplicate) = match folders[0].stage {
         Stage::Signed => {
@@ -73,14 +83,6 @@ pub(in crate::pipeline) fn join(
     let pairs = scored.selected(&duplicate);
     drop(duplicate);
 
-    let mut spec = spec_for(&folders[0], None);
-    spec.output.dir = out.to_owned();
-    let inputs = spec.input.inputs()?;
-    let read = spec.input.read_options();
-    let clock = Instant::now();
-    let corpus = read_corpus(&inputs, &read, |_| (), |()| {})?;
-    times.sketch = clock.elapsed().as_secs_f64();
-    check_signed(&signed, &corpus)?;
     let asked = Asked::by_grouping(&corpus.ids, &pairs, spec.method.linkage(), |x, y| {
         scored
             .find(x, y)
