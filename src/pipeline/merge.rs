@@ -11,6 +11,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::Part;
@@ -205,7 +206,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
     let found = Found {
         corpus,
         candidates: count,
-        scored_candidates: Some(confirmed.scored),
+        scored_candidates: Some(Arc::new(confirmed.scored)),
         pairs: confirmed.pairs,
         similarity: Box::new(move |x, y| signatures.similarity(x as usize, y as usize)),
         probes: None,

@@ -1,5 +1,6 @@
 //! The MinHash method: signatures, LSH banding, confirmation.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -75,7 +76,7 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) 
     Ok(Found {
         corpus,
         candidates: scored.len(),
-        scored_candidates: Some(scored),
+        scored_candidates: Some(Arc::new(scored)),
         pairs,
         similarity: Box::new(move |x, y| signatures.similarity(x as usize, y as usize)),
         probes: None,

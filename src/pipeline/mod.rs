@@ -35,6 +35,7 @@ pub use stages::{Signed, advance, is_stage, sign_part};
 pub use two_stage::{BuiltIndex, TwoStageConfig, build_index};
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -331,7 +332,7 @@ pub struct Dedup {
     pub candidates: usize,
     /// Every candidate with its score, where the method scores more pairs than it confirms
     /// (MinHash: all LSH collisions), for threshold sweeps.
-    pub scored_candidates: Option<ScoredPairs>,
+    pub scored_candidates: Option<Arc<ScoredPairs>>,
     /// Confirmed pairs.
     pub pairs: Vec<Pair>,
     /// What a pair's score is.
@@ -356,7 +357,7 @@ pub struct Dedup {
 struct Found {
     corpus: Corpus,
     candidates: usize,
-    scored_candidates: Option<ScoredPairs>,
+    scored_candidates: Option<Arc<ScoredPairs>>,
     pairs: Vec<Pair>,
     similarity: Box<dyn Fn(u32, u32) -> f64 + Sync>,
     probes: Option<usize>,

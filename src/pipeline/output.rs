@@ -34,7 +34,7 @@ pub fn write_results(
 
     PairRecords::new(ids, &dedup.pairs, dedup.score_name).write::<Pairs>(&mut run)?;
     if let Some(scored) = &dedup.scored_candidates {
-        PairRecords::new(ids, scored, dedup.score_name).write::<Candidates>(&mut run)?;
+        PairRecords::new(ids, &**scored, dedup.score_name).write::<Candidates>(&mut run)?;
     }
     if dedup.part.is_some() {
         // A part's groups and unique records are the merge's to write.
@@ -149,6 +149,8 @@ struct PairRecords<'a> {
 
 /// Pairs sorted at a time, about: 128 MB of keys.
 const SLICE_PAIRS: usize = 1 << 23;
+/// Slices at most: a pair's slice is one byte (past two billion pairs, slices grow).
+const MAX_SLICES: usize = 256;
 
 impl<'a> PairRecords<'a> {
     fn new(ids: &'a [String], pairs: &'a dyn PairList, score_name: &'static str) -> Self {
@@ -166,19 +168,31 @@ impl<'a> PairRecords<'a> {
         }
     }
 
-    /// The indexes of the pairs whose first id's place is in `first`, in the order of their
+    /// Each pair's slice: its first id's place, cut into `slices` equal ranges of places.
+    /// Slicing reads each pair's places once; a slice's order then reads only its own.
+    fn slices(&self, slices: usize) -> Vec<u8> {
+        let documents = self.ids.len().max(1) as u64;
+        (0..self.pairs.len())
+            .into_par_iter()
+            .map(|i| {
+                let p = self.pairs.get(i);
+                let x = self.place[p.a as usize].min(self.place[p.b as usize]);
+                (u64::from(x) * slices as u64 / documents) as u8
+            })
+            .collect()
+    }
+
+    /// The indexes of the pairs of slice `slice` (in `slice_of`), in the order of their
     /// records.
-    fn order(&self, first: std::ops::Range<u32>) -> Vec<u32> {
+    fn order(&self, slice_of: &[u8], slice: u8) -> Vec<u32> {
         // (smaller place, larger place, index) in one integer.
         let mut keyed: Vec<u128> = (0..self.pairs.len())
             .into_par_iter()
-            .filter_map(|i| {
+            .filter(|&i| slice_of[i] == slice)
+            .map(|i| {
                 let p = self.pairs.get(i);
                 let (x, y) = (self.place[p.a as usize], self.place[p.b as usize]);
-                let (x, y) = (x.min(y), x.max(y));
-                first
-                    .contains(&x)
-                    .then(|| (u128::from(x) << 64) | (u128::from(y) << 32) | i as u128)
+                (u128::from(x.min(y)) << 64) | (u128::from(x.max(y)) << 32) | i as u128
             })
             .collect();
         keyed.par_sort_unstable();
@@ -219,13 +233,11 @@ impl<'a> PairRecords<'a> {
 
     /// Writes the records into the run's file `F`, a slice of first ids' places at a time.
     fn write<F: RecordFile>(&self, run: &mut RunWriter) -> Result<()> {
-        let documents = self.ids.len() as u64;
-        let slices = self.pairs.len().div_ceil(SLICE_PAIRS).max(1) as u64;
+        let slices = self.pairs.len().div_ceil(SLICE_PAIRS).clamp(1, MAX_SLICES);
+        let slice_of = self.slices(slices);
         let mut file = run.create(F::NAME)?;
         for slice in 0..slices {
-            let first =
-                (slice * documents / slices) as u32..((slice + 1) * documents / slices) as u32;
-            let order = self.order(first);
+            let order = self.order(&slice_of, slice as u8);
             file.write_lines_in_parallel(order.len(), |i| self.record(&order, i))?;
         }
         run.commit(file)
@@ -466,10 +478,11 @@ mod tests {
                 .map(|i| serde_json::to_string(&records.record(&order, i)).unwrap())
                 .collect()
         };
-        let documents = records.ids.len() as u32;
-        let whole = lines(records.order(0..documents));
-        let sliced: Vec<String> = (0..documents)
-            .flat_map(|first| lines(records.order(first..first + 1)))
+        let whole = lines(records.order(&records.slices(1), 0));
+        let slices = records.ids.len();
+        let slice_of = records.slices(slices);
+        let sliced: Vec<String> = (0..slices)
+            .flat_map(|slice| lines(records.order(&slice_of, slice as u8)))
             .collect();
         assert_eq!(sliced, whole);
         whole

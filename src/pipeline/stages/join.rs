@@ -4,11 +4,10 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
 
 use super::{
     Routed, SCORED, SCORED_WORDS, Scored, Share, SignedParts, Stage, StageFolder, band, confirm,
@@ -83,13 +82,18 @@ pub(in crate::pipeline) fn join(
     let pairs = scored.selected(&duplicate);
     drop(duplicate);
 
-    let asked = Asked::by_grouping(&corpus.ids, &pairs, spec.method.linkage(), |x, y| {
-        scored
-            .find(x, y)
-            .or_else(|| scored.find(y, x))
-            .map(|i| scored.get(i).score)
-    });
-    let gathered = Gathered::read(&signed, asked.unscored, config.confirm.minhash.num_perm)?;
+    // A pair a part scored is answered from its score, which is the similarity grouping asks
+    // for; the signatures of the rest are read.
+    let scored = Arc::new(scored);
+    let score_of = {
+        let scored = Arc::clone(&scored);
+        move |x: u32, y: u32| {
+            let i = scored.find(x, y).or_else(|| scored.find(y, x))?;
+            Some(scored.get(i).score)
+        }
+    };
+    let unscored = unscored_asked(&corpus.ids, &pairs, spec.method.linkage(), &score_of);
+    let gathered = Gathered::read(&signed, unscored, config.confirm.minhash.num_perm)?;
     tracing::info!(
         parts = signed.folders.len(),
         candidates = scored.len(),
@@ -97,14 +101,13 @@ pub(in crate::pipeline) fn join(
         gathered = gathered.docs.len(),
         "parts joined"
     );
-    let known = asked.scored;
     let found = Found {
         corpus,
         candidates: scored.len(),
         scored_candidates: Some(scored),
         pairs,
-        similarity: Box::new(move |x, y| match known.get(&ordered(x, y)) {
-            Some(&score) => score,
+        similarity: Box::new(move |x, y| match score_of(x, y) {
+            Some(score) => score,
             None => gathered
                 .signatures
                 .similarity(gathered.row(x), gathered.row(y)),
@@ -241,53 +244,30 @@ fn check_signed(signed: &SignedParts, corpus: &Corpus) -> Result<()> {
     Ok(())
 }
 
-/// The similarities grouping will ask for (choosing each group's representative), found
-/// before the join holds any signature: most are of candidates the parts scored; the rest
-/// need the signatures of a few documents.
-struct Asked {
-    /// The asked pairs (lower number first) that a part scored, with their score.
-    scored: FxHashMap<(u32, u32), f64>,
-    /// The documents of the asked pairs that no part scored, sorted, without repeats.
-    unscored: Vec<u32>,
-}
-
-impl Asked {
-    /// What grouping `pairs` under `linkage` asks, `score_of(x, y)` being a scored pair's
-    /// score. Grouping is run once over the scores alone: which pairs a group asks does not
-    /// turn on their similarity (single linkage asks every pair of a component; complete and
-    /// star ask only linked, so scored, pairs).
-    fn by_grouping(
-        ids: &[String],
-        pairs: &[Pair],
-        linkage: Linkage,
-        score_of: impl Fn(u32, u32) -> Option<f64> + Sync,
-    ) -> Asked {
-        let edges: Vec<(u32, u32)> = pairs.iter().map(|p| (p.a, p.b)).collect();
-        let asked = Mutex::new(Asked {
-            scored: FxHashMap::default(),
-            unscored: Vec::new(),
-        });
-        linked_groups(ids, &edges, linkage, |x, y| {
-            let score = score_of(x, y);
-            let mut asked = asked.lock().expect("no panic while recording");
-            match score {
-                Some(score) => {
-                    asked.scored.insert(ordered(x, y), score);
-                }
-                None => asked.unscored.extend([x, y]),
-            }
-            score.unwrap_or(0.0)
-        });
-        let mut asked = asked.into_inner().expect("no panic while recording");
-        asked.unscored.par_sort_unstable();
-        asked.unscored.dedup();
-        asked
-    }
-}
-
-/// The pair `(x, y)` with the lower number first.
-fn ordered(x: u32, y: u32) -> (u32, u32) {
-    (x.min(y), x.max(y))
+/// The documents of the pairs that grouping `pairs` under `linkage` asks the similarity of and
+/// that no part scored (`scored(x, y)` is `None`), sorted, without repeats. Grouping is run
+/// once over the scores alone: which pairs a group asks does not turn on their similarity
+/// (single linkage asks every pair of a component; complete and star ask only linked, so
+/// scored, pairs).
+fn unscored_asked(
+    ids: &[String],
+    pairs: &[Pair],
+    linkage: Linkage,
+    scored: impl Fn(u32, u32) -> Option<f64> + Sync,
+) -> Vec<u32> {
+    let edges: Vec<(u32, u32)> = pairs.iter().map(|p| (p.a, p.b)).collect();
+    let unscored = Mutex::new(Vec::new());
+    linked_groups(ids, &edges, linkage, |x, y| {
+        scored(x, y).unwrap_or_else(|| {
+            let mut unscored = unscored.lock().expect("no panic while recording");
+            unscored.extend([x, y]);
+            0.0
+        })
+    });
+    let mut unscored = unscored.into_inner().expect("no panic while recording");
+    unscored.par_sort_unstable();
+    unscored.dedup();
+    unscored
 }
 
 /// The signatures of some documents, gathered from the signed parts.
@@ -375,21 +355,20 @@ mod tests {
         let ids: Vec<String> = ["a", "b", "c", "d", "e"].map(String::from).into();
         // a~b and b~c join a, b, c; a and c were never candidates. d~e alone.
         let pairs = [pair(0, 1), pair(1, 2), pair(3, 4)];
-        let scored = |x: u32, y: u32| match ordered(x, y) {
+        let scored = |x: u32, y: u32| match (x.min(y), x.max(y)) {
             (0, 1) => Some(0.8),
             (1, 2) => Some(0.75),
             (3, 4) => Some(0.9),
             _ => None,
         };
-        let single = Asked::by_grouping(&ids, &pairs, Linkage::Single, scored);
-        assert_eq!(single.unscored, [0, 2]);
-        let mut known: Vec<_> = single.scored.into_iter().collect();
-        known.sort_by_key(|&(pair, _)| pair);
-        assert_eq!(known, [((0, 1), 0.8), ((1, 2), 0.75), ((3, 4), 0.9)]);
+        assert_eq!(
+            unscored_asked(&ids, &pairs, Linkage::Single, scored),
+            [0, 2]
+        );
         // Complete and star linkage ask only linked pairs.
         for linkage in [Linkage::Complete, Linkage::Star] {
-            let asked = Asked::by_grouping(&ids, &pairs, linkage, scored);
-            assert!(asked.unscored.is_empty(), "{linkage:?}");
+            let unscored = unscored_asked(&ids, &pairs, linkage, scored);
+            assert!(unscored.is_empty(), "{linkage:?}");
         }
     }
 }

@@ -29,6 +29,7 @@ use confirm::{CONFIRM_BATCH, Confirmed, Verdicts};
 pub(super) use search::distinct_pairs;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -239,7 +240,7 @@ pub(super) fn run(
     Ok(Found {
         corpus,
         candidates,
-        scored_candidates: Some(confirmed.scored),
+        scored_candidates: Some(Arc::new(confirmed.scored)),
         pairs: confirmed.pairs,
         similarity: Box::new(move |x, y| signatures.similarity(x as usize, y as usize)),
         probes: None,
