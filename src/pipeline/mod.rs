@@ -216,13 +216,69 @@ pub struct Pair {
 
 /// Every candidate a method scored, in the order it judged them: the pairs, `(a, b, cosine)`
 /// or `(a, b)` for a method with no cosine, and each one's score, in two columns. A two-stage
-/// run at a million documents scores tens of millions of candidates; so held they take 20
-/// bytes each (16 without a cosine), not a [`Pair`]'s 24, and the search's own list of
-/// candidates is kept as it came.
+/// run at a million documents scores tens of millions of candidates, and a MinHash join of ten
+/// million documents seventy million; so held they take 12 to 20 bytes each, not a [`Pair`]'s
+/// 24, and the search's own list of candidates is kept as it came.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScoredPairs {
     pairs: CandidatePairs,
-    scores: Vec<f64>,
+    scores: Scores,
+}
+
+/// Scores in 4 bytes each while every one is a 32-bit float exactly (a MinHash estimate is a
+/// count over a power of two), else in 8.
+#[derive(Clone, Debug, PartialEq)]
+enum Scores {
+    Narrow(Vec<f32>),
+    Wide(Vec<f64>),
+}
+
+impl Scores {
+    fn of(scores: Vec<f64>) -> Scores {
+        match scores.iter().all(|&x| Scores::fits(x)) {
+            true => Scores::Narrow(scores.into_iter().map(|x| x as f32).collect()),
+            false => Scores::Wide(scores),
+        }
+    }
+
+    /// Whether `x` is a 32-bit float exactly.
+    fn fits(x: f64) -> bool {
+        f64::from(x as f32).to_bits() == x.to_bits()
+    }
+
+    fn push(&mut self, x: f64) {
+        match self {
+            Scores::Narrow(narrow) if Scores::fits(x) => narrow.push(x as f32),
+            Scores::Narrow(narrow) => {
+                let mut wide: Vec<f64> = Vec::with_capacity(narrow.capacity());
+                wide.extend(narrow.iter().map(|&x| f64::from(x)));
+                wide.push(x);
+                *self = Scores::Wide(wide);
+            }
+            Scores::Wide(wide) => wide.push(x),
+        }
+    }
+
+    fn get(&self, i: usize) -> f64 {
+        match self {
+            Scores::Narrow(narrow) => f64::from(narrow[i]),
+            Scores::Wide(wide) => wide[i],
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Scores::Narrow(narrow) => narrow.len(),
+            Scores::Wide(wide) => wide.len(),
+        }
+    }
+
+    fn prefetch(&self, i: usize) {
+        match self {
+            Scores::Narrow(narrow) => crate::prefetch::prefetch(&narrow[i]),
+            Scores::Wide(wide) => crate::prefetch::prefetch(&wide[i]),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -243,7 +299,7 @@ impl ScoredPairs {
         assert_eq!(pairs.len(), scores.len(), "a score for each candidate");
         ScoredPairs {
             pairs: CandidatePairs::WithCosines(pairs),
-            scores,
+            scores: Scores::of(scores),
         }
     }
 
@@ -252,13 +308,16 @@ impl ScoredPairs {
         assert_eq!(pairs.len(), scores.len(), "a score for each candidate");
         ScoredPairs {
             pairs: CandidatePairs::Plain(pairs),
-            scores,
+            scores: Scores::of(scores),
         }
     }
 
     /// Room for `count` candidates of a method with no cosine, added by [`ScoredPairs::push`].
     pub fn with_capacity(count: usize) -> Self {
-        ScoredPairs::without_cosines(Vec::with_capacity(count), Vec::with_capacity(count))
+        ScoredPairs {
+            pairs: CandidatePairs::Plain(Vec::with_capacity(count)),
+            scores: Scores::Narrow(Vec::with_capacity(count)),
+        }
     }
 
     /// Adds candidate `(a, b)` of a method with no cosine, and its score.
@@ -288,7 +347,7 @@ impl ScoredPairs {
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.scores.is_empty()
+        self.scores.len() == 0
     }
 
     /// The candidates whose place in `selected` is true (the confirmed ones), in order.
@@ -306,7 +365,7 @@ impl ScoredPairs {
             CandidatePairs::WithCosines(pairs) => crate::prefetch::prefetch(&pairs[i]),
             CandidatePairs::Plain(pairs) => crate::prefetch::prefetch(&pairs[i]),
         }
-        crate::prefetch::prefetch(&self.scores[i]);
+        self.scores.prefetch(i);
     }
 
     /// The `i`th candidate, scored.
@@ -318,7 +377,7 @@ impl ScoredPairs {
         Pair {
             a,
             b,
-            score: self.scores[i],
+            score: self.scores.get(i),
             cosine,
         }
     }
@@ -408,5 +467,38 @@ fn group(mut found: Found, method: &Method) -> Dedup {
         cells: found.cells,
         times: found.times,
         part,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scores_come_back_bit_for_bit_whether_held_in_four_bytes_or_eight() {
+        let bits = |pairs: &ScoredPairs| -> Vec<u64> {
+            (0..pairs.len())
+                .map(|i| pairs.get(i).score.to_bits())
+                .collect()
+        };
+        let exact = vec![0.5, 0.25, 97.0 / 128.0, 0.0, -0.0];
+        let narrow = ScoredPairs::without_cosines(vec![(0, 1); 5], exact.clone());
+        assert!(matches!(narrow.scores, Scores::Narrow(_)));
+        assert_eq!(
+            bits(&narrow),
+            exact.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+        );
+        let third = 1.0 / 3.0;
+        let wide = ScoredPairs::with_cosines(vec![(0, 1, 0.5); 2], vec![0.5, third]);
+        assert!(matches!(wide.scores, Scores::Wide(_)));
+        assert_eq!(wide.get(1).score.to_bits(), third.to_bits());
+        // A score past 32 bits widens what was pushed before it.
+        let mut pushed = ScoredPairs::with_capacity(3);
+        pushed.push(0, 1, 0.75);
+        pushed.push(0, 2, third);
+        pushed.push(1, 2, 0.125);
+        assert!(matches!(pushed.scores, Scores::Wide(_)));
+        assert_eq!(bits(&pushed), [0.75f64, third, 0.125].map(f64::to_bits));
+        assert_eq!(pushed.find(0, 2), Some(1));
     }
 }

@@ -135,8 +135,8 @@ impl PairList for ScoredPairs {
 /// Pairs as records, `id_a < id_b`, sorted. Only the order is held: each record is made as
 /// it is written (a two-stage run of 100,000 documents scores two million candidates, which
 /// as records at once took 1.6 GB). The order is worked out a slice of first ids at a time,
-/// so that at most [`SLICE_PAIRS`] pairs' keys are held: seventy million candidates of ten
-/// million documents took 1.4 GB of keys sorted at once.
+/// so that about [`SLICE_PAIRS`] pairs' keys are held: seventy million candidates of ten
+/// million documents took 1.1 GB of keys sorted at once.
 struct PairRecords<'a> {
     ids: &'a [String],
     pairs: &'a dyn PairList,
@@ -147,8 +147,8 @@ struct PairRecords<'a> {
     place: Vec<u32>,
 }
 
-/// Pairs sorted at a time, about: 128 MB of keys.
-const SLICE_PAIRS: usize = 1 << 23;
+/// Pairs sorted at a time, about: 64 MB of keys.
+const SLICE_PAIRS: usize = 1 << 22;
 /// Slices at most: a pair's slice is one byte (past two billion pairs, slices grow).
 const MAX_SLICES: usize = 256;
 
