@@ -291,7 +291,8 @@ def test_an_index_checks_new_records_against_a_collection_across_processes(tmp_p
         asked = index.query(text, all=True)
         assert asked[0]["id"] == first["core_id"] and asked[0]["duplicate"]
     # The command line reads what Python wrote, and answers the same.
-    if CLI.exists():
+    cli_built = CLI.exists()
+    if cli_built:
         printed = subprocess.run(
             [CLI, "query", "--index", tmp_path / "idx", "--text", text, "--all", "--json"],
             check=True, capture_output=True, text=True,
@@ -315,3 +316,5 @@ def test_an_index_checks_new_records_against_a_collection_across_processes(tmp_p
     reopened.close()
     with pytest.raises(ValueError, match="is closed"):
         reopened.query("anything")
+    if not cli_built:
+        pytest.skip(f"{CLI} is not built: the command line's answer was not compared")
