@@ -57,6 +57,12 @@ fn method_of(name: &str, settings: &str) -> PyResult<Method> {
     let name: MethodName = name.parse().map_err(|e: String| PyValueError::new_err(e))?;
     let settings: Map<String, Value> = serde_json::from_str(settings)
         .map_err(|e| PyValueError::new_err(format!("settings: {e}")))?;
+    if settings.contains_key("against") || settings.contains_key("add") {
+        return Err(PyValueError::new_err(
+            "`against` and `add` are the command line's (`neardup dedup NEW --against INDEX`); \
+             from Python, check a batch against a collection with neardup.Index(path).deduplicate",
+        ));
+    }
     Method::from_settings(name, settings).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 

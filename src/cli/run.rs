@@ -91,6 +91,22 @@ pub fn execute(spec: &PipelineSpec, models: &Path) -> Result<()> {
     }
     report(&summary, &spec.output.dir)?;
     super::report_skipped(&dedup.corpus.skipped);
+    if let Method::TwoStage(config) = &spec.method
+        && let (Some(collection), true) = (&config.against, config.add)
+    {
+        let added = pipeline::add_to_collection(
+            &inputs,
+            &read,
+            &dedup,
+            &spec.output.keep,
+            collection,
+            models,
+        )?;
+        outln!(
+            "{added} new records added to the collection in {}",
+            collection.display()
+        );
+    }
     if let Some(eval) = &spec.eval {
         let truth = Truth::load(&eval.truth, &read.fields.id)?;
         let run = RunFolder::open(&spec.output.dir)?;
@@ -119,6 +135,12 @@ pub(super) fn report(summary: &RunSummary, dir: &Path) -> Result<()> {
         total,
         summary.documents as f64 / total.max(1e-9),
     );
+    if summary.collection_reached > 0 {
+        outln!(
+            "checked against the collection too: {} of its records were candidates",
+            summary.collection_reached
+        );
+    }
     if s.embed > 0.0 {
         // A rate over a few milliseconds (a run within cells stores next to nothing) says
         // nothing.

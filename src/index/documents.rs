@@ -54,6 +54,7 @@ pub struct Match {
 /// A document ready to be added: see [`DocumentIndex::prepare`].
 pub struct NewDocument {
     text: String,
+    title_len: Option<usize>,
     vector: Vec<f32>,
     sketch: Sketch,
     found: Vec<Match>,
@@ -298,6 +299,20 @@ impl DocumentIndex {
                 least = crate::embed::MIN_CENTRE_DOCUMENTS,
                 "too few documents to learn a centre from: the vectors stay as made"
             ),
+        }
+    }
+
+    /// Whether vectors are centred before they are stored or searched.
+    pub fn centred(&self) -> bool {
+        self.centre.get().is_some()
+    }
+
+    /// Centres vectors on `other`'s centre, where it has one, so that they compare with the
+    /// vectors it stores: an index that learns none of its own (a run checked against
+    /// `other`; where `other` has no centre, the run's settings turn `centre` off).
+    pub fn centre_on(&self, other: &DocumentIndex) {
+        if let Some(centre) = other.centre.get() {
+            let _ = self.centre.set(centre.clone());
         }
     }
 

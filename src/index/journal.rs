@@ -32,10 +32,13 @@ const CHECKPOINT_BYTES: u64 = 64 << 20;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub(crate) enum Entry {
-    /// Document `id` was added with this text, alone or as part of `batch`.
+    /// Document `id` was added with this text (its first `title_len` bytes a title, where
+    /// the record had one), alone or as part of `batch`.
     Insert {
         id: String,
         text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        title_len: Option<usize>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         batch: Option<u64>,
     },
@@ -204,6 +207,7 @@ mod tests {
         Entry::Insert {
             id: id.into(),
             text: text.into(),
+            title_len: None,
             batch: None,
         }
     }

@@ -108,6 +108,7 @@ pub(super) fn run(
         similarity: Box::new(move |x, y| join.similarity(x as usize, y as usize)),
         probes: None,
         cells: None,
+        collection: 0,
         times,
     })
 }

@@ -76,7 +76,7 @@ impl PartFolder {
             folder,
             input,
             output,
-            config,
+            config: *config,
             part,
         })
     }
@@ -202,7 +202,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
         "parts merged"
     );
 
-    let method = Method::TwoStage(config);
+    let method = Method::TwoStage(Box::new(config));
     let found = Found {
         corpus,
         candidates: count,
@@ -211,6 +211,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
         similarity: Box::new(move |x, y| signatures.similarity(x as usize, y as usize)),
         probes: None,
         cells: None,
+        collection: 0,
         times,
     };
     let dedup = super::group(found, &method);

@@ -81,6 +81,7 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) 
         similarity: Box::new(move |x, y| signatures.similarity(x as usize, y as usize)),
         probes: None,
         cells: None,
+        collection: 0,
         times,
     })
 }

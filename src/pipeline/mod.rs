@@ -32,7 +32,7 @@ pub use part::Part;
 pub use simhash::SimHashConfig;
 pub use spec::{EvalSpec, InputSpec, OutputSpec, PipelineSpec};
 pub use stages::{Signed, advance, is_stage, sign_part};
-pub use two_stage::{BuiltIndex, TwoStageConfig, build_index};
+pub use two_stage::{BuiltIndex, TwoStageConfig, add_to_collection, build_index};
 
 use std::path::Path;
 use std::sync::Arc;
@@ -94,7 +94,7 @@ pub enum Method {
     #[serde(rename = "simhash")]
     SimHash(SimHashConfig),
     /// Embeddings + vector index top-k, confirmed by MinHash.
-    TwoStage(TwoStageConfig),
+    TwoStage(Box<TwoStageConfig>),
 }
 
 impl Method {
@@ -114,7 +114,7 @@ impl Method {
             MethodName::Jaccard => Method::Jaccard(Self::config(settings)?),
             MethodName::Resemblance => Method::Resemblance(Self::config(settings)?),
             MethodName::Simhash => Method::SimHash(Self::config(settings)?),
-            MethodName::TwoStage => Method::TwoStage(Self::config(settings)?),
+            MethodName::TwoStage => Method::TwoStage(Box::new(Self::config(settings)?)),
         })
     }
 
@@ -409,6 +409,16 @@ pub struct Dedup {
     /// The slice of a split run this was, if one: its pairs and candidates are written, and
     /// the groups wait for `neardup merge`.
     pub part: Option<Part>,
+    /// How many of the corpus's last ids are documents of the collection a batch was checked
+    /// against (`against`), which no input holds: they have no record.
+    pub collection: usize,
+}
+
+impl Dedup {
+    /// How many documents the inputs gave (the ids before the collection's).
+    pub fn records(&self) -> usize {
+        self.corpus.ids.len() - self.collection
+    }
 }
 
 /// What a method found: its confirmed pairs, and the similarity the shared grouping step
@@ -421,6 +431,8 @@ struct Found {
     similarity: Box<dyn Fn(u32, u32) -> f64 + Sync>,
     probes: Option<usize>,
     cells: Option<usize>,
+    /// See [`Dedup::collection`].
+    collection: usize,
     times: StageTimes,
 }
 
@@ -467,6 +479,7 @@ fn group(mut found: Found, method: &Method) -> Dedup {
         cells: found.cells,
         times: found.times,
         part,
+        collection: found.collection,
     }
 }
 

@@ -76,21 +76,28 @@ fn summary(
     unique: usize,
     clock: Instant,
 ) -> RunSummary {
-    let ids = &dedup.corpus.ids;
+    let records = dedup.records();
+    let ids = &dedup.corpus.ids[..records];
     RunSummary {
         run: String::new(),
         files: Default::default(),
         settings,
         score: dedup.score_name.to_owned(),
         threshold: dedup.threshold,
-        documents: ids.len(),
+        documents: records,
         ids_digest: Some(IdsDigest::of(ids.iter().map(String::as_str))),
         skipped: dedup.corpus.skipped.count,
         skipped_first: dedup.corpus.skipped.first.clone(),
         candidates: dedup.candidates,
         pairs: dedup.pairs.len(),
         groups: dedup.groups.len(),
-        documents_in_groups: dedup.groups.iter().map(|g| g.members.len()).sum(),
+        documents_in_groups: dedup
+            .groups
+            .iter()
+            .flat_map(|g| &g.members)
+            .filter(|&&m| (m as usize) < records)
+            .count(),
+        collection_reached: dedup.collection,
         unique,
         probes: dedup.probes,
         cells: dedup.cells,
@@ -330,7 +337,8 @@ impl<'a> Fates<'a> {
 }
 
 /// The member each group keeps under `policy`; reads the group members' records again when
-/// the policy needs their length or a field.
+/// the policy needs their length or a field. A group that reaches the collection a batch was
+/// checked against keeps a record of the collection: its representative where that is one.
 pub fn kept_members(
     inputs: &[Input],
     read: &ReadOptions,
@@ -366,10 +374,18 @@ pub fn kept_members(
         }
     }
     let mut not_numbers = Vec::new();
+    let records = dedup.records() as u32;
     let kept = dedup
         .groups
         .iter()
         .map(|g| {
+            // A group that reaches the collection keeps the collection's record.
+            if let Some(&kept) = std::iter::once(&g.representative)
+                .chain(&g.members)
+                .find(|&&m| m >= records)
+            {
+                return kept;
+            }
             let members: Vec<Candidate> = g
                 .members
                 .iter()

@@ -370,6 +370,10 @@ pub const SETTINGS: &[Setting] = &[
         .scopes(&[Scope::Local]),
     setting("index", &[TwoStage], || Value::Null, TWO_STAGE, Kind::Path, "Two-stage: keep the vector index in this folder, for `neardup query` later; with --part, the shared index `neardup index` built")
         .scopes(&[Scope::Serving]),
+    setting("against", &[TwoStage], || Value::Null, TWO_STAGE, Kind::Path, "Two-stage: check the input, a new batch, against the collection in this index folder (made by `neardup index` or `dedup --index`) as well as within itself: each record is also searched among the collection's --top-k nearest, a record that matches the collection is its duplicate (its group keeps the collection's record), and unique.* holds the batch's new records. The run takes the index's settings")
+        .scopes(&[]),
+    setting("add", &[TwoStage], || json!(false), TWO_STAGE, Kind::Switch, "Two-stage, with --against: then add the batch's new records (those in unique.*) to the collection, as one batch that a crash undoes whole")
+        .scopes(&[]),
     setting("part", &[TwoStage, Minhash], || Value::Null, TWO_STAGE, Kind::Text, "Split the run over machines: part I of N (e.g. 2/4). Two-stage: search and confirm only part I of the documents in the shared --index, and write its candidates; MinHash: sign the records that start in the Ith of N equal byte ranges of the input (reading no other), and write their sketches and band keys; then `neardup merge`")
         .scopes(&[]),
 ];

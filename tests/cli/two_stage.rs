@@ -1,5 +1,7 @@
 //! The two-stage method: `dedup` with embeddings, `index` and `query`.
 
+use std::collections::HashSet;
+
 use crate::common::*;
 
 #[test]
@@ -737,4 +739,157 @@ fn four_parts_of_a_split_run_merge_into_the_files_of_one_run() {
     assert!(stderr.contains("--part needs --index"), "{stderr}");
     let stderr = rejected(&["dedup", s(&data), "--part", "3/2", "--out", s(dir.path())]);
     assert!(stderr.contains("--part must be I/N"), "{stderr}");
+}
+
+#[test]
+fn a_batch_checked_against_a_kept_collection_finds_the_pairs_a_run_over_both_finds() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name);
+    let vectors = at("words.txt");
+    random_word_vectors(&sample(), &vectors);
+    // Every fifth record arrives later, as a new batch.
+    let lines: Vec<String> = std::fs::read_to_string(sample())
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let (new, old): (Vec<_>, Vec<_>) = lines.iter().enumerate().partition(|(i, _)| i % 5 == 0);
+    let write = |name: &str, part: &[(usize, &String)]| {
+        let text: String = part.iter().map(|(_, line)| format!("{line}\n")).collect();
+        std::fs::write(at(name), text).unwrap();
+    };
+    let (old_file, new_file) = (at("old.jsonl"), at("new.jsonl"));
+    write("old.jsonl", &old);
+    write("new.jsonl", &new);
+    let id_of = |line: &String| -> String {
+        let record: serde_json::Value = serde_json::from_str(line).unwrap();
+        record["core_id"].as_str().unwrap().to_owned()
+    };
+    let new_ids: HashSet<String> = new.iter().map(|(_, line)| id_of(line)).collect();
+    let glove = ["--embedder", "glove", "--glove", s(&vectors), "-q"];
+
+    let index = at("idx");
+    let kept = at("kept");
+    let args = [
+        "dedup",
+        s(&old_file),
+        "--index",
+        s(&index),
+        "--out",
+        s(&kept),
+    ];
+    ok(&[&args[..], &glove[..]].concat());
+    let whole = at("whole");
+    ok(&[&["dedup", s(&sample()), "--out", s(&whole)], &glove[..]].concat());
+    let batch = at("batch");
+    let against = ["dedup", s(&new_file), "--against", s(&index)];
+    ok(&[&against[..], &["--out", s(&batch)], &glove[..]].concat());
+
+    // The pairs a run over both finds that touch a new record, and nothing else.
+    let touching = |run: &Path| -> HashSet<(String, String)> {
+        pair_ids(run)
+            .into_iter()
+            .filter(|(a, b)| new_ids.contains(a) || new_ids.contains(b))
+            .collect()
+    };
+    let (expected, found) = (touching(&whole), touching(&batch));
+    assert_eq!(
+        found.len(),
+        pair_ids(&batch).len(),
+        "only pairs with a new record"
+    );
+    let shared = expected.intersection(&found).count();
+    let with_collection = found
+        .iter()
+        .filter(|(a, b)| !new_ids.contains(a) || !new_ids.contains(b))
+        .count();
+    assert!(
+        with_collection > 20,
+        "{with_collection} pairs with the collection"
+    );
+    assert!(
+        shared * 100 >= expected.len() * 95 && found.len() - shared <= expected.len() / 50,
+        "{shared} of {} pairs found, {} more",
+        expected.len(),
+        found.len() - shared
+    );
+
+    // A record that matches the collection is not kept, and its group keeps the collection's.
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(batch.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["documents"], new.len());
+    let unique: HashSet<String> = std::fs::read_to_string(batch.join("unique.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| id_of(&line.to_owned()))
+        .collect();
+    assert_eq!(summary["unique"], unique.len());
+    for (a, b) in &found {
+        let (new_one, old_one) = match new_ids.contains(a) {
+            true => (a, b),
+            false => (b, a),
+        };
+        if !new_ids.contains(old_one) {
+            assert!(!unique.contains(new_one), "{new_one} duplicates {old_one}");
+        }
+    }
+    let groups = std::fs::read_to_string(batch.join("groups.jsonl")).unwrap();
+    for line in groups.lines() {
+        let group: serde_json::Value = serde_json::from_str(line).unwrap();
+        let members = group["members"].as_array().unwrap();
+        if members
+            .iter()
+            .any(|m| !new_ids.contains(m.as_str().unwrap()))
+        {
+            assert!(
+                !new_ids.contains(group["kept"].as_str().unwrap()),
+                "{group}"
+            );
+        }
+    }
+
+    // With --add, the kept new records join the collection and later queries find them.
+    let added = at("added");
+    let out = ok(&[&against[..], &["--add", "--out", s(&added)], &glove[..]].concat());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!("{} new records added", unique.len())),
+        "{stdout}"
+    );
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(index.join("neardup-index.json")).unwrap()).unwrap();
+    assert_eq!(manifest["documents"], old.len() + unique.len());
+    let one = unique.iter().next().unwrap();
+    let out = ok(&[
+        "query",
+        "--index",
+        s(&index),
+        "--id",
+        one,
+        "--all",
+        "--json",
+    ]);
+    assert!(!json_lines(&out).is_empty());
+
+    // The run takes the collection's settings, and nothing that builds or splits an index.
+    let stderr = rejected(
+        &[
+            &against[..],
+            &["--out", s(&at("x")), "--num-perm", "64"],
+            &glove[..],
+        ]
+        .concat(),
+    );
+    assert!(stderr.contains("was built with `num_perm` 128"), "{stderr}");
+    let stderr = rejected(
+        &[
+            &against[..],
+            &["--index", s(&at("y")), "--out", s(&at("x"))],
+            &glove[..],
+        ]
+        .concat(),
+    );
+    assert!(stderr.contains("give --against alone"), "{stderr}");
+    let stderr = rejected(&["dedup", s(&sample()), "--add", "--out", s(&at("x"))]);
+    assert!(stderr.contains("give --against too"), "{stderr}");
 }

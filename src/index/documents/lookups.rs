@@ -23,9 +23,13 @@ impl DocumentIndex {
 
     /// What the index keeps of a new text (one with no separate title): its vector and sketch.
     pub(super) fn sketch(&self, text: &str) -> Result<(Vec<f32>, Sketch)> {
-        let vector = self.embed(&[text])?.remove(0);
-        let sketch = self.sign(&Record::plain(String::new(), text.to_owned()));
-        Ok((vector, sketch))
+        self.sketch_record(&Record::plain(String::new(), text.to_owned()))
+    }
+
+    /// What the index keeps of a record: its vector and sketch.
+    pub(super) fn sketch_record(&self, record: &Record) -> Result<(Vec<f32>, Sketch)> {
+        let vector = self.embed(&[&record.text])?.remove(0);
+        Ok((vector, self.sign(record)))
     }
 
     /// The `k` nearest other documents to the indexed document `id`, each with its verdict.
@@ -67,10 +71,32 @@ impl DocumentIndex {
         let found = self.similar(&vector, sketch.as_ref(), k, None)?;
         Ok(NewDocument {
             text: text.to_owned(),
+            title_len: None,
             vector,
             sketch,
             found,
         })
+    }
+
+    /// What adding `records` takes, without their neighbours (a run has found them): their
+    /// vectors, embedded together, and sketches; each with its id.
+    pub fn prepare_records(&self, records: Vec<Record>) -> Result<Vec<(String, NewDocument)>> {
+        let texts: Vec<&str> = records.iter().map(|r| r.text.as_str()).collect();
+        let vectors = self.embed(&texts)?;
+        Ok(records
+            .into_iter()
+            .zip(vectors)
+            .map(|(record, vector)| {
+                let new = NewDocument {
+                    sketch: self.sign(&record),
+                    text: record.text,
+                    title_len: record.title_len,
+                    vector,
+                    found: Vec::new(),
+                };
+                (record.id, new)
+            })
+            .collect())
     }
 
     pub(super) fn similar(
@@ -107,7 +133,7 @@ impl DocumentIndex {
 
     /// A stored signature must have the length this index signs with: one written by another
     /// setting (or changed by hand) would be compared slot by slot with the wrong slots.
-    pub(super) fn check_signature(&self, payload: &crate::store::Payload) -> Result<()> {
+    pub fn check_signature(&self, payload: &crate::store::Payload) -> Result<()> {
         let expected = self.manifest.settings.confirm.minhash.num_perm;
         if payload.signature.len() == expected {
             return Ok(());

@@ -7,6 +7,7 @@ use std::sync::MutexGuard;
 use super::{DocumentIndex, Match, NewDocument};
 use crate::error::{Error, Result};
 use crate::index::journal::{self, Entry, Journal};
+use crate::io::Record;
 use crate::store::point_key;
 
 impl DocumentIndex {
@@ -28,8 +29,18 @@ impl DocumentIndex {
                     batch: Some(batch),
                     ..
                 } if unfinished.contains(batch) => undone.push(point_key(id)),
-                Entry::Insert { id, text, .. } => {
-                    let (vector, sketch) = self.sketch(text)?;
+                Entry::Insert {
+                    id,
+                    text,
+                    title_len,
+                    ..
+                } => {
+                    let record = Record {
+                        id: id.clone(),
+                        text: text.clone(),
+                        title_len: *title_len,
+                    };
+                    let (vector, sketch) = self.sketch_record(&record)?;
                     self.add(&[id], &[vector], Some(&[sketch.as_ref()]))?;
                 }
                 Entry::Remove { id } => self.store.delete(&[point_key(id)])?,
@@ -88,6 +99,7 @@ impl DocumentIndex {
         self.journal(&Entry::Insert {
             id: id.to_owned(),
             text: new.text,
+            title_len: new.title_len,
             batch,
         })?;
         Ok(new.found)

@@ -172,6 +172,10 @@ pub struct StageTimes {
     pub group: f64,
 }
 
+fn is_none_reached(documents: &usize) -> bool {
+    *documents == 0
+}
+
 fn is_zero(seconds: &f64) -> bool {
     *seconds == 0.0
 }
@@ -216,6 +220,10 @@ pub struct RunSummary {
     pub groups: usize,
     /// Documents that belong to a group.
     pub documents_in_groups: usize,
+    /// Documents of the collection a batch was checked against (`against`) that a search
+    /// reached: they are named in pairs and groups, and have no record here.
+    #[serde(default, skip_serializing_if = "is_none_reached")]
+    pub collection_reached: usize,
     /// Records written to `unique.jsonl`.
     pub unique: usize,
     /// Probes spent by SimHash's probing search, if used.
@@ -365,6 +373,7 @@ mod tests {
             pairs: 1,
             groups: 1,
             documents_in_groups: 2,
+            collection_reached: 0,
             unique: 2,
             probes: None,
             cells: None,

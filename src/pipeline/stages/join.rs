@@ -114,6 +114,7 @@ pub(in crate::pipeline) fn join(
         }),
         probes: None,
         cells: None,
+        collection: 0,
         times,
     };
     Ok((spec, inputs, read, found))

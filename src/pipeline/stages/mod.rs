@@ -302,6 +302,7 @@ fn stage_summary(
         pairs: counts.1,
         groups: 0,
         documents_in_groups: 0,
+        collection_reached: 0,
         unique: 0,
         probes: None,
         cells: None,

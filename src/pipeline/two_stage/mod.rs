@@ -14,9 +14,11 @@
 //!   wait on disk ([`set_aside`]);
 //! - [`confirm`]: the classifier judges each candidate on the two sketches.
 //!
-//! Beside them: [`title_only`] (the store a title is searched in) and [`part`] (a split run's
-//! slice, and the shared index it searches).
+//! Beside them: [`title_only`] (the store a title is searched in), [`part`] (a split run's
+//! slice, and the shared index it searches) and [`against`](mod@against) (a new batch also
+//! searched in a kept collection).
 
+mod against;
 mod confirm;
 mod load;
 mod part;
@@ -24,6 +26,7 @@ mod search;
 mod set_aside;
 mod title_only;
 
+pub use against::add_to_collection;
 pub(super) use confirm::confirm_candidates;
 use confirm::{CONFIRM_BATCH, Confirmed, Verdicts};
 pub(super) use search::distinct_pairs;
@@ -34,6 +37,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use self::against::{open_collection, search_collection};
 use self::load::{Loaded, Upsert, load};
 use self::part::open_shared;
 use self::search::Proposed;
@@ -77,6 +81,13 @@ pub struct TwoStageConfig {
     /// Search and confirm only this slice of the documents (`I/N`), in the shared index, and
     /// write its candidates for `neardup merge` (`None`: all documents).
     pub part: Option<Part>,
+    /// Check the documents, a new batch, against the collection kept in this index folder too
+    /// ([`against`](mod@against)).
+    #[serde(default)]
+    pub against: Option<PathBuf>,
+    /// With `against`: add the batch's records that are kept to the collection afterwards.
+    #[serde(default)]
+    pub add: bool,
 }
 
 impl TwoStageConfig {
@@ -104,6 +115,20 @@ impl TwoStageConfig {
                     .into(),
             ));
         }
+        if self.add && self.against.is_none() {
+            return Err(Error::Usage(
+                "`add` adds a batch's new records to the collection given by `against`: give \
+                 `against` too"
+                    .into(),
+            ));
+        }
+        if self.against.is_some() && (self.part.is_some() || self.index_dir.is_some()) {
+            return Err(Error::Usage(
+                "`against` checks a new batch against a kept index; `index` and `part` build or \
+                 split one: give `against` alone"
+                    .into(),
+            ));
+        }
         Ok(())
     }
 }
@@ -120,6 +145,8 @@ impl Default for TwoStageConfig {
             linkage: Linkage::default(),
             index_dir: None,
             part: None,
+            against: None,
+            add: false,
         }
     }
 }
@@ -172,7 +199,23 @@ pub(super) fn run(
         Some(count) => count > 0,
         None => !config.exact_search && config.part.is_none(),
     };
-    let (mut index, upsert) = open_index(&work.dir, config, models, use_cells)?;
+    let collection = config
+        .against
+        .as_deref()
+        .map(|dir| open_collection(dir, &config.settings, models))
+        .transpose()?;
+    let (mut index, upsert) = match &collection {
+        Some(collection) => {
+            // The batch's vectors are centred as the collection's were, or not at all.
+            let centred = collection.centred();
+            let mut settings = config.clone();
+            settings.settings.centre &= centred;
+            let opened = open_index(&work.dir, &settings, models, use_cells)?;
+            opened.0.centre_on(collection);
+            opened
+        }
+        None => open_index(&work.dir, config, models, use_cells)?,
+    };
     let mut queries = QueryFile::create(&work.dir, index.embedder().dimensions())?;
     let mut title_only = TitleOnlyStore::beside(&index, &work.title_only, config.part);
     // Within cells, the titles are searched among the cells' own title-only members.
@@ -187,9 +230,9 @@ pub(super) fn run(
         config.part,
     )?;
     let Loaded {
-        corpus,
-        signatures,
-        sketches,
+        mut corpus,
+        mut signatures,
+        mut sketches,
         doc_of_key,
         title_copies,
         mut times,
@@ -204,6 +247,19 @@ pub(super) fn run(
     let propose = config.cells.is_some() || count > 1;
     let clock = Instant::now();
     let proposed = use_cells.then(|| minhash_proposals(&signatures, &sketches, config, propose));
+    // The collection's documents reached join the sketches before they go aside.
+    let from_collection = match collection {
+        Some(collection) => Some(search_collection(
+            &collection,
+            &mut queries,
+            documents,
+            &doc_of_key,
+            config.top_k,
+            &mut signatures,
+            &mut sketches,
+        )?),
+        None => None,
+    };
     let sketches_aside = SketchesAside::write(&work.dir, signatures, sketches)?;
     let mut search_seconds = clock.elapsed().as_secs_f64();
     let cells = match use_cells {
@@ -218,7 +274,7 @@ pub(super) fn run(
     };
     let clock = Instant::now();
     let searched = cells.as_ref().zip(proposed);
-    let neighbours = search::candidates(
+    let mut neighbours = search::candidates(
         &index,
         &title_only,
         queries,
@@ -228,6 +284,11 @@ pub(super) fn run(
         config,
     )?;
     drop((cells, doc_of_key, title_copies));
+    let collection = from_collection.map_or(0, |found| {
+        neighbours.extend(found.candidates);
+        corpus.ids.extend(found.ids);
+        corpus.ids.len() - documents
+    });
     let candidates = neighbours.len();
     search_seconds += clock.elapsed().as_secs_f64();
     times.search = search_seconds;
@@ -245,6 +306,7 @@ pub(super) fn run(
         similarity: Box::new(move |x, y| signatures.similarity(x as usize, y as usize)),
         probes: None,
         cells: use_cells.then_some(count),
+        collection,
         times,
     })
 }

@@ -1,5 +1,5 @@
-//! The shared index a part of a split two-stage run searches its slice in, opened only if it
-//! was built as this part asks.
+//! The shared index a part of a split two-stage run searches its slice in (and the collection
+//! a new batch is checked against), opened only if it was built as the run asks.
 
 use std::path::Path;
 
@@ -14,6 +14,17 @@ pub(super) fn open_shared(
     dir: &Path,
     settings: &IndexSettings,
     models: &Path,
+) -> Result<DocumentIndex> {
+    open_matching(dir, settings, models, "this part")
+}
+
+/// Opens the index in `dir`, refusing it unless it was built with `settings` (those that
+/// shape an index); `asker` names who asks, in the message.
+pub(super) fn open_matching(
+    dir: &Path,
+    settings: &IndexSettings,
+    models: &Path,
+    asker: &str,
 ) -> Result<DocumentIndex> {
     let index = DocumentIndex::open(dir, models, settings.store.qdrant_url.as_deref())?;
     // Where the model files and the server are may differ between machines (the model itself
@@ -37,8 +48,8 @@ pub(super) fn open_shared(
         let theirs = built.get(key).unwrap_or(&serde_json::Value::Null);
         if theirs != value {
             return Err(Error::Usage(format!(
-                "the index in {} was built with `{key}` {theirs}, and this part asks for {value}: \
-                 give every part the settings the index was built with (see {})",
+                "the index in {} was built with `{key}` {theirs}, and {asker} asks for {value}: \
+                 give the settings the index was built with (see {})",
                 dir.display(),
                 dir.join(crate::index::MANIFEST).display()
             )));
