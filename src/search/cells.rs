@@ -88,7 +88,13 @@ impl Cells {
             }
         }
         queries.rewind()?;
+        Ok(Cells::of(vectors, width, count, probes))
+    }
 
+    /// Learns `count` cells from `vectors` (each document's, `width` wide, by document number)
+    /// and finds each document's `probes` nearest.
+    pub(crate) fn of(vectors: Vec<f32>, width: usize, count: usize, probes: usize) -> Cells {
+        let documents = vectors.len() / width;
         let count = count.clamp(1, documents.max(1));
         let probes = probes.clamp(1, count);
         let stride = (documents / (count * SAMPLE_PER_CELL)).max(1);
@@ -132,7 +138,7 @@ impl Cells {
             copies = copies.len(),
             "cells learned"
         );
-        Ok(Cells {
+        Cells {
             width,
             vectors,
             nearest,
@@ -140,7 +146,7 @@ impl Cells {
             probes,
             members,
             copies,
-        })
+        }
     }
 
     /// Each document's `k` nearest other documents among those of the cells it probes, as
@@ -185,6 +191,12 @@ impl Cells {
         }));
         let copies: Vec<(u32, u32)> = self.copies.iter().map(|&(c, f)| (f, c)).collect();
         self.with_cosines(&copies, found);
+    }
+
+    /// The documents of each cell (by document number; copies of a vector many hold left
+    /// out, but their first).
+    pub(crate) fn members(&self) -> &[Vec<u32>] {
+        &self.members
     }
 
     /// The members of each cell that `keep` holds (by document number).

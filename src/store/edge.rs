@@ -7,15 +7,15 @@ use qdrant_edge::{
     BinaryQuantizationConfig, BinaryQuantizationEncoding, BinaryQuantizationQueryEncoding,
     DEFAULT_VECTOR_NAME, Distance, EdgeConfigBuilder, EdgeOptimizersConfig, EdgeShard,
     EdgeVectorParamsBuilder, HnswIndexConfig, NamedQuery, PointId, PointInsertOperations,
-    PointOperations, PointStruct, QuantizationConfig, QuantizationSearchParams, QueryEnum,
-    ScalarQuantizationConfig, ScalarType, SearchParams, SearchRequest, UpdateOperation,
-    VectorStructInternal, WithPayloadInterface, WithVector,
+    PointOperations, PointStruct, QuantizationConfig, QuantizationSearchParams, QueryEnum, Record,
+    ScalarQuantizationConfig, ScalarType, ScrollRequest, SearchParams, SearchRequest,
+    UpdateOperation, VectorStructInternal, WithPayloadInterface, WithVector,
 };
 use rayon::prelude::*;
 
 use super::payload::{parse_payload, payload_json};
 use super::{
-    Fetched, GraphSettings, Neighbour, OpenMode, Quantization, SearchOptions, StoredPoint,
+    Fetched, GraphSettings, Neighbour, OpenMode, Page, Quantization, SearchOptions, StoredPoint,
     VectorStore, unit_cosine,
 };
 use crate::error::{Error, Result};
@@ -178,6 +178,20 @@ impl EdgeStore {
         damaged(&self.path, &problem)
     }
 
+    /// A retrieved point, keyed, as neardup reads it back.
+    fn fetched(&self, record: Record) -> Result<(u64, Fetched)> {
+        let key = numeric(record.id)?;
+        let payload = record
+            .payload
+            .ok_or_else(|| self.broken(format!("point {key} has no payload")))?;
+        let vector = match record.vector {
+            Some(VectorStructInternal::Single(v)) => v,
+            _ => return Err(self.broken(format!("point {key} has no single dense vector"))),
+        };
+        let payload = parse_payload(&payload.0)?;
+        Ok((key, Fetched { payload, vector }))
+    }
+
     /// Runs an engine call, turning a panic inside the engine into an error.
     fn guarded<T>(&self, call: impl FnOnce() -> Result<T>) -> Result<T> {
         guarded(&self.path, call)?
@@ -300,25 +314,29 @@ impl VectorStore for EdgeStore {
                 )
                 .map_err(|e| self.unreadable(e))
         })?;
-        let mut found = std::collections::HashMap::with_capacity(records.len());
-        for record in records {
-            let key = numeric(record.id)?;
-            let payload = record
-                .payload
-                .ok_or_else(|| self.broken(format!("point {key} has no payload")))?;
-            let vector = match record.vector {
-                Some(VectorStructInternal::Single(v)) => v,
-                _ => return Err(self.broken(format!("point {key} has no single dense vector"))),
-            };
-            found.insert(
-                key,
-                Fetched {
-                    payload: parse_payload(&payload.0)?,
-                    vector,
-                },
-            );
-        }
+        let mut found: std::collections::HashMap<u64, Fetched> = records
+            .into_iter()
+            .map(|record| self.fetched(record))
+            .collect::<Result<_>>()?;
         Ok(keys.iter().map(|k| found.remove(k)).collect())
+    }
+
+    fn scroll(&self, from: Option<u64>, limit: usize) -> Result<Page> {
+        let request = ScrollRequest {
+            offset: from.map(PointId::NumId),
+            limit: Some(limit),
+            filter: None,
+            with_payload: Some(WithPayloadInterface::Bool(true)),
+            with_vector: WithVector::Bool(true),
+            order_by: None,
+        };
+        let (records, next) =
+            self.guarded(|| self.shard.scroll(request).map_err(|e| self.unreadable(e)))?;
+        let points = records
+            .into_par_iter()
+            .map(|record| self.fetched(record))
+            .collect::<Result<_>>()?;
+        Ok((points, next.map(numeric).transpose()?))
     }
 
     fn delete(&self, keys: &[u64]) -> Result<()> {

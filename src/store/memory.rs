@@ -13,7 +13,9 @@ use std::sync::RwLock;
 
 use rayon::prelude::*;
 
-use super::{Fetched, Neighbour, Payload, SearchOptions, StoredPoint, VectorStore, unit_cosine};
+use super::{
+    Fetched, Neighbour, Page, Payload, SearchOptions, StoredPoint, VectorStore, unit_cosine,
+};
 use crate::confirm::Facts;
 use crate::error::{Error, Result};
 
@@ -177,6 +179,37 @@ impl VectorStore for MemoryStore {
                 }))
             })
             .collect()
+    }
+
+    fn scroll(&self, from: Option<u64>, limit: usize) -> Result<Page> {
+        let held = self.read();
+        let mut keys: Vec<u64> = held
+            .keys
+            .iter()
+            .copied()
+            .filter(|&key| from.is_none_or(|from| key >= from))
+            .collect();
+        let next = match keys.len() > limit {
+            true => Some(*keys.select_nth_unstable(limit).1),
+            false => None,
+        };
+        keys.truncate(limit);
+        keys.sort_unstable();
+        let points = keys
+            .into_iter()
+            .map(|key| {
+                let at = held.position[&key];
+                let vector = held.vectors[at * self.width..(at + 1) * self.width].to_vec();
+                Ok((
+                    key,
+                    Fetched {
+                        payload: held.payload(at)?,
+                        vector,
+                    },
+                ))
+            })
+            .collect::<Result<_>>()?;
+        Ok((points, next))
     }
 
     fn delete(&self, keys: &[u64]) -> Result<()> {

@@ -237,6 +237,9 @@ pub struct Fetched {
     pub vector: Vec<f32>,
 }
 
+/// Stored points with their keys, and the key the next page of them starts at.
+pub type Page = (Vec<(u64, Fetched)>, Option<u64>);
+
 /// A cosine vector index.
 pub trait VectorStore: Send + Sync {
     /// What and where this store is, for logs.
@@ -254,6 +257,10 @@ pub trait VectorStore: Send + Sync {
 
     /// The points with these keys, in order; `None` where a key is not stored.
     fn fetch(&self, keys: &[u64]) -> Result<Vec<Option<Fetched>>>;
+
+    /// A page of the stored points, by key: up to `limit` of them from the key `from` on (the
+    /// first page: `None`), and the key the next page starts at (`None` after the last).
+    fn scroll(&self, from: Option<u64>, limit: usize) -> Result<Page>;
 
     /// Removes points; missing keys are ignored.
     fn delete(&self, keys: &[u64]) -> Result<()>;

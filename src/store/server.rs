@@ -19,15 +19,15 @@ use qdrant_client::qdrant::{
     CollectionStatus, CountPointsBuilder, CreateCollectionBuilder, DeletePointsBuilder, Distance,
     GetPointsBuilder, HnswConfigDiffBuilder, OptimizersConfigDiffBuilder, PointId, PointStruct,
     PointsIdsList, QuantizationSearchParamsBuilder, QuantizationType, Query,
-    QueryBatchPointsBuilder, QueryPointsBuilder, ScalarQuantizationBuilder, SearchParamsBuilder,
-    TurboQuantBitSize, TurboQuantizationBuilder, UpdateCollectionBuilder, UpsertPointsBuilder,
-    VectorParamsBuilder, quantization_config,
+    QueryBatchPointsBuilder, QueryPointsBuilder, RetrievedPoint, ScalarQuantizationBuilder,
+    ScrollPointsBuilder, SearchParamsBuilder, TurboQuantBitSize, TurboQuantizationBuilder,
+    UpdateCollectionBuilder, UpsertPointsBuilder, VectorParamsBuilder, quantization_config,
 };
 use tokio::runtime::Runtime;
 
 use super::payload::{parse_payload, payload_json};
 use super::{
-    Fetched, GraphSettings, Neighbour, OpenMode, Quantization, SearchOptions, ServerOptions,
+    Fetched, GraphSettings, Neighbour, OpenMode, Page, Quantization, SearchOptions, ServerOptions,
     StoredPoint, VectorStore, unit_cosine,
 };
 use crate::error::{Error, Result};
@@ -198,6 +198,25 @@ fn compression(scheme: Quantization) -> quantization_config::Quantization {
     }
 }
 
+impl ServerStore {
+    /// A retrieved point, keyed, as neardup reads it back.
+    fn fetched(&self, point: RetrievedPoint) -> Result<(u64, Fetched)> {
+        let key = key_of(point.id)?;
+        let vector = match point.vectors.and_then(|v| v.get_vector()) {
+            Some(Vector::Dense(dense)) => dense.data,
+            _ => {
+                return Err(Error::store(format!(
+                    "Qdrant at {} (collection {}): point {key} has no dense vector; \
+                     the collection was not written by neardup",
+                    self.options.url, self.options.collection
+                )));
+            }
+        };
+        let payload = payload_of(point.payload)?;
+        Ok((key, Fetched { payload, vector }))
+    }
+}
+
 fn key_of(id: Option<PointId>) -> Result<u64> {
     match id.and_then(|id| id.point_id_options) {
         Some(PointIdOptions::Num(key)) => Ok(key),
@@ -350,28 +369,36 @@ impl VectorStore for ServerStore {
                 ),
             )
             .map_err(|e| self.error(e))?;
-        let mut found = HashMap::new();
-        for point in response.result {
-            let key = key_of(point.id)?;
-            let vector = match point.vectors.and_then(|v| v.get_vector()) {
-                Some(Vector::Dense(dense)) => dense.data,
-                _ => {
-                    return Err(Error::store(format!(
-                        "Qdrant at {} (collection {}): point {key} has no dense vector; \
-                         the collection was not written by neardup",
-                        self.options.url, self.options.collection
-                    )));
-                }
-            };
-            found.insert(
-                key,
-                Fetched {
-                    payload: payload_of(point.payload)?,
-                    vector,
-                },
-            );
-        }
+        let mut found: HashMap<u64, Fetched> = response
+            .result
+            .into_iter()
+            .map(|point| self.fetched(point))
+            .collect::<Result<_>>()?;
         Ok(keys.iter().map(|k| found.remove(k)).collect())
+    }
+
+    fn scroll(&self, from: Option<u64>, limit: usize) -> Result<Page> {
+        let mut request = ScrollPointsBuilder::new(&self.options.collection)
+            .limit(u32::try_from(limit).unwrap_or(u32::MAX))
+            .with_payload(true)
+            .with_vectors(true);
+        if let Some(from) = from {
+            request = request.offset(from);
+        }
+        let response = self
+            .runtime
+            .block_on(self.client.scroll(request))
+            .map_err(|e| self.error(e))?;
+        let points = response
+            .result
+            .into_iter()
+            .map(|point| self.fetched(point))
+            .collect::<Result<_>>()?;
+        let next = response
+            .next_page_offset
+            .map(|id| key_of(Some(id)))
+            .transpose()?;
+        Ok((points, next))
     }
 
     fn delete(&self, keys: &[u64]) -> Result<()> {

@@ -196,6 +196,37 @@ fn check_search_of_many_points(store: &dyn VectorStore) {
             );
         }
     }
+    check_scroll(store, &ids, &vectors);
+}
+
+/// Scrolling `store` (which holds just the points `ids` with `vectors`) in pages gives back
+/// every point once, by key, as stored.
+fn check_scroll(store: &dyn VectorStore, ids: &[String], vectors: &[Vec<f32>]) {
+    let mut seen = Vec::new();
+    let mut from = None;
+    loop {
+        let (page, next) = store.scroll(from, 701).unwrap();
+        assert!(page.len() <= 701);
+        seen.extend(page);
+        match next {
+            Some(key) => from = Some(key),
+            None => break,
+        }
+    }
+    let keys: Vec<u64> = seen.iter().map(|(key, _)| *key).collect();
+    let mut expected: Vec<u64> = ids.iter().map(|id| point_key(id)).collect();
+    expected.sort_unstable();
+    assert_eq!(keys, expected, "every point once, by key");
+    let at: std::collections::HashMap<u64, usize> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| (point_key(id), i))
+        .collect();
+    for (key, point) in &seen {
+        let i = at[key];
+        assert_eq!(point.payload.id, ids[i]);
+        assert!(crate::embed::cosine(&point.vector, &vectors[i]) > 0.99999);
+    }
 }
 
 #[cfg(feature = "edge")]

@@ -848,6 +848,19 @@ fn a_batch_checked_against_a_kept_collection_finds_the_pairs_a_run_over_both_fin
         }
     }
 
+    // Within cells of the collection (and MinHash's proposals across), nearly as many.
+    let in_cells = at("in-cells");
+    let args = ["--cells", "4", "--out", s(&in_cells)];
+    ok(&[&against[..], &args[..], &glove[..]].concat());
+    let found = touching(&in_cells);
+    let shared = expected.intersection(&found).count();
+    assert!(
+        shared * 100 >= expected.len() * 90 && found.len() - shared <= expected.len() / 50,
+        "in cells: {shared} of {} pairs found, {} more",
+        expected.len(),
+        found.len() - shared
+    );
+
     // With --add, the kept new records join the collection and later queries find them.
     let added = at("added");
     let out = ok(&[&against[..], &["--add", "--out", s(&added)], &glove[..]].concat());

@@ -250,11 +250,11 @@ pub(super) fn run(
     // The collection's documents reached join the sketches before they go aside.
     let from_collection = match collection {
         Some(collection) => Some(search_collection(
-            &collection,
+            collection,
             &mut queries,
             documents,
             &doc_of_key,
-            config.top_k,
+            config,
             &mut signatures,
             &mut sketches,
         )?),
