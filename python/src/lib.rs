@@ -383,10 +383,8 @@ impl Index {
         }
         py.detach(|| {
             if !add {
-                let found = texts
-                    .iter()
-                    .map(|text| self.index.similar_to_text(text, k))
-                    .collect::<neardup::Result<Vec<_>>>()?;
+                let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+                let found = self.index.similar_to_texts(&texts, k)?;
                 return Ok(serde_json::to_string(&found).expect("matches serialise"));
             }
             let _writer = self.writer();

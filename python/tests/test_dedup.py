@@ -280,6 +280,11 @@ def test_an_index_checks_new_records_against_a_collection_across_processes(tmp_p
         }
         found_pairs = set(zip(found["id"], found["duplicate_of"]))
         assert len(labelled) > 20 and len(labelled & found_pairs) / len(labelled) > 0.8
+        # Looked up a batch at a time, each record finds what it finds asked alone.
+        for r in records[1::2][:40]:
+            text = " ".join(t for t in (r["processed_title"], r["processed_abstract"]) if t)
+            alone = {m["id"] for m in index.query(text)}
+            assert alone == {d for n, d in found_pairs if n == r["core_id"]}, r["core_id"]
         # Added one by one, the batch also meets its own earlier records.
         added = index.add(batch)
         added_pairs = set(zip(added["id"], added["duplicate_of"]))

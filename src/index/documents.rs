@@ -9,10 +9,12 @@
 mod lookups;
 mod manifest;
 mod settings;
+mod snapshot;
 mod writes;
 
 pub use manifest::{MANIFEST, Manifest};
 pub use settings::IndexSettings;
+pub use snapshot::{SNAPSHOT, Snapshot};
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
@@ -354,6 +356,7 @@ impl DocumentIndex {
             .map(|(i, (id, vector))| StoredPoint::new(id, vector, sketches.map(|s| s[i])))
             .collect();
         self.upgrade_manifest()?;
+        self.forget_snapshot()?;
         self.store.upsert(&points)
     }
 

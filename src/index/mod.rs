@@ -12,7 +12,9 @@ mod explain;
 mod journal;
 mod resemblance;
 
-pub use documents::{DocumentIndex, IndexSettings, MANIFEST, Manifest, Match, NewDocument};
+pub use documents::{
+    DocumentIndex, IndexSettings, MANIFEST, Manifest, Match, NewDocument, SNAPSHOT, Snapshot,
+};
 pub use explain::{
     Explanation, Side, explain_indexed, explain_records, find_two, minhash_settings, uncentre,
 };

@@ -848,6 +848,24 @@ fn a_batch_checked_against_a_kept_collection_finds_the_pairs_a_run_over_both_fin
         }
     }
 
+    // The first run wrote the collection's snapshot, which the next reads: the same files.
+    let snapshot = index.join("snapshot.bin");
+    assert!(snapshot.exists());
+    let again = at("again");
+    ok(&[&against[..], &["--out", s(&again)], &glove[..]].concat());
+    for file in ["pairs.jsonl", "groups.jsonl", "unique.jsonl"] {
+        let read = |run: &Path| std::fs::read(run.join(file)).unwrap();
+        assert!(read(&batch) == read(&again), "{file} differs");
+    }
+    let good = std::fs::read(&snapshot).unwrap();
+    std::fs::write(&snapshot, &good[..good.len() / 2]).unwrap();
+    let stderr = rejected(&[&against[..], &["--out", s(&at("x"))], &glove[..]].concat());
+    assert!(
+        stderr.contains("snapshot.bin") && stderr.contains("delete it"),
+        "{stderr}"
+    );
+    std::fs::write(&snapshot, &good).unwrap();
+
     // Within cells of the collection (and MinHash's proposals across), nearly as many.
     let in_cells = at("in-cells");
     let args = ["--cells", "4", "--out", s(&in_cells)];
@@ -872,6 +890,7 @@ fn a_batch_checked_against_a_kept_collection_finds_the_pairs_a_run_over_both_fin
     let manifest: serde_json::Value =
         serde_json::from_slice(&std::fs::read(index.join("neardup-index.json")).unwrap()).unwrap();
     assert_eq!(manifest["documents"], old.len() + unique.len());
+    assert!(!snapshot.exists(), "a write removes the snapshot");
     let one = unique.iter().next().unwrap();
     let out = ok(&[
         "query",

@@ -7,6 +7,9 @@ use crate::error::{Error, Result};
 use crate::io::Record;
 use crate::store::{Fetched, Neighbour, SearchOptions, point_key};
 
+/// New texts embedded and searched at a time.
+const LOOKUP_BATCH: usize = 4096;
+
 impl DocumentIndex {
     /// The verdict on a candidate (two documents' sketches and the cosine of their
     /// embeddings), with the evidence it rests on. A neighbour below `min_cosine` is no
@@ -19,6 +22,27 @@ impl DocumentIndex {
     pub fn similar_to_text(&self, text: &str, k: usize) -> Result<Vec<Match>> {
         let (vector, sketch) = self.sketch(text)?;
         self.similar(&vector, sketch.as_ref(), k, None)
+    }
+
+    /// The `k` nearest documents to each of `texts`, each with its verdict: the texts are
+    /// embedded a batch at a time and each batch searched at once, on every core.
+    pub fn similar_to_texts(&self, texts: &[&str], k: usize) -> Result<Vec<Vec<Match>>> {
+        let search = SearchOptions {
+            k,
+            with_payload: true,
+            exact: self.search_exactly(),
+        };
+        let mut found = Vec::with_capacity(texts.len());
+        for batch in texts.chunks(LOOKUP_BATCH) {
+            let vectors = self.embed(batch)?;
+            let rows: Vec<&[f32]> = vectors.iter().map(Vec::as_slice).collect();
+            let hits = self.store.search(&rows, search)?;
+            for (text, hits) in batch.iter().zip(hits) {
+                let sketch = self.sign(&Record::plain(String::new(), (*text).to_owned()));
+                found.push(self.verdicts(sketch.as_ref(), hits, None, k)?);
+            }
+        }
+        Ok(found)
     }
 
     /// What the index keeps of a new text (one with no separate title): its vector and sketch.
@@ -113,6 +137,18 @@ impl DocumentIndex {
             exact: self.search_exactly(),
         };
         let hits = self.store.search(&[vector], search)?.remove(0);
+        self.verdicts(sketch, hits, exclude, k)
+    }
+
+    /// The first `k` of `hits` (but `exclude`) with the confirm stage's verdict on each
+    /// against `sketch`.
+    fn verdicts(
+        &self,
+        sketch: SketchRef<'_>,
+        hits: Vec<Neighbour>,
+        exclude: Option<u64>,
+        k: usize,
+    ) -> Result<Vec<Match>> {
         hits.into_iter()
             .filter(|hit| Some(hit.key) != exclude)
             .take(k)

@@ -43,11 +43,15 @@ impl DocumentIndex {
                     let (vector, sketch) = self.sketch_record(&record)?;
                     self.add(&[id], &[vector], Some(&[sketch.as_ref()]))?;
                 }
-                Entry::Remove { id } => self.store.delete(&[point_key(id)])?,
+                Entry::Remove { id } => {
+                    self.forget_snapshot()?;
+                    self.store.delete(&[point_key(id)])?
+                }
                 Entry::Begin { .. } | Entry::End { .. } => {}
             }
         }
         if !undone.is_empty() {
+            self.forget_snapshot()?;
             self.store.delete(&undone)?;
             tracing::warn!(
                 documents = undone.len(),
@@ -111,6 +115,7 @@ impl DocumentIndex {
         if !self.contains(id)? {
             return Ok(false);
         }
+        self.forget_snapshot()?;
         self.store.delete(&[point_key(id)])?;
         self.journal(&Entry::Remove { id: id.to_owned() })?;
         Ok(true)

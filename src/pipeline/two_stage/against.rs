@@ -1,10 +1,11 @@
 //! A new batch checked against a collection kept from earlier runs (`--against INDEX`).
 //!
 //! The batch is deduplicated as any run is, and each of its documents is also searched among
-//! the collection's: the vectors and sketches the index keeps are read once, cut into k-means
-//! cells as a run's own are, and each batch document's `k` nearest there become candidates
-//! too, judged by the same classifier. (Walking the index's graph one query at a time took
-//! 3.5 times a run over both at a million.) The collection's documents a search reaches join
+//! the collection's: the vectors and sketches the index keeps are read once (from its
+//! [`Snapshot`], which the first such read writes), cut into k-means cells as a run's own are,
+//! and each batch document's `k` nearest there become candidates too, with the pairs MinHash's
+//! bands propose, judged by the same classifier. (Walking the index's graph one query at a
+//! time took 3.5 times a run over both at a million.) The collection's documents a search reaches join
 //! the run as documents without a record of their own, numbered after the batch's, so that
 //! pairs and groups name them and a group that reaches the collection keeps its record; the
 //! batch's records in such a group are its duplicates.
@@ -22,12 +23,13 @@ use rayon::prelude::*;
 use crate::confirm::{SketchFacts, proposed_pairs};
 use crate::error::{Error, Result};
 use crate::group::KeepPolicy;
-use crate::index::DocumentIndex;
+use crate::index::{DocumentIndex, Snapshot};
 use crate::io::{Input, ReadOptions, Record, for_each_document};
 use crate::pipeline::{Dedup, Fates, kept_members};
 use crate::progress;
 use crate::search::{Cells, QueryReader, cells_for};
 use crate::sketch::Signatures;
+use crate::store::point_key;
 
 use super::TwoStageConfig;
 
@@ -46,69 +48,88 @@ pub(super) struct CollectionCandidates {
     pub candidates: Vec<(u32, u32, f32)>,
 }
 
-/// The collection as read for a run: every document's vector, id and sketch, by the order
-/// read, except those the batch replaces.
-struct Collection {
-    width: usize,
-    vectors: Vec<f32>,
-    ids: Vec<String>,
-    signatures: Signatures,
-    sketches: SketchFacts,
+/// Reads every document of `index` (vector, id, sketch) but those whose point key `in_batch`
+/// holds: from the index's snapshot, or else from its store, and then writes the snapshot for
+/// the next run.
+fn read_collection(index: &DocumentIndex, in_batch: &HashMap<u64, u32>) -> Result<Snapshot> {
+    let clock = std::time::Instant::now();
+    let (whole, from) = match index.read_snapshot()? {
+        Some(snapshot) => (snapshot, "its snapshot"),
+        None => {
+            let whole = scroll_store(index)?;
+            index.write_snapshot(&whole)?;
+            (whole, "its store")
+        }
+    };
+    tracing::info!(
+        documents = whole.ids.len(),
+        from,
+        seconds = clock.elapsed().as_secs_f64(),
+        "read the collection"
+    );
+    let keep: Vec<bool> = whole
+        .ids
+        .iter()
+        .map(|id| !in_batch.contains_key(&point_key(id)))
+        .collect();
+    let replaced = keep.iter().filter(|&&kept| !kept).count();
+    if replaced == 0 {
+        return Ok(whole);
+    }
+    tracing::warn!(
+        records = replaced,
+        "the collection holds records under ids of the batch: the batch's replace them, and \
+         are compared with the rest"
+    );
+    let mut kept = Snapshot {
+        ids: Vec::new(),
+        vectors: Vec::new(),
+        width: whole.width,
+        signatures: Signatures::new(whole.signatures.num_perm()),
+        sketches: SketchFacts::default(),
+    };
+    for (doc, _) in keep.iter().enumerate().filter(|(_, kept)| **kept) {
+        let sketch = whole.sketches.get(&whole.signatures, doc);
+        kept.ids.push(whole.ids[doc].clone());
+        kept.vectors
+            .extend_from_slice(&whole.vectors[doc * whole.width..(doc + 1) * whole.width]);
+        kept.signatures.push(sketch.signature, sketch.shingles == 0);
+        kept.sketches.push(sketch.shingles, sketch.facts.clone());
+    }
+    Ok(kept)
 }
 
-impl Collection {
-    /// Reads every document of `index` but those whose point key `in_batch` holds.
-    fn read(index: &DocumentIndex, in_batch: &HashMap<u64, u32>) -> Result<Collection> {
-        let width = index.manifest().dimensions;
-        let num_perm = index.manifest().settings.confirm.minhash.num_perm;
-        let store = index.store();
-        let progress = progress::items(store.len()? as u64, "reading the collection");
-        let clock = std::time::Instant::now();
-        let mut read = Collection {
-            width,
-            vectors: Vec::new(),
-            ids: Vec::new(),
-            signatures: Signatures::new(num_perm),
-            sketches: SketchFacts::default(),
-        };
-        let mut replaced = 0usize;
-        let mut from = None;
-        loop {
-            let (page, next) = store.scroll(from, SCROLL_PAGE)?;
-            progress.inc(page.len() as u64);
-            for (key, point) in page {
-                if in_batch.contains_key(&key) {
-                    replaced += 1;
-                    continue;
-                }
-                index.check_signature(&point.payload)?;
-                let payload = point.payload;
-                read.vectors.extend_from_slice(&point.vector);
-                read.signatures
-                    .push(&payload.signature, payload.shingles == 0);
-                read.sketches.push(payload.shingles, payload.facts);
-                read.ids.push(payload.id);
-            }
-            match next {
-                Some(key) => from = Some(key),
-                None => break,
-            }
+/// Reads every point of `index`'s store, a page at a time.
+fn scroll_store(index: &DocumentIndex) -> Result<Snapshot> {
+    let store = index.store();
+    let progress = progress::items(store.len()? as u64, "reading the collection");
+    let mut read = Snapshot {
+        ids: Vec::new(),
+        vectors: Vec::new(),
+        width: index.manifest().dimensions,
+        signatures: Signatures::new(index.manifest().settings.confirm.minhash.num_perm),
+        sketches: SketchFacts::default(),
+    };
+    let mut from = None;
+    loop {
+        let (page, next) = store.scroll(from, SCROLL_PAGE)?;
+        progress.inc(page.len() as u64);
+        for (_, point) in page {
+            index.check_signature(&point.payload)?;
+            let payload = point.payload;
+            read.vectors.extend_from_slice(&point.vector);
+            read.signatures
+                .push(&payload.signature, payload.shingles == 0);
+            read.sketches.push(payload.shingles, payload.facts);
+            read.ids.push(payload.id);
         }
-        progress.finish_and_clear();
-        tracing::info!(
-            documents = read.ids.len(),
-            seconds = clock.elapsed().as_secs_f64(),
-            "read the collection"
-        );
-        if replaced > 0 {
-            tracing::warn!(
-                records = replaced,
-                "the collection holds records under ids of the batch: the batch's replace them, \
-                 and are compared with the rest"
-            );
+        match next {
+            Some(key) => from = Some(key),
+            None => break,
         }
-        Ok(read)
     }
+    progress.finish_and_clear();
+    Ok(read)
 }
 
 /// Searches every query of the batch (`documents` of them, their vectors in `queries`) for
@@ -126,7 +147,7 @@ pub(super) fn search_collection(
     signatures: &mut Signatures,
     sketches: &mut SketchFacts,
 ) -> Result<CollectionCandidates> {
-    let mut collection = Collection::read(&index, in_batch)?;
+    let mut collection = read_collection(&index, in_batch)?;
     // Closed before the search, which needs only what was read.
     drop(index);
     let held = collection.ids.len();
