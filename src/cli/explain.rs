@@ -17,7 +17,11 @@ use crate::pipeline::{MinHashConfig, TwoStageConfig};
 /// estimated, containment both ways, title similarity, differing numbers, cosine), the rule
 /// that decided, and a word diff.
 #[derive(Debug, Args)]
-#[command(mut_arg("part", |a| a.hide(true)), after_help = "Examples:\n  \
+#[command(
+    mut_arg("part", |a| a.hide(true)),
+    mut_arg("against", |a| a.hide(true)),
+    mut_arg("add", |a| a.hide(true)),
+    after_help = "Examples:\n  \
     neardup explain data/bibdedupe-sample.jsonl ID_A ID_B\n  \
     neardup explain --index idx/ ID_A ID_B\n  \
     neardup explain --text 'phase ii trial of x' --text 'phase iii trial of x' --method minhash")]
@@ -48,6 +52,7 @@ enum ExplainMethod {
 }
 
 pub fn run(args: ExplainArgs, models: &Path) -> Result<()> {
+    args.flags.refuse_dedup_only("explain")?;
     // Whether the run's centring was left out, to say so once the answer is there.
     let mut uncentred = false;
     let explanation = match (args.flags.index_dir(), args.texts.len()) {

@@ -15,6 +15,8 @@ use crate::settings::MethodName;
 #[derive(Debug, Args)]
 #[command(
     mut_arg("part", |a| a.hide(true)),
+    mut_arg("against", |a| a.hide(true)),
+    mut_arg("add", |a| a.hide(true)),
     mut_arg("index", |a| a.required(true).help("Index folder (must not hold an index yet)")),
     after_help = "Examples:\n  \
     neardup index data/bibdedupe-sample.jsonl --index idx/\n  \
@@ -61,7 +63,7 @@ pub struct QueryArgs {
 }
 
 pub fn run_index(args: IndexArgs, models: &Path) -> Result<()> {
-    args.settings.refuse_part("index")?;
+    args.settings.refuse_dedup_only("index")?;
     let config: TwoStageConfig = args.settings.config()?;
     let dir = config
         .index_dir

@@ -15,6 +15,8 @@ use crate::settings::Scope;
 #[derive(Debug, Args)]
 #[command(
     mut_arg("part", |a| a.hide(true)),
+    mut_arg("against", |a| a.hide(true)),
+    mut_arg("add", |a| a.hide(true)),
     mut_arg("index", |a| a.required(true).help(
         "Index folder: served if it holds an index, else a new empty index is made there with \
          the two-stage settings given")),
@@ -51,7 +53,7 @@ pub struct ServeArgs {
 }
 
 pub fn run(args: ServeArgs, models: &Path) -> Result<()> {
-    args.settings.refuse_part("serve")?;
+    args.settings.refuse_dedup_only("serve")?;
     let mut config: TwoStageConfig = args.settings.config()?;
     let dir = config
         .index_dir

@@ -142,6 +142,7 @@ impl clap::Args for MethodFlags {
             .mut_arg("bands", |a| a.requires("rows"))
             .mut_arg("rows", |a| a.requires("bands"))
             .mut_arg("part", |a| a.value_name("I/N"))
+            .mut_arg("against", |a| a.value_name("INDEX"))
     }
 
     fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
@@ -163,11 +164,23 @@ impl MethodFlags {
             .map(PathBuf::from)
     }
 
-    /// Refuses `--part` in a command that does not split (`index`, `serve`).
-    pub fn refuse_part(&self, command: &str) -> Result<()> {
-        match self.given.get("part") {
-            Some(_) => Err(Error::Usage(format!(
-                "--part splits `neardup dedup` over machines; `neardup {command}` takes no part"
+    /// Refuses the flags that only `neardup dedup` takes (`--part`, `--against`, `--add`) in
+    /// `command`.
+    pub fn refuse_dedup_only(&self, command: &str) -> Result<()> {
+        let what = [
+            ("part", "splits `neardup dedup` over machines"),
+            (
+                "against",
+                "checks a new batch in `neardup dedup` against an index",
+            ),
+            (
+                "add",
+                "adds what `neardup dedup --against` kept to the index",
+            ),
+        ];
+        match what.iter().find(|(key, _)| self.given.contains_key(*key)) {
+            Some((key, does)) => Err(Error::Usage(format!(
+                "--{key} {does}; `neardup {command}` takes no --{key}"
             ))),
             None => Ok(()),
         }

@@ -35,17 +35,33 @@ fn every_command_has_help_with_an_example_and_completions_exist() {
 }
 
 #[test]
-fn commands_that_do_not_split_a_run_do_not_offer_part() {
+fn commands_other_than_dedup_do_not_offer_part_against_or_add() {
     for command in ["serve", "explain", "index"] {
         let text = String::from_utf8_lossy(&ok(&[command, "--help"]).stdout).into_owned();
-        assert!(
-            !text.contains("--part <I/N>"),
-            "`neardup {command} --help` offers --part"
-        );
+        for flag in ["--part <I/N>", "--against <INDEX>", "--add [<ADD>]"] {
+            assert!(
+                !text.contains(flag),
+                "`neardup {command} --help` offers {flag}"
+            );
+        }
     }
     let text = String::from_utf8_lossy(&ok(&["dedup", "--help"]).stdout).into_owned();
     assert!(
-        text.contains("--part <I/N>") && !text.contains("[`"),
+        text.contains("--part <I/N>") && text.contains("--against <INDEX>") && !text.contains("[`"),
         "{text}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("idx");
+    let stderr = rejected(&[
+        "index",
+        s(&sample()),
+        "--index",
+        s(&index),
+        "--against",
+        "x",
+    ]);
+    assert!(
+        stderr.contains("`neardup index` takes no --against"),
+        "{stderr}"
     );
 }
