@@ -62,6 +62,18 @@ pub struct NewDocument {
     found: Vec<Match>,
 }
 
+impl NewDocument {
+    /// Its vector, as it will be stored.
+    pub fn vector(&self) -> &[f32] {
+        &self.vector
+    }
+
+    /// Its sketch.
+    pub fn sketch(&self) -> SketchRef<'_> {
+        self.sketch.as_ref()
+    }
+}
+
 /// An open two-stage index.
 pub struct DocumentIndex {
     dir: PathBuf,

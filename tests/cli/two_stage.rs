@@ -890,6 +890,17 @@ fn a_batch_checked_against_a_kept_collection_finds_the_pairs_a_run_over_both_fin
     let manifest: serde_json::Value =
         serde_json::from_slice(&std::fs::read(index.join("neardup-index.json")).unwrap()).unwrap();
     assert_eq!(manifest["documents"], old.len() + unique.len());
+    // The snapshot was written again with the records added: it answers as the store does.
+    assert!(snapshot.exists());
+    let (from_snapshot, from_store) = (at("from-snapshot"), at("from-store"));
+    ok(&[&against[..], &["--out", s(&from_snapshot)], &glove[..]].concat());
+    std::fs::remove_file(&snapshot).unwrap();
+    ok(&[&against[..], &["--out", s(&from_store)], &glove[..]].concat());
+    assert_eq!(pair_ids(&from_snapshot), pair_ids(&from_store));
+    // Added again, the records replace themselves: the copy would hold them twice, and goes.
+    let again_added = at("again-added");
+    let args = ["--add", "--out", s(&again_added)];
+    ok(&[&against[..], &args[..], &glove[..]].concat());
     assert!(!snapshot.exists(), "a write removes the snapshot");
     let one = unique.iter().next().unwrap();
     let out = ok(&[

@@ -11,7 +11,7 @@ use std::io::{BufReader, Read, Write};
 use std::path::PathBuf;
 
 use super::DocumentIndex;
-use crate::confirm::SketchFacts;
+use crate::confirm::{SketchFacts, SketchRef};
 use crate::error::{Error, Result};
 use crate::output::AtomicFile;
 use crate::sketch::Signatures;
@@ -32,6 +32,16 @@ pub struct Snapshot {
     pub width: usize,
     pub signatures: Signatures,
     pub sketches: SketchFacts,
+}
+
+impl Snapshot {
+    /// Appends a document.
+    pub fn push(&mut self, id: &str, vector: &[f32], sketch: SketchRef<'_>) {
+        self.ids.push(id.to_owned());
+        self.vectors.extend_from_slice(vector);
+        self.signatures.push(sketch.signature, sketch.shingles == 0);
+        self.sketches.push(sketch.shingles, sketch.facts.clone());
+    }
 }
 
 impl DocumentIndex {

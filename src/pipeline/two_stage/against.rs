@@ -89,12 +89,9 @@ fn read_collection(index: &DocumentIndex, in_batch: &HashMap<u64, u32>) -> Resul
         sketches: SketchFacts::default(),
     };
     for (doc, _) in keep.iter().enumerate().filter(|(_, kept)| **kept) {
+        let vector = &whole.vectors[doc * whole.width..(doc + 1) * whole.width];
         let sketch = whole.sketches.get(&whole.signatures, doc);
-        kept.ids.push(whole.ids[doc].clone());
-        kept.vectors
-            .extend_from_slice(&whole.vectors[doc * whole.width..(doc + 1) * whole.width]);
-        kept.signatures.push(sketch.signature, sketch.shingles == 0);
-        kept.sketches.push(sketch.shingles, sketch.facts.clone());
+        kept.push(&whole.ids[doc], vector, sketch);
     }
     Ok(kept)
 }
@@ -116,12 +113,7 @@ fn scroll_store(index: &DocumentIndex) -> Result<Snapshot> {
         progress.inc(page.len() as u64);
         for (_, point) in page {
             index.check_signature(&point.payload)?;
-            let payload = point.payload;
-            read.vectors.extend_from_slice(&point.vector);
-            read.signatures
-                .push(&payload.signature, payload.shingles == 0);
-            read.sketches.push(payload.shingles, payload.facts);
-            read.ids.push(payload.id);
+            read.push(&point.payload.id, &point.vector, point.payload.sketch());
         }
         match next {
             Some(key) => from = Some(key),
@@ -291,6 +283,9 @@ pub fn add_to_collection(
     let kept = kept_members(inputs, read, dedup, keep)?;
     let fates = Fates::new(dedup, &kept);
     let index = DocumentIndex::open(collection, models, None)?;
+    // The first write removes the snapshot: it is read first, and written again with the
+    // records added, so that the next batch need not read the store.
+    let mut snapshot = index.read_snapshot()?;
     let progress = progress::items(dedup.records() as u64, "adding to the collection");
     let batch = index.begin_batch()?;
     let mut added = 0;
@@ -302,6 +297,9 @@ pub fn add_to_collection(
                 .map(|(raw, _)| read.parse(raw).map_err(Error::from))
                 .collect::<Result<_>>()?;
             for (id, document) in index.prepare_records(new)? {
+                if let Some(snapshot) = snapshot.as_mut() {
+                    snapshot.push(&id, document.vector(), document.sketch());
+                }
                 index.insert_in(&id, document, Some(batch))?;
                 added += 1;
             }
@@ -312,6 +310,13 @@ pub fn add_to_collection(
     index.end_batch(batch)?;
     index.close()?;
     progress.finish_and_clear();
+    // A record that replaced one of the same id leaves the copy a row too many: then the next
+    // batch reads the store instead.
+    if let Some(snapshot) = snapshot
+        && snapshot.ids.len() == index.store().len()?
+    {
+        index.write_snapshot(&snapshot)?;
+    }
     tracing::info!(records = added, collection = %collection.display(), "added to the collection");
     Ok(added)
 }
