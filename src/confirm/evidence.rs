@@ -100,6 +100,11 @@ pub(crate) mod base64_words {
 }
 
 impl Facts {
+    /// Whether the record is a title and nothing else.
+    pub fn title_only(&self) -> bool {
+        self.title.is_some() && !self.body
+    }
+
     /// The facts of a document whose title is `title` (where the input has one) and whose rest
     /// is `body`.
     pub fn of(title: Option<&str>, body: &str) -> Facts {
@@ -225,6 +230,12 @@ impl SketchFacts {
     pub fn push(&mut self, shingles: u32, facts: Facts) {
         self.shingles.push(shingles);
         self.facts.push(facts);
+    }
+
+    /// Appends a document's `sketch`: its signature to `signatures`, the rest here.
+    pub fn push_sketch(&mut self, signatures: &mut Signatures, sketch: SketchRef<'_>) {
+        signatures.push(sketch.signature, sketch.shingles == 0);
+        self.push(sketch.shingles, sketch.facts.clone());
     }
 
     /// Appends the documents of `other`.

@@ -35,12 +35,22 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// None yet, of vectors `width` wide and signatures of `num_perm` slots.
+    pub fn empty(width: usize, num_perm: usize) -> Snapshot {
+        Snapshot {
+            ids: Vec::new(),
+            vectors: Vec::new(),
+            width,
+            signatures: Signatures::new(num_perm),
+            sketches: SketchFacts::default(),
+        }
+    }
+
     /// Appends a document.
     pub fn push(&mut self, id: &str, vector: &[f32], sketch: SketchRef<'_>) {
         self.ids.push(id.to_owned());
         self.vectors.extend_from_slice(vector);
-        self.signatures.push(sketch.signature, sketch.shingles == 0);
-        self.sketches.push(sketch.shingles, sketch.facts.clone());
+        self.sketches.push_sketch(&mut self.signatures, sketch);
     }
 }
 

@@ -81,13 +81,7 @@ fn read_collection(index: &DocumentIndex, in_batch: &HashMap<u64, u32>) -> Resul
         "the collection holds records under ids of the batch: the batch's replace them, and \
          are compared with the rest"
     );
-    let mut kept = Snapshot {
-        ids: Vec::new(),
-        vectors: Vec::new(),
-        width: whole.width,
-        signatures: Signatures::new(whole.signatures.num_perm()),
-        sketches: SketchFacts::default(),
-    };
+    let mut kept = Snapshot::empty(whole.width, whole.signatures.num_perm());
     for (doc, _) in keep.iter().enumerate().filter(|(_, kept)| **kept) {
         let vector = &whole.vectors[doc * whole.width..(doc + 1) * whole.width];
         let sketch = whole.sketches.get(&whole.signatures, doc);
@@ -100,13 +94,11 @@ fn read_collection(index: &DocumentIndex, in_batch: &HashMap<u64, u32>) -> Resul
 fn scroll_store(index: &DocumentIndex) -> Result<Snapshot> {
     let store = index.store();
     let progress = progress::items(store.len()? as u64, "reading the collection");
-    let mut read = Snapshot {
-        ids: Vec::new(),
-        vectors: Vec::new(),
-        width: index.manifest().dimensions,
-        signatures: Signatures::new(index.manifest().settings.confirm.minhash.num_perm),
-        sketches: SketchFacts::default(),
-    };
+    let manifest = index.manifest();
+    let mut read = Snapshot::empty(
+        manifest.dimensions,
+        manifest.settings.confirm.minhash.num_perm,
+    );
     let mut from = None;
     loop {
         let (page, next) = store.scroll(from, SCROLL_PAGE)?;
@@ -162,10 +154,7 @@ pub(super) fn search_collection(
         config.cell_probes,
     );
     let title_only: Vec<bool> = (0..held)
-        .map(|doc| {
-            let facts = collection.sketches.facts(doc);
-            facts.title.is_some() && !facts.body
-        })
+        .map(|doc| collection.sketches.facts(doc).title_only())
         .collect();
     let title_members = cells.members_among(&title_only);
     drop(spinner);
@@ -199,7 +188,7 @@ pub(super) fn search_collection(
     queries.rewind()?;
     // As within a run, cells may part two near-copies whose vectors sit near a boundary: the
     // pairs MinHash proposes between the batch and the collection join the candidates.
-    if config.cells.is_some() || count > 1 {
+    if super::proposes(config, count) {
         // The batch's sketches after the collection's, which keeps its numbers.
         collection.signatures.extend(signatures);
         collection.sketches.extend(sketches.clone());
@@ -238,8 +227,7 @@ pub(super) fn search_collection(
         if number[other] == u32::MAX {
             number[other] = (documents + ids.len()) as u32;
             let sketch = collection.sketches.get(&collection.signatures, other);
-            signatures.push(sketch.signature, sketch.shingles == 0);
-            sketches.push(sketch.shingles, sketch.facts.clone());
+            sketches.push_sketch(signatures, sketch);
             ids.push(collection.ids[other].clone());
         }
         candidate.1 = number[other];
@@ -255,16 +243,6 @@ pub(super) fn search_collection(
         ids,
         candidates: found,
     })
-}
-
-/// Opens the collection a batch is checked against, refusing one built with settings other
-/// than the run's.
-pub(super) fn open_collection(
-    dir: &Path,
-    settings: &crate::index::IndexSettings,
-    models: &Path,
-) -> Result<DocumentIndex> {
-    super::part::open_matching(dir, settings, models, "this run")
 }
 
 /// Records added to the collection at a time: embedded together, then inserted.

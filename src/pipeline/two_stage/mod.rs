@@ -37,9 +37,9 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use self::against::{open_collection, search_collection};
+use self::against::search_collection;
 use self::load::{Loaded, Upsert, load};
-use self::part::open_shared;
+use self::part::{open_matching, open_shared};
 use self::search::Proposed;
 use self::set_aside::{CandidatesAside, SketchesAside};
 use self::title_only::TitleOnlyStore;
@@ -202,7 +202,7 @@ pub(super) fn run(
     let collection = config
         .against
         .as_deref()
-        .map(|dir| open_collection(dir, &config.settings, models))
+        .map(|dir| open_matching(dir, &config.settings, models, "this run"))
         .transpose()?;
     let (mut index, upsert) = match &collection {
         Some(collection) => {
@@ -242,9 +242,7 @@ pub(super) fn run(
     let documents = corpus.ids.len();
     let use_cells = use_cells && documents > 0;
     let count = config.cells.unwrap_or_else(|| cells_for(documents));
-    // One cell compares every document with every other: no boundary parts two near-copies,
-    // so MinHash need not propose them (unless the cells were asked for).
-    let propose = config.cells.is_some() || count > 1;
+    let propose = proposes(config, count);
     let clock = Instant::now();
     let proposed = use_cells.then(|| minhash_proposals(&signatures, &sketches, config, propose));
     // The collection's documents reached join the sketches before they go aside.
@@ -372,6 +370,13 @@ fn open_index(
     })
 }
 
+/// Whether MinHash's pairs join a search within `count` cells: one cell compares every
+/// document with every other, so no boundary parts two near-copies (unless cells were asked
+/// for).
+fn proposes(config: &TwoStageConfig, count: usize) -> bool {
+    config.cells.is_some() || count > 1
+}
+
 /// What MinHash proposes (where `propose`), read off the sketches before they go aside: cells
 /// may part two near-copies whose vectors sit near a boundary, and these pairs, cheap beside
 /// the search, join the candidates.
@@ -389,10 +394,7 @@ fn minhash_proposals(
             false => Vec::new(),
         },
         title_only: (0..documents)
-            .map(|doc| {
-                let facts = sketches.facts(doc);
-                facts.title.is_some() && !facts.body
-            })
+            .map(|doc| sketches.facts(doc).title_only())
             .collect(),
     };
     tracing::info!(
