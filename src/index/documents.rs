@@ -14,7 +14,7 @@ mod writes;
 
 pub use manifest::{MANIFEST, Manifest};
 pub use settings::IndexSettings;
-pub use snapshot::{SNAPSHOT, Snapshot};
+pub use snapshot::{CELLS, Collection, SNAPSHOT, Snapshot, StoredCells};
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
@@ -148,26 +148,7 @@ impl DocumentIndex {
             manifest.settings.store.qdrant_url = Some(url.to_owned());
         }
         let embedder = embed::load(&manifest.settings.embedder, models_root)?;
-        if embedder.identity() != &manifest.model {
-            return Err(Error::Usage(format!(
-                "the index in {} was built with the model {} (sha256 {}), and the one found now is {} \
-                 (sha256 {}, {}): point --models (or the index's model folder) at the model it was \
-                 built with, or rebuild the index",
-                dir.display(),
-                manifest.model.name,
-                manifest.model.sha256,
-                embedder.identity().name,
-                embedder.identity().sha256,
-                embedder.describe()
-            )));
-        }
-        if embedder.dimensions() != manifest.dimensions {
-            return Err(Error::Usage(format!(
-                "the index was built with {}-dimensional vectors, the embedder now makes {}; rebuild the index",
-                manifest.dimensions,
-                embedder.dimensions()
-            )));
-        }
+        check_model(dir, &manifest, embedder.as_ref())?;
         let store = store::open(
             &manifest.settings.store,
             &dir.join(EDGE_DIR),
@@ -321,12 +302,13 @@ impl DocumentIndex {
         self.centre.get().is_some()
     }
 
-    /// Centres vectors on `other`'s centre, where it has one, so that they compare with the
-    /// vectors it stores: an index that learns none of its own (a run checked against
-    /// `other`; where `other` has no centre, the run's settings turn `centre` off).
-    pub fn centre_on(&self, other: &DocumentIndex) {
-        if let Some(centre) = other.centre.get() {
-            let _ = self.centre.set(centre.clone());
+    /// Centres vectors on the centre of the index `other` describes, where it has one, so that
+    /// they compare with the vectors it stores: an index that learns none of its own (a run
+    /// checked against `other`; where `other` has no centre, the run's settings turn `centre`
+    /// off).
+    pub fn centre_on(&self, other: &Manifest) {
+        if let Some(centre) = &other.centred_on {
+            let _ = self.centre.set(Centre::from_vec(centre.clone()));
         }
     }
 
@@ -387,4 +369,30 @@ impl DocumentIndex {
     pub fn into_confirmer(self) -> Confirmer {
         self.confirmer
     }
+}
+
+/// Refuses `embedder` unless it is the model the index in `dir` (`manifest`) was built with.
+pub(super) fn check_model(dir: &Path, manifest: &Manifest, embedder: &dyn Embedder) -> Result<()> {
+    if embedder.identity() != &manifest.model {
+        return Err(Error::Usage(format!(
+            "the index in {} was built with the model {} (sha256 {}), and the one found now is {} \
+             (sha256 {}, {}): point --models (or the index's model folder) at the model it was \
+             built with, or rebuild the index",
+            dir.display(),
+            manifest.model.name,
+            manifest.model.sha256,
+            embedder.identity().name,
+            embedder.identity().sha256,
+            embedder.describe()
+        )));
+    }
+    if embedder.dimensions() != manifest.dimensions {
+        return Err(Error::Usage(format!(
+            "the index was built with {}-dimensional vectors, the embedder now makes {}; rebuild \
+             the index",
+            manifest.dimensions,
+            embedder.dimensions()
+        )));
+    }
+    Ok(())
 }

@@ -13,7 +13,8 @@ mod journal;
 mod resemblance;
 
 pub use documents::{
-    DocumentIndex, IndexSettings, MANIFEST, Manifest, Match, NewDocument, SNAPSHOT, Snapshot,
+    CELLS, Collection, DocumentIndex, IndexSettings, MANIFEST, Manifest, Match, NewDocument,
+    SNAPSHOT, Snapshot, StoredCells,
 };
 pub use explain::{
     Explanation, Side, explain_indexed, explain_records, find_two, minhash_settings, uncentre,

@@ -28,10 +28,21 @@ pub fn read_words(r: &mut impl Read, count: usize) -> io::Result<Vec<u32>> {
 
 /// Reads `count` words that [`write_words`] wrote onto the end of `words`.
 pub fn read_words_into(r: &mut impl Read, count: usize, words: &mut Vec<u32>) -> io::Result<()> {
-    let mut bytes = vec![0u8; CHUNK.min(count) * 4];
+    // Short lists (a record's title, its numbers) are most of a file of sketches: they are
+    // read through the stack, not a buffer made for each.
+    const SHORT: usize = 64;
+    let mut short = [0u8; SHORT * 4];
+    let mut long = Vec::new();
+    let bytes: &mut [u8] = match count <= SHORT {
+        true => &mut short,
+        false => {
+            long.resize(CHUNK.min(count) * 4, 0);
+            &mut long
+        }
+    };
     let mut left = count;
     while left > 0 {
-        let n = CHUNK.min(left);
+        let n = (bytes.len() / 4).min(left);
         r.read_exact(&mut bytes[..n * 4])?;
         words.extend(
             bytes[..n * 4]

@@ -23,6 +23,8 @@
 
 mod router;
 
+use std::io::{self, Read, Write};
+
 use rayon::prelude::*;
 
 use xxhash_rust::xxh3::xxh3_64;
@@ -30,6 +32,7 @@ use xxhash_rust::xxh3::xxh3_64;
 use self::router::Router;
 use super::queries::QueryReader;
 use crate::error::Result;
+use crate::io::{read_count, read_list, write_count, write_list};
 use crate::progress;
 use crate::store::{place, scan};
 
@@ -55,17 +58,112 @@ pub(crate) struct Cells {
     width: usize,
     /// Every document's vector, row-major by document number.
     vectors: Vec<f32>,
-    /// Each document's `probes` nearest cells, nearest first, [`NO_CELL`] after the last
-    /// found.
-    nearest: Vec<u32>,
+    /// The cells' centroids and each document's nearest cells.
+    placement: CellPlacement,
+    /// The documents whose nearest cell each cell is, ascending; copies left out.
+    members: Vec<Vec<u32>>,
+}
+
+/// Where documents lie among cells, without their vectors: what a collection keeps beside its
+/// snapshot, so that a later batch neither learns its cells nor places its documents again.
+pub struct CellPlacement {
     /// The cells' centroids, and how a vector finds its nearest.
     router: Router,
     probes: usize,
-    /// The documents whose nearest cell each cell is, ascending; copies left out.
-    members: Vec<Vec<u32>>,
+    /// Each document's `probes` nearest cells, nearest first, [`NO_CELL`] after the last
+    /// found.
+    nearest: Vec<u32>,
     /// The documents whose vector more than [`MANY_COPIES`] hold, each with the first of them
     /// (`(copy, first)`, ascending): neither searched nor searched for.
     copies: Vec<(u32, u32)>,
+}
+
+impl CellPlacement {
+    /// Learns `count` cells from `vectors` (each document's, `width` wide, by document number)
+    /// and finds each document's `probes` nearest.
+    pub fn learn(vectors: &[f32], width: usize, count: usize, probes: usize) -> CellPlacement {
+        let documents = vectors.len() / width;
+        let count = count.clamp(1, documents.max(1));
+        let stride = (documents / (count * SAMPLE_PER_CELL)).max(1);
+        let sample: Vec<f32> = vectors
+            .chunks_exact(width)
+            .step_by(stride)
+            .flatten()
+            .copied()
+            .collect();
+        let mut placement = CellPlacement {
+            router: Router::learn(&sample, width, count),
+            probes: probes.clamp(1, count),
+            nearest: Vec::with_capacity(documents * probes),
+            copies: many_copies(vectors, width),
+        };
+        placement.place(vectors);
+        placement
+    }
+
+    /// Finds the nearest cells of more documents, `vectors` numbered after those placed (their
+    /// copies, if any, are searched each).
+    pub fn place(&mut self, vectors: &[f32]) {
+        let rows: Vec<&[f32]> = vectors.chunks_exact(self.router.width()).collect();
+        for rows in rows.chunks(ROUTE_BLOCK) {
+            for cells in self.router.nearest(rows, self.probes) {
+                self.nearest.extend(
+                    cells
+                        .iter()
+                        .copied()
+                        .chain(std::iter::repeat(NO_CELL))
+                        .take(self.probes),
+                );
+            }
+        }
+    }
+
+    /// How many documents are placed.
+    pub fn documents(&self) -> usize {
+        self.nearest.len() / self.probes
+    }
+
+    /// How many cells each document probes.
+    pub fn probes(&self) -> usize {
+        self.probes
+    }
+
+    /// Writes what [`CellPlacement::read_from`] reads.
+    pub fn write_to(&self, w: &mut impl Write) -> io::Result<()> {
+        self.router.write_to(w)?;
+        write_count(w, self.probes)?;
+        write_list(w, &self.nearest)?;
+        let copies: Vec<u32> = self.copies.iter().flat_map(|&(c, f)| [c, f]).collect();
+        write_list(w, &copies)
+    }
+
+    /// Reads what [`CellPlacement::write_to`] wrote.
+    pub fn read_from(r: &mut impl Read) -> io::Result<CellPlacement> {
+        let invalid = |what: &str| io::Error::new(io::ErrorKind::InvalidData, what.to_owned());
+        let router = Router::read_from(r)?;
+        let probes = read_count(r)?;
+        let nearest = read_list(r)?;
+        let copies = read_list(r)?;
+        let cells = router.cells() as u32;
+        if probes == 0
+            || nearest.len() % probes != 0
+            || nearest.iter().any(|&c| c >= cells && c != NO_CELL)
+            || copies.len() % 2 != 0
+        {
+            return Err(invalid("its cells do not fit together"));
+        }
+        let placed = (nearest.len() / probes) as u32;
+        let copies: Vec<(u32, u32)> = copies.chunks_exact(2).map(|p| (p[0], p[1])).collect();
+        if copies.iter().any(|&(c, f)| c >= placed || f >= c) {
+            return Err(invalid("its copies are not among its documents"));
+        }
+        Ok(CellPlacement {
+            router,
+            probes,
+            nearest,
+            copies,
+        })
+    }
 }
 
 impl Cells {
@@ -94,59 +192,46 @@ impl Cells {
     /// Learns `count` cells from `vectors` (each document's, `width` wide, by document number)
     /// and finds each document's `probes` nearest.
     pub(crate) fn of(vectors: Vec<f32>, width: usize, count: usize, probes: usize) -> Cells {
-        let documents = vectors.len() / width;
-        let count = count.clamp(1, documents.max(1));
-        let probes = probes.clamp(1, count);
-        let stride = (documents / (count * SAMPLE_PER_CELL)).max(1);
-        let sample: Vec<f32> = vectors
-            .chunks_exact(width)
-            .step_by(stride)
-            .flatten()
-            .copied()
-            .collect();
-        let router = Router::learn(&sample, width, count);
-        let rows: Vec<&[f32]> = vectors.chunks_exact(width).collect();
-        let mut nearest = Vec::with_capacity(documents * probes);
-        for rows in rows.chunks(ROUTE_BLOCK) {
-            for cells in router.nearest(rows, probes) {
-                nearest.extend(
-                    cells
-                        .iter()
-                        .copied()
-                        .chain(std::iter::repeat(NO_CELL))
-                        .take(probes),
-                );
-            }
-        }
-        drop(rows);
-        let copies = many_copies(&vectors, width);
-        let mut members = vec![Vec::new(); router.cells()];
-        let mut copy = copies.iter().map(|&(copy, _)| copy).peekable();
-        for (doc, cells) in nearest.chunks_exact(probes).enumerate() {
+        let placement = CellPlacement::learn(&vectors, width, count, probes);
+        Cells::placed(vectors, width, placement)
+    }
+
+    /// The cells of `vectors` (each document's, `width` wide, by document number) placed as
+    /// `placement` says, which must hold every document.
+    pub(crate) fn placed(vectors: Vec<f32>, width: usize, placement: CellPlacement) -> Cells {
+        assert_eq!(
+            placement.documents() * width,
+            vectors.len(),
+            "a placement of every document"
+        );
+        let mut members = vec![Vec::new(); placement.router.cells()];
+        let mut copy = placement.copies.iter().map(|&(copy, _)| copy).peekable();
+        for (doc, cells) in placement.nearest.chunks_exact(placement.probes).enumerate() {
             if copy.next_if_eq(&(doc as u32)).is_none() {
                 members[cells[0] as usize].push(doc as u32);
             }
         }
         let sizes: Vec<usize> = members.iter().map(Vec::len).collect();
         tracing::info!(
-            cells = router.cells(),
-            coarse = router.coarse_cells(),
-            probes,
-            sample = sample.len() / width,
+            cells = placement.router.cells(),
+            coarse = placement.router.coarse_cells(),
+            probes = placement.probes,
             largest = sizes.iter().max().copied().unwrap_or(0),
             empty = sizes.iter().filter(|&&s| s == 0).count(),
-            copies = copies.len(),
-            "cells learned"
+            copies = placement.copies.len(),
+            "documents placed in cells"
         );
         Cells {
             width,
             vectors,
-            nearest,
-            router,
-            probes,
+            placement,
             members,
-            copies,
         }
+    }
+
+    /// How many cells there are.
+    pub(crate) fn count(&self) -> usize {
+        self.placement.router.cells()
     }
 
     /// Each document's `k` nearest other documents among those of the cells it probes, as
@@ -158,8 +243,14 @@ impl Cells {
     /// the first of them instead ([`MANY_COPIES`]).
     pub(crate) fn neighbours(&self, k: usize, found: &mut Vec<(u32, u32, f32)>) {
         let documents = self.vectors.len() / self.width;
-        let mut copy = self.copies.iter().map(|&(copy, _)| copy).peekable();
-        let nearest = self.nearest.chunks_exact(self.probes).enumerate();
+        let mut copy = self
+            .placement
+            .copies
+            .iter()
+            .map(|&(copy, _)| copy)
+            .peekable();
+        let nearest = (self.placement.nearest).chunks_exact(self.placement.probes);
+        let nearest = nearest.enumerate();
         let probing = probing(
             self.members.len(),
             nearest.map(|(doc, cells)| {
@@ -189,7 +280,7 @@ impl Cells {
                 .filter(move |&&(_, other)| other != doc)
                 .map(move |&(cosine, other)| (doc.min(other), doc.max(other), cosine))
         }));
-        let copies: Vec<(u32, u32)> = self.copies.iter().map(|&(c, f)| (f, c)).collect();
+        let copies: Vec<(u32, u32)> = self.placement.copies.iter().map(|&(c, f)| (f, c)).collect();
         self.with_cosines(&copies, found);
     }
 
@@ -219,7 +310,10 @@ impl Cells {
         members: &[Vec<u32>],
         k: usize,
     ) -> Vec<Vec<(f32, u32)>> {
-        let probing = probing(members.len(), self.router.nearest(queries, self.probes));
+        let probing = probing(
+            members.len(),
+            (self.placement.router).nearest(queries, self.placement.probes),
+        );
         let mut best = Ranked::new(queries.len(), k);
         self.search_cells(
             &probing,
@@ -443,7 +537,7 @@ mod tests {
         }
         let dot = crate::embed::cosine;
         for doc in 0..documents as u32 {
-            let probed = &cells.nearest[doc as usize * 3..doc as usize * 3 + 3];
+            let probed = &cells.placement.nearest[doc as usize * 3..doc as usize * 3 + 3];
             let mut expected: Vec<(f32, u32)> = probed
                 .iter()
                 .flat_map(|&c| &cells.members[c as usize])
@@ -481,7 +575,7 @@ mod tests {
         let cells = learned(&vectors, false, 8, 2);
         let copies: Vec<u32> = (500..500 + MANY_COPIES as u32).collect();
         assert_eq!(
-            cells.copies,
+            cells.placement.copies,
             copies.iter().map(|&c| (c, 3)).collect::<Vec<_>>()
         );
         let members: usize = cells.members.iter().map(Vec::len).sum();
@@ -503,6 +597,43 @@ mod tests {
             .filter(|p| p.1 >= 500 + MANY_COPIES as u32)
             .count();
         assert!(fours >= (MANY_COPIES - 1) * k / 2, "{fours}");
+    }
+
+    /// Cells kept and read back search as the cells learned; documents placed later are
+    /// searched among them.
+    #[test]
+    fn a_placement_written_and_read_back_searches_as_the_one_learned() {
+        let (width, k) = (16, 5);
+        // Many cells: routed through coarse ones, which the file must keep too.
+        let vectors: Vec<f32> = random_vectors(3000, width, 13).concat();
+        let mut vectors_with_copies = vectors.clone();
+        for _ in 0..=MANY_COPIES {
+            vectors_with_copies.extend_from_slice(&vectors[..width]);
+        }
+        let learned = Cells::of(vectors_with_copies.clone(), width, 1100, 3);
+        assert!(learned.placement.router.coarse_cells() > 1);
+        assert!(!learned.placement.copies.is_empty());
+        let mut bytes = Vec::new();
+        learned.placement.write_to(&mut bytes).unwrap();
+        let read = CellPlacement::read_from(&mut bytes.as_slice()).unwrap();
+        let read = Cells::placed(vectors_with_copies, width, read);
+        let (mut before, mut after) = (Vec::new(), Vec::new());
+        learned.neighbours(k, &mut before);
+        read.neighbours(k, &mut after);
+        assert_eq!(before, after);
+        // Cut short, it is refused rather than misread.
+        let cut = CellPlacement::read_from(&mut &bytes[..bytes.len() - 4]);
+        assert!(cut.is_err());
+
+        // The first 2,000 learned, the rest placed: each of those finds itself first.
+        let mut placement = CellPlacement::learn(&vectors[..2000 * width], width, 40, 3);
+        placement.place(&vectors[2000 * width..]);
+        assert_eq!(placement.documents(), 3000);
+        let cells = Cells::placed(vectors.clone(), width, placement);
+        let later: Vec<&[f32]> = vectors[2000 * width..].chunks_exact(width).collect();
+        for (doc, found) in (2000u32..).zip(cells.nearest_among(&later, cells.members(), 1)) {
+            assert_eq!(found[0].1, doc);
+        }
     }
 
     #[test]

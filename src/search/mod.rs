@@ -16,7 +16,7 @@ mod cells;
 mod neighbours;
 mod queries;
 
-pub(crate) use cells::Cells;
+pub(crate) use cells::{CellPlacement, Cells};
 pub(crate) use neighbours::InCells;
 pub use neighbours::{InStore, NeighbourSearch};
 pub(crate) use queries::{Query, QueryFile, QueryReader};

@@ -118,6 +118,77 @@ pub fn candidate_pairs(signatures: &Signatures, params: LshParams) -> Vec<(u32, 
     pairs
 }
 
+/// The pairs [`candidate_pairs`] finds over `held` followed by `new` (numbered after `held`'s)
+/// that join a document of each, as `(held document, new document)` numbered in their own
+/// signatures, sorted and without repeats. A new batch against a collection: the collection's
+/// band keys are hashed and looked up among the batch's, not sorted with them, and no pair
+/// within the collection is made. A bucket of more than [`PAIRWISE_BUCKET`] documents in all
+/// gives its first (a held document, where it has one) with each new one.
+pub fn candidate_pairs_between(
+    held: &Signatures,
+    new: &Signatures,
+    params: LshParams,
+) -> Vec<(u32, u32)> {
+    assert_eq!(held.num_perm(), new.num_perm(), "signatures of one width");
+    let present = |signatures: &Signatures| -> Vec<u32> {
+        (0..signatures.len() as u32)
+            .filter(|&d| !signatures.is_empty_doc(d as usize))
+            .collect()
+    };
+    let (held_docs, new_docs) = (present(held), present(new));
+    let mut pairs: Vec<(u32, u32)> = (0..params.bands)
+        .into_par_iter()
+        .flat_map_iter(|band| {
+            let range = band * params.rows..(band + 1) * params.rows;
+            let key = |signatures: &Signatures, d: u32| {
+                band_hash(&signatures.row(d as usize)[range.clone()])
+            };
+            let mut new_keys: Vec<(u64, u32)> =
+                new_docs.iter().map(|&d| (key(new, d), d)).collect();
+            new_keys.sort_unstable();
+            let wanted: std::collections::HashSet<u64> =
+                new_keys.iter().map(|&(key, _)| key).collect();
+            let mut held_keys: Vec<(u64, u32)> = held_docs
+                .iter()
+                .map(|&d| (key(held, d), d))
+                .filter(|(key, _)| wanted.contains(key))
+                .collect();
+            held_keys.sort_unstable();
+            let mut band_pairs = Vec::new();
+            same_keys(&held_keys, &new_keys, |held_bucket, new_bucket| {
+                let firsts = match held_bucket.len() + new_bucket.len() > PAIRWISE_BUCKET {
+                    true => &held_bucket[..1],
+                    false => held_bucket,
+                };
+                for &(_, x) in firsts {
+                    band_pairs.extend(new_bucket.iter().map(|&(_, y)| (x, y)));
+                }
+            });
+            band_pairs
+        })
+        .collect();
+    pairs.par_sort_unstable();
+    pairs.dedup();
+    pairs
+}
+
+/// Calls `meet` with the entries of each key that both `held` and `new` (each sorted by key)
+/// hold: its held entries, then its new ones.
+pub fn same_keys<T: Copy>(
+    held: &[(u64, T)],
+    new: &[(u64, T)],
+    mut meet: impl FnMut(&[(u64, T)], &[(u64, T)]),
+) {
+    let mut held_blocks = held.chunk_by(|x, y| x.0 == y.0).peekable();
+    for new_block in new.chunk_by(|x, y| x.0 == y.0) {
+        let key = new_block[0].0;
+        while held_blocks.next_if(|block| block[0].0 < key).is_some() {}
+        if let Some(held_block) = held_blocks.next_if(|block| block[0].0 == key) {
+            meet(held_block, new_block);
+        }
+    }
+}
+
 /// Appends the pairs one band bucket proposes to `pairs`: every pair of its documents, or,
 /// past [`PAIRWISE_BUCKET`] documents, its first document with each other one. `bucket` is
 /// sorted by document (`doc` reads it from an entry), so each pair is `(x, y)`, `x < y`.
@@ -208,6 +279,52 @@ mod tests {
         }
         let pairs = candidate_pairs(&sigs, LshParams::optimal(0.7, 128));
         assert_eq!(pairs, vec![(0, 1)]);
+    }
+
+    /// The pairs between a collection and a batch are those a run over both finds that join
+    /// the two, buckets of many copies included.
+    #[test]
+    fn pairs_between_two_sets_are_those_of_both_that_cross() {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let shingler = Shingler::word_unigrams();
+        let hasher = MinHasher::new(128, 1);
+        let words: Vec<String> = (0..40).map(|w| format!("w{w}")).collect();
+        let base: Vec<Vec<&str>> = (0..30)
+            .map(|_| {
+                (0..12)
+                    .map(|_| words[rng.random_range(0..40)].as_str())
+                    .collect()
+            })
+            .collect();
+        let sign = |sigs: &mut Signatures, text: &str| {
+            let set = shingler.shingle_set(text);
+            sigs.push(&hasher.sign(&set), set.is_empty());
+        };
+        let (mut held, mut new) = (Signatures::new(128), Signatures::new(128));
+        for signatures in [&mut held, &mut new] {
+            for _ in 0..150 {
+                let mut text = base[rng.random_range(0..30)].clone();
+                text[rng.random_range(0..12)] = words[rng.random_range(0..40)].as_str();
+                sign(signatures, &text.join(" "));
+            }
+            // Copies enough for a star, on either side, and an empty document.
+            for _ in 0..60 {
+                sign(signatures, "one abstract copied many times over");
+            }
+            sign(signatures, "");
+        }
+        let params = LshParams::optimal(0.7, 128);
+        let mut both = held.clone();
+        both.extend(&new);
+        let offset = held.len() as u32;
+        let expected: Vec<(u32, u32)> = candidate_pairs(&both, params)
+            .into_iter()
+            .filter(|&(x, y)| x < offset && y >= offset)
+            .map(|(x, y)| (x, y - offset))
+            .collect();
+        assert!(expected.len() > 200, "{}", expected.len());
+        assert_eq!(candidate_pairs_between(&held, &new, params), expected);
     }
 
     /// Up to [`PAIRWISE_BUCKET`] copies give every pair; one more, a star from the first.

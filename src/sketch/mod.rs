@@ -13,7 +13,10 @@ mod params;
 mod simhash;
 mod simhash_index;
 
-pub use lsh::{LshParams, band_keys, bucket_pairs, candidate_pairs, share_band};
+pub use lsh::{
+    LshParams, band_keys, bucket_pairs, candidate_pairs, candidate_pairs_between, same_keys,
+    share_band,
+};
 pub use minhash::{EMPTY_SLOT, Hashing, MinHasher, Signatures, jaccard_estimate};
 pub use params::{MAX_NUM_PERM, MinHashParams};
 pub use simhash::{SimHash, hamming};

@@ -864,7 +864,16 @@ fn a_batch_checked_against_a_kept_collection_finds_the_pairs_a_run_over_both_fin
         stderr.contains("snapshot.bin") && stderr.contains("delete it"),
         "{stderr}"
     );
-    std::fs::write(&snapshot, &good).unwrap();
+    // A snapshot an earlier version wrote is read as none, and written again.
+    std::fs::write(
+        &snapshot,
+        b"neardup snapshot 1\nwhat an earlier version wrote",
+    )
+    .unwrap();
+    let earlier = at("earlier");
+    ok(&[&against[..], &["--out", s(&earlier)], &glove[..]].concat());
+    assert_eq!(std::fs::read(&snapshot).unwrap(), good);
+    assert_eq!(pair_ids(&earlier), pair_ids(&batch));
 
     // Within cells of the collection (and MinHash's proposals across), nearly as many.
     let in_cells = at("in-cells");
@@ -878,6 +887,29 @@ fn a_batch_checked_against_a_kept_collection_finds_the_pairs_a_run_over_both_fin
         expected.len(),
         found.len() - shared
     );
+    // The cells were kept beside the snapshot, and the next run reads them: the same files.
+    let cells = index.join("cells.bin");
+    let kept_cells = std::fs::read(&cells).unwrap();
+    let cells_again = at("cells-again");
+    ok(&[
+        &against[..],
+        &["--cells", "4", "--out", s(&cells_again)],
+        &glove[..],
+    ]
+    .concat());
+    for file in ["pairs.jsonl", "candidates.jsonl", "groups.jsonl"] {
+        let read = |run: &Path| std::fs::read(run.join(file)).unwrap();
+        assert!(read(&in_cells) == read(&cells_again), "{file} differs");
+    }
+    std::fs::write(&cells, &kept_cells[..kept_cells.len() / 2]).unwrap();
+    let refused = at("refused");
+    let args = ["--cells", "4", "--out", s(&refused)];
+    let stderr = rejected(&[&against[..], &args[..], &glove[..]].concat());
+    assert!(
+        stderr.contains("cells.bin") && stderr.contains("delete it"),
+        "{stderr}"
+    );
+    std::fs::write(&cells, &kept_cells).unwrap();
 
     // With --add, the kept new records join the collection and later queries find them.
     let added = at("added");
@@ -902,6 +934,7 @@ fn a_batch_checked_against_a_kept_collection_finds_the_pairs_a_run_over_both_fin
     let args = ["--add", "--out", s(&again_added)];
     ok(&[&against[..], &args[..], &glove[..]].concat());
     assert!(!snapshot.exists(), "a write removes the snapshot");
+    assert!(!cells.exists(), "and its cells");
     let one = unique.iter().next().unwrap();
     let out = ok(&[
         "query",

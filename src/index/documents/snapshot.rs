@@ -6,20 +6,33 @@
 //! a plain file takes seconds. The copy is written after such a read, and any write to the
 //! index removes it first, so that a copy present is the store's as it is. A copy whose count
 //! is not the store's is not read.
+//!
+//! Beside it, `cells.bin` keeps the k-means cells a batch's search learned over those documents
+//! and where each document lies among them ([`CellPlacement`]), so that the next batch neither
+//! learns nor places them again; it goes with the snapshot.
 
 use std::io::{BufReader, Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use super::DocumentIndex;
+use super::{DocumentIndex, Manifest};
 use crate::confirm::{SketchFacts, SketchRef};
+use crate::embed::Embedder;
 use crate::error::{Error, Result};
+use crate::io::{read_count, write_count};
 use crate::output::AtomicFile;
+use crate::search::CellPlacement;
 use crate::sketch::Signatures;
 
 /// The copy's file in an index folder.
 pub const SNAPSHOT: &str = "snapshot.bin";
 /// What the file starts with.
-const MAGIC: &[u8] = b"neardup snapshot 1\n";
+const MAGIC: &[u8] = b"neardup snapshot 2\n";
+/// What an earlier version's file started with: read as no snapshot, and written again.
+const EARLIER_MAGIC: &[u8] = b"neardup snapshot 1\n";
+/// The file of the cells learned over the snapshot's documents.
+pub const CELLS: &str = "cells.bin";
+/// What the cells' file starts with.
+const CELLS_MAGIC: &[u8] = b"neardup cells 1\n";
 /// Bytes of vectors read at a time.
 const READ_BLOCK: usize = 1 << 20;
 
@@ -46,6 +59,16 @@ impl Snapshot {
         }
     }
 
+    /// A digest of the ids, in order: what cells kept beside the snapshot are checked by.
+    pub fn ids_digest(&self) -> u64 {
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        for id in &self.ids {
+            hasher.update(&(id.len() as u64).to_le_bytes());
+            hasher.update(id.as_bytes());
+        }
+        hasher.digest()
+    }
+
     /// Appends a document.
     pub fn push(&mut self, id: &str, vector: &[f32], sketch: SketchRef<'_>) {
         self.ids.push(id.to_owned());
@@ -54,46 +77,209 @@ impl Snapshot {
     }
 }
 
-impl DocumentIndex {
-    fn snapshot_path(&self) -> PathBuf {
-        self.dir.join(SNAPSHOT)
-    }
+/// Cells learned over an index's documents, kept beside its snapshot.
+pub struct StoredCells {
+    /// How many cells were asked for.
+    pub count: usize,
+    /// How many documents the collection held when they were learned.
+    pub learned_on: usize,
+    /// [`Snapshot::ids_digest`] of the documents they place: cells are read only beside the
+    /// snapshot they were made for.
+    pub of_ids: u64,
+    /// Where each document lies (those added since, placed as they came).
+    pub placement: CellPlacement,
+}
 
-    /// The copy of the store, where there is one of as many documents as the store holds.
-    pub fn read_snapshot(&self) -> Result<Option<Snapshot>> {
-        let path = self.snapshot_path();
-        let file = match std::fs::File::open(&path) {
-            Ok(file) => file,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::io(&path, e)),
+/// The snapshot's and cells' files of an index folder.
+struct Files<'a> {
+    dir: &'a Path,
+}
+
+impl Files<'_> {
+    /// The snapshot, where there is one of `documents` documents `width` wide.
+    fn read_snapshot(&self, documents: usize, width: usize) -> Result<Option<Snapshot>> {
+        let path = self.dir.join(SNAPSHOT);
+        let Some((file, bytes)) = open_if_present(&path)? else {
+            return Ok(None);
         };
-        let bytes = file.metadata().map_err(|e| Error::io(&path, e))?.len();
-        let snapshot = read(&mut BufReader::with_capacity(1 << 20, file), bytes).map_err(|e| {
-            Error::Damaged {
-                path: path.clone(),
-                problem: format!("it cannot be read ({e}); delete it, and it is made again"),
-            }
-        })?;
-        let stored = self.store.len()?;
-        let fits = snapshot.ids.len() == stored && snapshot.width == self.manifest.dimensions;
-        Ok(fits.then_some(snapshot))
+        let snapshot = read(&mut BufReader::with_capacity(1 << 20, file), bytes)
+            .map_err(|e| damaged(&path, e))?;
+        Ok(snapshot.filter(|s| s.ids.len() == documents && s.width == width))
     }
 
-    /// Writes `snapshot` as the copy of the store (whole, or not at all).
-    pub fn write_snapshot(&self, snapshot: &Snapshot) -> Result<()> {
-        let path = self.snapshot_path();
+    /// Writes `snapshot` (whole, or not at all).
+    fn write_snapshot(&self, snapshot: &Snapshot) -> Result<()> {
+        let path = self.dir.join(SNAPSHOT);
         let mut file = AtomicFile::create(&path)?;
         write(&mut file, snapshot).map_err(|e| Error::io(&path, e))?;
         file.commit()
     }
 
-    /// Removes the copy of the store: done before every write to it.
-    pub(super) fn forget_snapshot(&self) -> Result<()> {
-        let path = self.snapshot_path();
-        match std::fs::remove_file(&path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(&path, e)),
-            _ => Ok(()),
+    /// The cells made for the snapshot of `ids` ([`Snapshot::ids_digest`]) of `documents`.
+    fn read_cells(&self, documents: usize, ids: u64) -> Result<Option<StoredCells>> {
+        let path = self.dir.join(CELLS);
+        let Some((file, _)) = open_if_present(&path)? else {
+            return Ok(None);
+        };
+        let read = |r: &mut BufReader<std::fs::File>| -> std::io::Result<StoredCells> {
+            let mut magic = vec![0u8; CELLS_MAGIC.len()];
+            r.read_exact(&mut magic)?;
+            if magic != CELLS_MAGIC {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "not a neardup cells file",
+                ));
+            }
+            Ok(StoredCells {
+                count: read_count(r)?,
+                learned_on: read_count(r)?,
+                of_ids: {
+                    let mut word = [0u8; 8];
+                    r.read_exact(&mut word)?;
+                    u64::from_le_bytes(word)
+                },
+                placement: CellPlacement::read_from(r)?,
+            })
+        };
+        let cells =
+            read(&mut BufReader::with_capacity(1 << 20, file)).map_err(|e| damaged(&path, e))?;
+        let fits = cells.placement.documents() == documents && cells.of_ids == ids;
+        Ok(fits.then_some(cells))
+    }
+
+    /// Writes `cells`.
+    fn write_cells(&self, cells: &StoredCells) -> Result<()> {
+        let path = self.dir.join(CELLS);
+        let mut file = AtomicFile::create(&path)?;
+        let write = |w: &mut AtomicFile| -> std::io::Result<()> {
+            w.write_all(CELLS_MAGIC)?;
+            write_count(w, cells.count)?;
+            write_count(w, cells.learned_on)?;
+            w.write_all(&cells.of_ids.to_le_bytes())?;
+            cells.placement.write_to(w)
+        };
+        write(&mut file).map_err(|e| Error::io(&path, e))?;
+        file.commit()
+    }
+
+    /// Removes both files.
+    fn forget(&self) -> Result<()> {
+        for path in [self.dir.join(SNAPSHOT), self.dir.join(CELLS)] {
+            match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(Error::io(&path, e));
+                }
+                _ => {}
+            }
         }
+        Ok(())
+    }
+}
+
+/// The file at `path` and its length, unless there is none.
+fn open_if_present(path: &Path) -> Result<Option<(std::fs::File, u64)>> {
+    let file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    let bytes = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    Ok(Some((file, bytes)))
+}
+
+fn damaged(path: &Path, e: std::io::Error) -> Error {
+    Error::Damaged {
+        path: path.to_owned(),
+        problem: format!("it cannot be read ({e}); delete it, and it is made again"),
+    }
+}
+
+impl DocumentIndex {
+    fn files(&self) -> Files<'_> {
+        Files { dir: &self.dir }
+    }
+
+    /// The copy of the store, where there is one of as many documents as the store holds.
+    pub fn read_snapshot(&self) -> Result<Option<Snapshot>> {
+        let stored = self.store.len()?;
+        self.files().read_snapshot(stored, self.manifest.dimensions)
+    }
+
+    /// Writes `snapshot` as the copy of the store (whole, or not at all).
+    pub fn write_snapshot(&self, snapshot: &Snapshot) -> Result<()> {
+        self.files().write_snapshot(snapshot)
+    }
+
+    /// The cells kept beside `snapshot`, where they were made for it.
+    pub fn read_cells(&self, snapshot: &Snapshot) -> Result<Option<StoredCells>> {
+        self.files()
+            .read_cells(snapshot.ids.len(), snapshot.ids_digest())
+    }
+
+    /// Keeps `cells` beside the snapshot.
+    pub fn write_cells(&self, cells: &StoredCells) -> Result<()> {
+        self.files().write_cells(cells)
+    }
+
+    /// Removes the copy of the store and its cells: done before every write to it.
+    pub(super) fn forget_snapshot(&self) -> Result<()> {
+        self.files().forget()
+    }
+}
+
+/// An index folder to be read whole (a batch checked against it), through its snapshot: its
+/// store, whose opening loads every point (4 GB and seconds at a million documents), is
+/// opened only where there is no snapshot to read. Every write to an index removes its
+/// snapshot before it begins, and the manifest counts the documents at every flush, so a
+/// snapshot of the manifest's count is the store's.
+pub struct Collection {
+    dir: PathBuf,
+    manifest: Manifest,
+}
+
+impl Collection {
+    /// The index in `dir`, its store not opened.
+    pub fn open(dir: &Path) -> Result<Collection> {
+        Ok(Collection {
+            dir: dir.to_owned(),
+            manifest: Manifest::read(dir)?,
+        })
+    }
+
+    /// Its folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// What it was built with.
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    fn files(&self) -> Files<'_> {
+        Files { dir: &self.dir }
+    }
+
+    /// Refuses `embedder` unless it is the model the index was built with.
+    pub fn check_model(&self, embedder: &dyn Embedder) -> Result<()> {
+        super::check_model(&self.dir, &self.manifest, embedder)
+    }
+
+    /// Its snapshot, where there is one of every document.
+    pub fn read_snapshot(&self) -> Result<Option<Snapshot>> {
+        let (documents, width) = (self.manifest.documents, self.manifest.dimensions);
+        self.files().read_snapshot(documents, width)
+    }
+
+    /// The cells kept beside `snapshot`, where they were made for it.
+    pub fn read_cells(&self, snapshot: &Snapshot) -> Result<Option<StoredCells>> {
+        self.files()
+            .read_cells(snapshot.ids.len(), snapshot.ids_digest())
+    }
+
+    /// Keeps `cells` beside the snapshot.
+    pub fn write_cells(&self, cells: &StoredCells) -> Result<()> {
+        self.files().write_cells(cells)
     }
 }
 
@@ -101,23 +287,34 @@ fn write(w: &mut impl Write, snapshot: &Snapshot) -> std::io::Result<()> {
     w.write_all(MAGIC)?;
     w.write_all(&(snapshot.ids.len() as u64).to_le_bytes())?;
     w.write_all(&(snapshot.width as u32).to_le_bytes())?;
+    // The sketches first, with their length: a reader parses them on one thread while it
+    // reads the rest on another.
+    let mut sketches = Vec::new();
+    snapshot.sketches.write_to(&mut sketches)?;
+    w.write_all(&(sketches.len() as u64).to_le_bytes())?;
+    w.write_all(&sketches)?;
+    drop(sketches);
     for id in &snapshot.ids {
         w.write_all(&(id.len() as u32).to_le_bytes())?;
         w.write_all(id.as_bytes())?;
     }
-    for x in &snapshot.vectors {
-        w.write_all(&x.to_le_bytes())?;
+    let mut block = Vec::with_capacity(READ_BLOCK);
+    for floats in snapshot.vectors.chunks(READ_BLOCK / 4) {
+        block.clear();
+        block.extend(floats.iter().flat_map(|x| x.to_le_bytes()));
+        w.write_all(&block)?;
     }
-    snapshot.signatures.write_to(w)?;
-    snapshot.sketches.write_to(w)?;
-    Ok(())
+    snapshot.signatures.write_to(w)
 }
 
-/// Reads a snapshot of `bytes` bytes.
-fn read(r: &mut impl Read, bytes: u64) -> std::io::Result<Snapshot> {
+/// Reads a snapshot of `bytes` bytes: None if an earlier version of neardup wrote it.
+fn read(r: &mut impl Read, bytes: u64) -> std::io::Result<Option<Snapshot>> {
     let invalid = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what);
     let mut magic = vec![0u8; MAGIC.len()];
     r.read_exact(&mut magic)?;
+    if magic == EARLIER_MAGIC {
+        return Ok(None);
+    }
     if magic != MAGIC {
         return Err(invalid("not a neardup snapshot"));
     }
@@ -127,42 +324,51 @@ fn read(r: &mut impl Read, bytes: u64) -> std::io::Result<Snapshot> {
     let mut half = [0u8; 4];
     r.read_exact(&mut half)?;
     let width = u32::from_le_bytes(half) as usize;
+    r.read_exact(&mut word)?;
+    let sketch_bytes = u64::from_le_bytes(word);
     // What the counts claim must fit in the file before anything is made that large.
-    let claimed = (documents as u128) * (width as u128 * 4 + 4);
+    let claimed = (documents as u128) * (width as u128 * 4 + 4) + u128::from(sketch_bytes);
     if claimed > u128::from(bytes) {
         return Err(invalid("it is shorter than its counts say"));
     }
-    let mut ids = Vec::with_capacity(documents.min(1 << 24));
-    for _ in 0..documents {
-        r.read_exact(&mut half)?;
-        let mut id = vec![0u8; u32::from_le_bytes(half) as usize];
-        r.read_exact(&mut id)?;
-        ids.push(String::from_utf8(id).map_err(|_| invalid("an id is not UTF-8"))?);
-    }
-    // A block at a time: the bytes of every vector at once would double the peak.
-    let mut vectors = Vec::with_capacity(documents * width);
-    let mut block = vec![0u8; READ_BLOCK];
-    let mut left = documents * width * 4;
-    while left > 0 {
-        let bytes = &mut block[..left.min(READ_BLOCK)];
-        r.read_exact(bytes)?;
-        vectors.extend(
-            bytes
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-        );
-        left -= bytes.len();
-    }
-    let signatures = Signatures::read_from(r)?;
-    let sketches = SketchFacts::read_from(r)?;
-    if signatures.len() != documents || sketches.len() != documents {
-        return Err(invalid("its sketches are not one a document"));
-    }
-    Ok(Snapshot {
-        ids,
-        vectors,
-        width,
-        signatures,
-        sketches,
+    let mut sketch_file = vec![0u8; sketch_bytes as usize];
+    r.read_exact(&mut sketch_file)?;
+    std::thread::scope(|scope| {
+        let sketches = scope.spawn(move || SketchFacts::read_from(&mut sketch_file.as_slice()));
+        let mut ids = Vec::with_capacity(documents.min(1 << 24));
+        for _ in 0..documents {
+            r.read_exact(&mut half)?;
+            let mut id = vec![0u8; u32::from_le_bytes(half) as usize];
+            r.read_exact(&mut id)?;
+            ids.push(String::from_utf8(id).map_err(|_| invalid("an id is not UTF-8"))?);
+        }
+        // A block at a time: the bytes of every vector at once would double the peak.
+        let mut vectors = Vec::with_capacity(documents * width);
+        let mut block = vec![0u8; READ_BLOCK];
+        let mut left = documents * width * 4;
+        while left > 0 {
+            let bytes = &mut block[..left.min(READ_BLOCK)];
+            r.read_exact(bytes)?;
+            vectors.extend(
+                bytes
+                    .chunks_exact(4)
+                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            );
+            left -= bytes.len();
+        }
+        let signatures = Signatures::read_from(r)?;
+        let sketches = sketches
+            .join()
+            .map_err(|_| invalid("its sketches could not be read"))??;
+        if signatures.len() != documents || sketches.len() != documents {
+            return Err(invalid("its sketches are not one a document"));
+        }
+        Ok(Some(Snapshot {
+            ids,
+            vectors,
+            width,
+            signatures,
+            sketches,
+        }))
     })
 }

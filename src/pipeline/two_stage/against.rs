@@ -2,13 +2,14 @@
 //!
 //! The batch is deduplicated as any run is, and each of its documents is also searched among
 //! the collection's: the vectors and sketches the index keeps are read once (from its
-//! [`Snapshot`], which the first such read writes), cut into k-means cells as a run's own are,
+//! [`Snapshot`], which the first such read writes; the store is opened only for that read),
+//! cut into k-means cells as a run's own are (or placed in the cells kept beside the snapshot),
 //! and each batch document's `k` nearest there become candidates too, with the pairs MinHash's
-//! bands propose, judged by the same classifier. (Walking the index's graph one query at a
-//! time took 3.5 times a run over both at a million.) The collection's documents a search reaches join
-//! the run as documents without a record of their own, numbered after the batch's, so that
-//! pairs and groups name them and a group that reaches the collection keeps its record; the
-//! batch's records in such a group are its duplicates.
+//! bands propose between the two sides, judged by the same classifier. (Walking the index's
+//! graph one query at a time took 3.5 times a run over both at a million: decision 0014.) The
+//! collection's documents a search reaches join the run as documents without a record of their
+//! own, numbered after the batch's, so that pairs and groups name them and a group that reaches
+//! the collection keeps its record; the batch's records in such a group are its duplicates.
 //!
 //! The batch is embedded as the collection was: with its settings (checked as a part's are)
 //! and centred on its centre, so that a cosine between a new and a kept vector means what one
@@ -20,19 +21,21 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
-use crate::confirm::{SketchFacts, proposed_pairs};
+use crate::confirm::{SketchFacts, proposed_pairs_between};
 use crate::error::{Error, Result};
 use crate::group::KeepPolicy;
-use crate::index::{DocumentIndex, Snapshot};
+use crate::index::{Collection, DocumentIndex, Snapshot, StoredCells};
 use crate::io::{Input, ReadOptions, Record, for_each_document};
 use crate::pipeline::{Dedup, Fates, kept_members};
 use crate::progress;
-use crate::search::{Cells, QueryReader, cells_for};
+use crate::search::{CellPlacement, Cells, QueryReader, cells_for};
 use crate::sketch::Signatures;
 use crate::store::point_key;
 
 use super::TwoStageConfig;
 
+/// How much a collection may grow after its cells were learned before a run learns them again.
+const CELLS_SERVE_GROWTH: f64 = 0.25;
 /// Points read from the collection at a time.
 const SCROLL_PAGE: usize = 1 << 16;
 /// Query vectors searched in the cells at a time.
@@ -48,15 +51,22 @@ pub(super) struct CollectionCandidates {
     pub candidates: Vec<(u32, u32, f32)>,
 }
 
-/// Reads every document of `index` (vector, id, sketch) but those whose point key `in_batch`
-/// holds: from the index's snapshot, or else from its store, and then writes the snapshot for
-/// the next run.
-fn read_collection(index: &DocumentIndex, in_batch: &HashMap<u64, u32>) -> Result<Snapshot> {
+/// Reads every document of `collection` (vector, id, sketch) but those whose point key
+/// `in_batch` holds: from its snapshot, or else from its store (opened with the models under
+/// `models`, and then closed), and then writes the snapshot for the next run. Says whether it
+/// read every document (none left out).
+fn read_collection(
+    collection: &Collection,
+    models: &Path,
+    in_batch: &HashMap<u64, u32>,
+) -> Result<(Snapshot, bool)> {
     let clock = std::time::Instant::now();
-    let (whole, from) = match index.read_snapshot()? {
+    let (whole, from) = match collection.read_snapshot()? {
         Some(snapshot) => (snapshot, "its snapshot"),
         None => {
-            let whole = scroll_store(index)?;
+            let url = collection.manifest().settings.store.qdrant_url.as_deref();
+            let index = DocumentIndex::open(collection.dir(), models, url)?;
+            let whole = scroll_store(&index)?;
             index.write_snapshot(&whole)?;
             (whole, "its store")
         }
@@ -74,7 +84,7 @@ fn read_collection(index: &DocumentIndex, in_batch: &HashMap<u64, u32>) -> Resul
         .collect();
     let replaced = keep.iter().filter(|&&kept| !kept).count();
     if replaced == 0 {
-        return Ok(whole);
+        return Ok((whole, true));
     }
     tracing::warn!(
         records = replaced,
@@ -87,7 +97,65 @@ fn read_collection(index: &DocumentIndex, in_batch: &HashMap<u64, u32>) -> Resul
         let sketch = whole.sketches.get(&whole.signatures, doc);
         kept.push(&whole.ids[doc], vector, sketch);
     }
-    Ok(kept)
+    Ok((kept, false))
+}
+
+/// The cells of the collection's documents (`collection`, every one of the index's where
+/// `whole`): those kept beside the snapshot where they serve this run, else learned, and kept
+/// for the next.
+fn collection_cells(
+    against: &Collection,
+    collection: &mut Snapshot,
+    whole: bool,
+    config: &TwoStageConfig,
+) -> Result<Cells> {
+    let held = collection.ids.len();
+    let (count, explicit) = match (config.exact_search, config.cells) {
+        (true, _) => (1, true),
+        (false, Some(count)) if count > 0 => (count, true),
+        _ => (cells_for(held), false),
+    };
+    let probes = config.cell_probes.clamp(1, count.clamp(1, held));
+    let vectors = std::mem::take(&mut collection.vectors);
+    let stored = match whole {
+        true => against.read_cells(collection)?,
+        false => None,
+    };
+    if let Some(stored) = stored
+        && stored.placement.probes() == probes
+        && kept_cells_serve(&stored, count, explicit, held)
+    {
+        return Ok(Cells::placed(vectors, collection.width, stored.placement));
+    }
+    let spinner = progress::spinner("learning the collection's cells");
+    let placement = CellPlacement::learn(&vectors, collection.width, count, probes);
+    drop(spinner);
+    if !whole {
+        return Ok(Cells::placed(vectors, collection.width, placement));
+    }
+    let stored = StoredCells {
+        count,
+        learned_on: held,
+        of_ids: collection.ids_digest(),
+        placement,
+    };
+    against.write_cells(&stored)?;
+    Ok(Cells::placed(vectors, collection.width, stored.placement))
+}
+
+/// Whether cells kept for a collection serve a run over its `held` documents that asks for
+/// `count` cells (`explicit`: named by the user, else as many as its size suggests): the same
+/// cells asked for, or by default, default cells while the collection has grown by at most
+/// [`CELLS_SERVE_GROWTH`] since they were learned. Learning them again costs seconds at a
+/// million documents; a quarter more documents in the same cells makes them a quarter larger.
+fn kept_cells_serve(stored: &StoredCells, count: usize, explicit: bool, held: usize) -> bool {
+    match explicit {
+        true => stored.count == count,
+        false => {
+            stored.count == cells_for(stored.learned_on)
+                && held as f64 <= stored.learned_on as f64 * (1.0 + CELLS_SERVE_GROWTH)
+        }
+    }
 }
 
 /// Reads every point of `index`'s store, a page at a time.
@@ -116,24 +184,24 @@ fn scroll_store(index: &DocumentIndex) -> Result<Snapshot> {
     Ok(read)
 }
 
-/// Searches every query of the batch (`documents` of them, their vectors in `queries`) for
-/// its `top_k` nearest in the collection, within k-means cells of the collection's vectors
-/// as a run searches its own. A document's vector looks among all; a title's, among the
-/// collection's title-only records, as within a run. The collection documents reached are
-/// appended to `signatures` and `sketches`; `in_batch` is each batch document's point key,
-/// whose collection namesake is left out. The index is closed once read.
+/// Searches every query of the batch (its documents' vectors in `queries`, their sketches in
+/// `signatures` and `sketches`) for its `top_k` nearest in the collection, within k-means
+/// cells of the collection's vectors as a run searches its own. A document's vector looks
+/// among all; a title's, among the collection's title-only records, as within a run. The
+/// collection documents reached are appended to `signatures` and `sketches`; `in_batch` is
+/// each batch document's point key, whose collection namesake is left out. `models` holds the
+/// model, where the collection's store must be read.
 pub(super) fn search_collection(
-    index: DocumentIndex,
+    against: Collection,
+    models: &Path,
     queries: &mut QueryReader,
-    documents: usize,
     in_batch: &HashMap<u64, u32>,
     config: &TwoStageConfig,
     signatures: &mut Signatures,
     sketches: &mut SketchFacts,
 ) -> Result<CollectionCandidates> {
-    let mut collection = read_collection(&index, in_batch)?;
-    // Closed before the search, which needs only what was read.
-    drop(index);
+    let documents = signatures.len();
+    let (mut collection, whole) = read_collection(&against, models, in_batch)?;
     let held = collection.ids.len();
     if held == 0 {
         return Ok(CollectionCandidates {
@@ -141,23 +209,11 @@ pub(super) fn search_collection(
             candidates: Vec::new(),
         });
     }
-    let count = match (config.exact_search, config.cells) {
-        (true, _) => 1,
-        (false, Some(count)) if count > 0 => count,
-        _ => cells_for(held),
-    };
-    let spinner = progress::spinner("learning the collection's cells");
-    let cells = Cells::of(
-        collection.vectors,
-        collection.width,
-        count,
-        config.cell_probes,
-    );
+    let cells = collection_cells(&against, &mut collection, whole, config)?;
     let title_only: Vec<bool> = (0..held)
         .map(|doc| collection.sketches.facts(doc).title_only())
         .collect();
     let title_members = cells.members_among(&title_only);
-    drop(spinner);
 
     let progress = progress::items(queries.len() as u64, "searching the collection");
     let mut found: Vec<(u32, u32, f32)> = Vec::new();
@@ -188,32 +244,23 @@ pub(super) fn search_collection(
     queries.rewind()?;
     // As within a run, cells may part two near-copies whose vectors sit near a boundary: the
     // pairs MinHash proposes between the batch and the collection join the candidates.
-    if super::proposes(config, count) {
-        // The batch's sketches after the collection's, which keeps its numbers.
-        collection.signatures.extend(signatures);
-        collection.sketches.extend(sketches.clone());
-        let proposed = proposed_pairs(
-            &collection.signatures,
-            &collection.sketches,
+    if super::proposes(config, cells.count()) {
+        let proposed = proposed_pairs_between(
+            (&collection.signatures, &collection.sketches),
+            (signatures, sketches),
             &config.settings.confirm,
         );
-        let before = found.len();
-        found.par_extend(
-            proposed
-                .into_par_iter()
-                .filter(|&(a, b)| (a as usize) < held && (b as usize) >= held)
-                .map(|(other, doc)| {
-                    let doc = doc - held as u32;
-                    let at = doc as usize * width;
-                    let cosine = cells.cosine_to(&batch_vectors[at..at + width], other);
-                    (doc, other, cosine)
-                }),
-        );
         tracing::info!(
-            pairs = found.len() - before,
+            pairs = proposed.len(),
             "MinHash proposed pairs between the batch and the collection"
         );
+        found.par_extend(proposed.into_par_iter().map(|(other, doc)| {
+            let at = doc as usize * width;
+            let cosine = cells.cosine_to(&batch_vectors[at..at + width], other);
+            (doc, other, cosine)
+        }));
     }
+    let count = cells.count();
     drop((cells, batch_vectors));
 
     // A document and its title may both reach a record: the pair once, at its higher cosine.
@@ -261,9 +308,13 @@ pub fn add_to_collection(
     let kept = kept_members(inputs, read, dedup, keep)?;
     let fates = Fates::new(dedup, &kept);
     let index = DocumentIndex::open(collection, models, None)?;
-    // The first write removes the snapshot: it is read first, and written again with the
-    // records added, so that the next batch need not read the store.
+    // The first write removes the snapshot and its cells: they are read first, and written
+    // again with the records added, so that the next batch need not read the store.
     let mut snapshot = index.read_snapshot()?;
+    let mut cells = match &snapshot {
+        Some(snapshot) => index.read_cells(snapshot)?,
+        None => None,
+    };
     let progress = progress::items(dedup.records() as u64, "adding to the collection");
     let batch = index.begin_batch()?;
     let mut added = 0;
@@ -274,12 +325,17 @@ pub fn add_to_collection(
                 .filter(|(_, doc)| fates.of(*doc).kept)
                 .map(|(raw, _)| read.parse(raw).map_err(Error::from))
                 .collect::<Result<_>>()?;
+            let mut vectors = Vec::new();
             for (id, document) in index.prepare_records(new)? {
                 if let Some(snapshot) = snapshot.as_mut() {
                     snapshot.push(&id, document.vector(), document.sketch());
                 }
+                vectors.extend_from_slice(document.vector());
                 index.insert_in(&id, document, Some(batch))?;
                 added += 1;
+            }
+            if let Some(cells) = cells.as_mut() {
+                cells.placement.place(&vectors);
             }
             progress.inc(chunk.len() as u64);
         }
@@ -294,7 +350,55 @@ pub fn add_to_collection(
         && snapshot.ids.len() == index.store().len()?
     {
         index.write_snapshot(&snapshot)?;
+        if let Some(mut cells) = cells {
+            cells.of_ids = snapshot.ids_digest();
+            index.write_cells(&cells)?;
+        }
     }
     tracing::info!(records = added, collection = %collection.display(), "added to the collection");
     Ok(added)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::CellPlacement;
+
+    /// Cells asked for by name serve only that count; default ones serve while the
+    /// collection grows by up to a quarter, and not cells asked for by name.
+    #[test]
+    fn kept_cells_serve_the_count_they_were_learned_for() {
+        let vectors: Vec<f32> = (0..40).flat_map(|i| [1.0, i as f32 / 40.0]).collect();
+        let stored = |count: usize, learned_on: usize| StoredCells {
+            count,
+            learned_on,
+            of_ids: 0,
+            placement: CellPlacement::learn(&vectors, 2, 2, 1),
+        };
+        let held = 1_000_000;
+        let default = cells_for(held);
+        assert!(kept_cells_serve(&stored(7, held), 7, true, held));
+        assert!(!kept_cells_serve(&stored(7, held), 8, true, held));
+        assert!(kept_cells_serve(
+            &stored(default, held),
+            default,
+            false,
+            held
+        ));
+        let grown = held + held / 4;
+        let now = cells_for(grown);
+        assert!(kept_cells_serve(&stored(default, held), now, false, grown));
+        assert!(!kept_cells_serve(
+            &stored(default, held),
+            now,
+            false,
+            grown + 1
+        ));
+        assert!(!kept_cells_serve(
+            &stored(default + 1, held),
+            default,
+            false,
+            held
+        ));
+    }
 }

@@ -39,7 +39,7 @@ use serde::{Deserialize, Serialize};
 
 use self::against::search_collection;
 use self::load::{Loaded, Upsert, load};
-use self::part::{open_matching, open_shared};
+use self::part::{open_collection, open_shared};
 use self::search::Proposed;
 use self::set_aside::{CandidatesAside, SketchesAside};
 use self::title_only::TitleOnlyStore;
@@ -202,16 +202,17 @@ pub(super) fn run(
     let collection = config
         .against
         .as_deref()
-        .map(|dir| open_matching(dir, &config.settings, models, "this run"))
+        .map(|dir| open_collection(dir, &config.settings))
         .transpose()?;
     let (mut index, upsert) = match &collection {
         Some(collection) => {
             // The batch's vectors are centred as the collection's were, or not at all.
-            let centred = collection.centred();
+            let centred = collection.manifest().centred_on.is_some();
             let mut settings = config.clone();
             settings.settings.centre &= centred;
             let opened = open_index(&work.dir, &settings, models, use_cells)?;
-            opened.0.centre_on(collection);
+            collection.check_model(opened.0.embedder())?;
+            opened.0.centre_on(collection.manifest());
             opened
         }
         None => open_index(&work.dir, config, models, use_cells)?,
@@ -249,8 +250,8 @@ pub(super) fn run(
     let from_collection = match collection {
         Some(collection) => Some(search_collection(
             collection,
+            models,
             &mut queries,
-            documents,
             &doc_of_key,
             config,
             &mut signatures,

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::index::{DocumentIndex, IndexSettings};
+use crate::index::{Collection, DocumentIndex, IndexSettings, Manifest};
 use crate::settings::Scope;
 
 /// Opens the index that the parts of a split run share, and checks that it was built with
@@ -27,6 +27,25 @@ pub(super) fn open_matching(
     asker: &str,
 ) -> Result<DocumentIndex> {
     let index = DocumentIndex::open(dir, models, settings.store.qdrant_url.as_deref())?;
+    check_built_with(dir, index.manifest(), settings, asker)?;
+    Ok(index)
+}
+
+/// The collection in `dir` a new batch is checked against, refused unless it was built with
+/// `settings`; its store is not opened ([`Collection`]).
+pub(super) fn open_collection(dir: &Path, settings: &IndexSettings) -> Result<Collection> {
+    let collection = Collection::open(dir)?;
+    check_built_with(dir, collection.manifest(), settings, "this run")?;
+    Ok(collection)
+}
+
+/// Refuses the index in `dir`, built as `manifest` says, unless it was built with `settings`.
+fn check_built_with(
+    dir: &Path,
+    manifest: &Manifest,
+    settings: &IndexSettings,
+    asker: &str,
+) -> Result<()> {
     // Where the model files and the server are may differ between machines (the model itself
     // is checked by its digest when the index opens), and how the existing collection is laid
     // out is the index's to say.
@@ -35,7 +54,7 @@ pub(super) fn open_matching(
         _ => unreachable!("settings serialise to a JSON object"),
     };
     let wanted = as_map(&settings.resolved()?);
-    let built = as_map(&index.manifest().settings);
+    let built = as_map(&manifest.settings);
     // The banding follows from the threshold and rule: name those first.
     let derived = |key: &str| matches!(key, "bands" | "rows");
     let mut keys: Vec<&String> = wanted
@@ -55,5 +74,5 @@ pub(super) fn open_matching(
             )));
         }
     }
-    Ok(index)
+    Ok(())
 }

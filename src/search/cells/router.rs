@@ -8,9 +8,12 @@
 //! coarse cells, as in a two-level inverted file. Vectors near a coarse boundary look on both
 //! sides of it.
 
+use std::io::{self, Read, Write};
+
 use rayon::prelude::*;
 
 use super::{Ranked, probing};
+use crate::io::{read_count, read_list, write_count, write_list};
 use crate::store::scan;
 
 /// Lloyd iterations: the cells only need to keep near vectors together, not to converge.
@@ -76,6 +79,52 @@ impl Router {
             bounds,
             centroids: fine.concat(),
         }
+    }
+
+    /// The width of the vectors routed.
+    pub(super) fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Writes what [`Router::read_from`] reads.
+    pub(super) fn write_to(&self, w: &mut impl Write) -> io::Result<()> {
+        write_count(w, self.width)?;
+        let bounds: Vec<u32> = self.bounds.iter().map(|&b| b as u32).collect();
+        write_list(w, &bounds)?;
+        for floats in [&self.coarse, &self.centroids] {
+            let bits: Vec<u32> = floats.iter().map(|x| x.to_bits()).collect();
+            write_list(w, &bits)?;
+        }
+        Ok(())
+    }
+
+    /// Reads what [`Router::write_to`] wrote.
+    pub(super) fn read_from(r: &mut impl Read) -> io::Result<Router> {
+        let width = read_count(r)?;
+        let bounds: Vec<usize> = read_list(r)?.into_iter().map(|b| b as usize).collect();
+        let mut floats = || -> io::Result<Vec<f32>> {
+            Ok(read_list(r)?.into_iter().map(f32::from_bits).collect())
+        };
+        let (coarse, centroids) = (floats()?, floats()?);
+        let coarse_cells = bounds.len().saturating_sub(1);
+        let fits = width > 0
+            && coarse_cells > 0
+            && bounds[0] == 0
+            && bounds.is_sorted()
+            && centroids.len() == bounds[coarse_cells] * width
+            && (coarse.is_empty() && coarse_cells == 1 || coarse.len() == coarse_cells * width);
+        if !fits {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "its cells' centroids do not fit together",
+            ));
+        }
+        Ok(Router {
+            width,
+            coarse,
+            bounds,
+            centroids,
+        })
     }
 
     /// The number of cells.
