@@ -12,6 +12,7 @@
     index = neardup.Index.build("idx/", df)       # a collection kept on disk (`neardup index`)
     index.deduplicate(new_df)                      # each new record's duplicates in it
     index.add(new_df)                              # the same, adding the records as they go
+    neardup.dedup(new_df, against="idx/", add=True)  # a whole run over new_df, and against idx/
 
 `data` is a path (a `str` or `pathlib.Path`, or a list of `Path`s) to JSONL, CSV, TSV,
 Parquet, a folder or a .zip of text files; a list of strings or of dicts; a pandas or polars
@@ -68,8 +69,13 @@ def dedup(
     skip_invalid: for files, skip bad records (counted in the summary) instead of stopping.
     quiet: no progress bars.
     settings: the method's settings, named as in a pipeline file (threshold=0.8, top_k=20).
+        Two-stage also takes `against=PATH`, an index folder (`neardup index`,
+        `Index.build`): the records are checked against its collection too, as
+        `neardup dedup NEW --against PATH` does. Pairs and groups then name its records
+        (with no position), `unique` holds the records it lacks, and with `add=True` those
+        are added to it.
     """
-    settings_json = json.dumps(settings)
+    settings_json = _settings_json(settings)
     records = _Records.of(data, text, id)
     if records.paths is not None:
         text_fields, id_field = _file_fields(text, id)
@@ -88,6 +94,13 @@ def dedup(
             records.ids, records.columns, method, settings_json, keep, quiet
         )
     return Result(run, records)
+
+
+def _settings_json(settings: Dict[str, Any]) -> str:
+    """Keyword settings as the JSON object a pipeline file's table is: paths as strings."""
+    return json.dumps(
+        {k: os.fspath(v) if isinstance(v, os.PathLike) else v for k, v in settings.items()}
+    )
 
 
 def _file_fields(text: Text, id: Any):
@@ -145,7 +158,7 @@ class Index:
         """Builds an index of `data` in the folder `path` (which must not hold one) and opens
         it. `data`, `text` and `id` are read as `dedup` reads them; `settings` are the
         two-stage method's (as `neardup index` takes them)."""
-        settings_json = json.dumps(settings)
+        settings_json = _settings_json(settings)
         records = _Records.of(data, text, id)
         if records.paths is not None:
             text_fields, id_field = _file_fields(text, id)
@@ -388,16 +401,21 @@ class Result:
     @property
     def pairs(self) -> Any:
         """The confirmed duplicate pairs: `id_a`, `id_b`, their score (named as in
-        pairs.jsonl) and the records' positions `a` and `b`."""
+        pairs.jsonl) and the records' positions `a` and `b` (None for a record of the
+        collection checked against)."""
         ids, rows = self._run.ids, self._run.rows
         found = self._run.pairs
+
+        def row(doc: int) -> Optional[int]:
+            return rows[doc] if doc < len(rows) else None
+
         return self._table(
             {
                 "id_a": [ids[a] for a, _, _ in found],
                 "id_b": [ids[b] for _, b, _ in found],
                 self._run.score_name: [s for _, _, s in found],
-                "a": [rows[a] for a, _, _ in found],
-                "b": [rows[b] for _, b, _ in found],
+                "a": [row(a) for a, _, _ in found],
+                "b": [row(b) for _, b, _ in found],
             }
         )
 

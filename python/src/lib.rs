@@ -57,12 +57,6 @@ fn method_of(name: &str, settings: &str) -> PyResult<Method> {
     let name: MethodName = name.parse().map_err(|e: String| PyValueError::new_err(e))?;
     let settings: Map<String, Value> = serde_json::from_str(settings)
         .map_err(|e| PyValueError::new_err(format!("settings: {e}")))?;
-    if settings.contains_key("against") || settings.contains_key("add") {
-        return Err(PyValueError::new_err(
-            "`against` and `add` are the command line's (`neardup dedup NEW --against INDEX`); \
-             from Python, check a batch against a collection with neardup.Index(path).deduplicate",
-        ));
-    }
     Method::from_settings(name, settings).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
@@ -75,6 +69,8 @@ struct Run {
     dedup: Dedup,
     /// The member each group keeps.
     kept: Vec<u32>,
+    /// The records added to the collection checked against (`add`).
+    added: Option<usize>,
     /// Where records handed over in memory were written for the run to read.
     _records: Option<ScratchDir>,
 }
@@ -87,13 +83,18 @@ impl Run {
             let inputs = spec.input.inputs()?;
             let read = spec.input.read_options();
             let dedup = pipeline::dedup(&inputs, &read, &spec.method, &models)?;
-            let kept = pipeline::kept_members(&inputs, &read, &dedup, &spec.output.keep)?;
+            let keep = &spec.output.keep;
+            let kept = pipeline::kept_members(&inputs, &read, &dedup, keep)?;
+            let added =
+                pipeline::add_where_asked(&spec.method, &inputs, &read, &dedup, keep, &models)?
+                    .map(|(added, _)| added);
             Ok(Run {
                 spec,
                 inputs,
                 read,
                 dedup,
                 kept,
+                added,
                 _records: records,
             })
         })
@@ -156,7 +157,7 @@ impl Run {
     #[allow(clippy::type_complexity)]
     fn fates(&self) -> (Vec<Option<usize>>, Vec<bool>, Vec<Option<String>>) {
         let fates = pipeline::Fates::new(&self.dedup, &self.kept);
-        let count = self.dedup.corpus.ids.len() as u32;
+        let count = self.dedup.records() as u32;
         let mut columns = (Vec::new(), Vec::new(), Vec::new());
         for fate in (0..count).map(|doc| fates.of(doc)) {
             columns.0.push(fate.group);
@@ -242,22 +243,18 @@ impl Run {
     /// What the run did, as JSON: counts, settings and the seconds of each stage.
     fn summary(&self) -> String {
         let dedup = &self.dedup;
-        let in_groups: usize = dedup.groups.iter().map(|g| g.members.len()).sum();
-        serde_json::json!({
-            "documents": dedup.corpus.ids.len(),
-            "skipped": dedup.corpus.skipped.count,
-            "skipped_first": dedup.corpus.skipped.first,
-            "candidates": dedup.candidates,
-            "pairs": dedup.pairs.len(),
-            "groups": dedup.groups.len(),
-            "documents_in_groups": in_groups,
-            "unique": dedup.corpus.ids.len() - in_groups + dedup.groups.len(),
-            "score": dedup.score_name,
-            "threshold": dedup.threshold,
-            "method": self.spec.method,
-            "seconds": dedup.times,
-        })
-        .to_string()
+        let fates = pipeline::Fates::new(dedup, &self.kept);
+        let unique = (0..dedup.records() as u32)
+            .filter(|&doc| fates.of(doc).kept)
+            .count();
+        let settings = serde_json::to_value(&self.spec).expect("settings serialise");
+        let mut summary = serde_json::to_value(pipeline::run_summary(dedup, settings, unique))
+            .expect("a summary serialises");
+        summary["method"] = serde_json::to_value(&self.spec.method).expect("a method serialises");
+        if let Some(added) = self.added {
+            summary["added"] = Value::from(added);
+        }
+        summary.to_string()
     }
 
     /// Writes the command line's files (pairs, candidates, groups, unique and annotated

@@ -323,3 +323,57 @@ def test_an_index_checks_new_records_against_a_collection_across_processes(tmp_p
         reopened.query("anything")
     if not cli_built:
         pytest.skip(f"{CLI} is not built: the command line's answer was not compared")
+
+
+def test_a_batch_checked_against_a_collection_finds_what_the_command_line_finds(tmp_path):
+    pd = pytest.importorskip("pandas")
+    records = sample_records()
+    # Every other record kept, the rest new: the sample's duplicates sit side by side.
+    collection, new = records[::2], records[1::2]
+    kept = {r["core_id"] for r in collection}
+    new_file = tmp_path / "new.jsonl"
+    new_file.write_text("".join(json.dumps(r) + "\n" for r in new))
+    neardup.Index.build(tmp_path / "idx", pd.DataFrame(collection), quiet=True).close()
+
+    result = neardup.dedup(pd.DataFrame(new), against=tmp_path / "idx", quiet=True)
+    summary = result.summary
+    assert summary["documents"] == len(new) and summary["collection_reached"] > 0
+    pairs = result.pairs
+    batch_ids = {r["core_id"] for r in new}
+    crossing = [
+        (a, b) for a, b in zip(pairs["id_a"], pairs["id_b"]) if (a in kept) != (b in kept)
+    ]
+    assert len(crossing) > 20
+    assert all(a in batch_ids or b in batch_ids for a, b in zip(pairs["id_a"], pairs["id_b"]))
+    # A collection record has no position among the records given.
+    assert pairs["a"].isna().sum() + pairs["b"].isna().sum() == len(crossing)
+    # A duplicate of the collection is not kept, and names the record kept in its place.
+    unique = set(result.unique["core_id"])
+    annotated = result.annotated.set_index("core_id")
+    for a, b in crossing:
+        duplicate = a if a in batch_ids else b
+        assert duplicate not in unique
+        assert annotated.loc[duplicate, "neardup_keep"] == False  # noqa: E712
+    assert summary["unique"] == len(unique)
+    assert len(result.annotated) == len(new)
+    # The same run from the command line pairs the same records.
+    if CLI.exists():
+        out = tmp_path / "cli"
+        subprocess.run(
+            [CLI, "dedup", new_file, "--against", tmp_path / "idx", "--out", out, "-q"],
+            check=True,
+        )
+        # pairs.jsonl names a pair's ids in order; .pairs, in the order documents are numbered.
+        with open(out / "pairs.jsonl") as f:
+            printed = sorted((p["id_a"], p["id_b"]) for p in map(json.loads, f))
+        assert printed == sorted(tuple(sorted(p)) for p in pair_ids(result))
+
+    with pytest.raises(ValueError, match="give `against` too"):
+        neardup.dedup(new, add=True, quiet=True)
+    added = neardup.dedup(new_file, against=tmp_path / "idx", add=True, quiet=True)
+    assert added.summary["added"] == len(unique)
+    with neardup.Index(tmp_path / "idx") as index:
+        assert all(i in index for i in unique)
+        assert not any(r["core_id"] in index for r in new if r["core_id"] not in unique)
+    if not CLI.exists():
+        pytest.skip(f"{CLI} is not built: the command line's answer was not compared")

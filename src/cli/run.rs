@@ -91,17 +91,10 @@ pub fn execute(spec: &PipelineSpec, models: &Path) -> Result<()> {
     }
     report(&summary, &spec.output.dir)?;
     super::report_skipped(&dedup.corpus.skipped);
-    if let Method::TwoStage(config) = &spec.method
-        && let (Some(collection), true) = (&config.against, config.add)
+    let keep = &spec.output.keep;
+    if let Some((added, collection)) =
+        pipeline::add_where_asked(&spec.method, &inputs, &read, &dedup, keep, models)?
     {
-        let added = pipeline::add_to_collection(
-            &inputs,
-            &read,
-            &dedup,
-            &spec.output.keep,
-            collection,
-            models,
-        )?;
         outln!(
             "{added} new records added to the collection in {}",
             collection.display()

@@ -27,12 +27,12 @@ mod two_stage;
 pub use exact::{JaccardConfig, ResemblanceConfig};
 pub use merge::{Merged, merge};
 pub use minhash::MinHashConfig;
-pub use output::{Fates, kept_members, write_results};
+pub use output::{Fates, kept_members, run_summary, write_results};
 pub use part::Part;
 pub use simhash::SimHashConfig;
 pub use spec::{EvalSpec, InputSpec, OutputSpec, PipelineSpec};
 pub use stages::{Signed, advance, is_stage, sign_part};
-pub use two_stage::{BuiltIndex, TwoStageConfig, add_to_collection, build_index};
+pub use two_stage::{BuiltIndex, TwoStageConfig, build_index};
 
 use std::path::Path;
 use std::sync::Arc;
@@ -42,7 +42,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::error::Result;
-use crate::group::{Group, Linkage, linked_groups};
+use crate::group::{Group, KeepPolicy, Linkage, linked_groups};
 use crate::io::{Corpus, Input, ReadOptions};
 use crate::output::run::StageTimes;
 use crate::settings::{MethodName, SettingError};
@@ -446,6 +446,26 @@ pub fn dedup(
     method.validate()?;
     let found = method.find(inputs, read, models)?;
     Ok(group(found, method))
+}
+
+/// Adds the records a run of `method` kept to the collection it was checked against, where it
+/// asks to (`against` with `add`): how many were added, and to which index.
+pub fn add_where_asked<'m>(
+    method: &'m Method,
+    inputs: &[Input],
+    read: &ReadOptions,
+    dedup: &Dedup,
+    keep: &KeepPolicy,
+    models: &Path,
+) -> Result<Option<(usize, &'m Path)>> {
+    let Method::TwoStage(config) = method else {
+        return Ok(None);
+    };
+    let (Some(collection), true) = (&config.against, config.add) else {
+        return Ok(None);
+    };
+    let added = two_stage::add_to_collection(inputs, read, dedup, keep, collection, models)?;
+    Ok(Some((added, collection)))
 }
 
 /// Groups what a method found: the step every method, and a merge of parts, shares.

@@ -38,7 +38,7 @@ pub fn write_results(
     }
     if dedup.part.is_some() {
         // A part's groups and unique records are the merge's to write.
-        return run.finish(summary(dedup, settings, 0, clock));
+        return run.finish(timed(run_summary(dedup, settings, 0), clock));
     }
     let kept = kept_members(inputs, read, dedup, &output.keep)?;
     let groups = dedup
@@ -67,15 +67,20 @@ pub fn write_results(
         format,
         output.annotate,
     )?;
-    run.finish(summary(dedup, settings, unique, clock))
+    run.finish(timed(run_summary(dedup, settings, unique), clock))
 }
 
-fn summary(
-    dedup: &Dedup,
-    settings: serde_json::Value,
-    unique: usize,
-    clock: Instant,
-) -> RunSummary {
+/// `summary` with the seconds since `clock` as its writing time.
+fn timed(summary: RunSummary, clock: Instant) -> RunSummary {
+    RunSummary {
+        write_seconds: clock.elapsed().as_secs_f64(),
+        ..summary
+    }
+}
+
+/// The summary of `dedup`, run with `settings`, that kept `unique` records (its files and
+/// writing time aside).
+pub fn run_summary(dedup: &Dedup, settings: serde_json::Value, unique: usize) -> RunSummary {
     let records = dedup.records();
     let ids = &dedup.corpus.ids[..records];
     RunSummary {
@@ -102,7 +107,7 @@ fn summary(
         probes: dedup.probes,
         cells: dedup.cells,
         seconds: dedup.times.clone(),
-        write_seconds: clock.elapsed().as_secs_f64(),
+        write_seconds: 0.0,
     }
 }
 
