@@ -3,7 +3,8 @@
 //! Every problem with a user's input carries a [`Location`] (file, line or archive entry), the
 //! field involved if any, what is wrong, and a hint for the fix. The binary maps the kinds to
 //! exit codes: 2 for what the user can fix in the command or its input (bad input or
-//! settings, a damaged index to rebuild, an address in use), 1 for everything else.
+//! settings, a damaged index to rebuild, an address in use), 130 for work stopped on request
+//! ([`crate::cancel`], as a shell reports Ctrl-C), 1 for everything else.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -222,6 +223,9 @@ pub enum Error {
         /// What is wrong, after the key: "must lie in (0, 1], not 1.5".
         message: String,
     },
+    /// The caller asked the work to stop ([`crate::cancel`]).
+    #[error("interrupted")]
+    Interrupted,
     /// Stored state (an index's files, its manifest, its points) is damaged or was changed by
     /// hand: it cannot be trusted and must be rebuilt.
     #[error("the index at {} is damaged ({problem}): rebuild it with `neardup index`", path.display())]
@@ -301,6 +305,7 @@ impl Error {
             | Error::Busy { .. }
             | Error::InputChanged { .. }
             | Error::Plot(_) => 1,
+            Error::Interrupted => 130,
         }
     }
 }

@@ -23,7 +23,8 @@ use neardup::output::run::RunWriter;
 use neardup::pipeline::{self, Dedup, InputSpec, Method, OutputSpec, PipelineSpec};
 use neardup::settings::MethodName;
 use pyo3::exceptions::{
-    PyFileNotFoundError, PyOSError, PyPermissionError, PyRuntimeError, PyValueError,
+    PyFileNotFoundError, PyKeyboardInterrupt, PyOSError, PyPermissionError, PyRuntimeError,
+    PyValueError,
 };
 use pyo3::prelude::*;
 use serde_json::{Map, Value};
@@ -38,10 +39,93 @@ fn to_python(error: Error) -> PyErr {
             _ => PyOSError::new_err(message),
         },
         Error::DiskFull { .. } | Error::Busy { .. } => PyOSError::new_err(message),
+        Error::Interrupted => PyKeyboardInterrupt::new_err(message),
         Error::Input(_) | Error::Usage(_) | Error::Setting { .. } | Error::InputChanged { .. } => {
             PyValueError::new_err(message)
         }
         _ => PyRuntimeError::new_err(message),
+    }
+}
+
+/// Runs `work` with the interpreter released, and Ctrl-C asking it to stop: its error as the
+/// Python exception it maps to, `KeyboardInterrupt` where Ctrl-C came while it worked.
+///
+/// Python's own Ctrl-C handler runs only once the interpreter has control again, which a long
+/// call keeps; meanwhile SIGINT asks the library to stop instead ([`neardup::cancel`]).
+fn detached<T: Send>(
+    py: Python<'_>,
+    work: impl FnOnce() -> neardup::error::Result<T> + Send,
+) -> PyResult<T> {
+    let sigint = sigint::Asking::install();
+    let result = py.detach(work);
+    drop(sigint);
+    if neardup::cancel::requested() {
+        neardup::cancel::clear();
+        return Err(PyKeyboardInterrupt::new_err("interrupted"));
+    }
+    result.map_err(to_python)
+}
+
+/// SIGINT as a request to stop, while any call works.
+#[cfg(unix)]
+mod sigint {
+    use std::sync::Mutex;
+
+    /// Calls at work, and the handler theirs replaced (Python's).
+    static WORKING: Mutex<(usize, Option<libc::sigaction>)> = Mutex::new((0, None));
+
+    extern "C" fn ask_to_stop(_: libc::c_int) {
+        neardup::cancel::request();
+    }
+
+    /// SIGINT asks the library to stop until the last of these is dropped.
+    pub(super) struct Asking;
+
+    impl Asking {
+        pub(super) fn install() -> Asking {
+            let mut working = WORKING.lock().unwrap_or_else(|e| e.into_inner());
+            if working.0 == 0 {
+                neardup::cancel::clear();
+                // SAFETY: a zeroed sigaction is a valid empty one; the handler only stores to
+                // an atomic, which is safe in a signal handler.
+                unsafe {
+                    let mut action: libc::sigaction = std::mem::zeroed();
+                    action.sa_sigaction = ask_to_stop as *const () as libc::sighandler_t;
+                    libc::sigemptyset(&mut action.sa_mask);
+                    let mut previous: libc::sigaction = std::mem::zeroed();
+                    if libc::sigaction(libc::SIGINT, &action, &mut previous) == 0 {
+                        working.1 = Some(previous);
+                    }
+                }
+            }
+            working.0 += 1;
+            Asking
+        }
+    }
+
+    impl Drop for Asking {
+        fn drop(&mut self) {
+            let mut working = WORKING.lock().unwrap_or_else(|e| e.into_inner());
+            working.0 -= 1;
+            if working.0 == 0
+                && let Some(previous) = working.1.take()
+            {
+                // SAFETY: restoring the handler that `install` replaced.
+                unsafe { libc::sigaction(libc::SIGINT, &previous, std::ptr::null_mut()) };
+            }
+        }
+    }
+}
+
+/// Elsewhere Ctrl-C is Python's once the call returns.
+#[cfg(not(unix))]
+mod sigint {
+    pub(super) struct Asking;
+
+    impl Asking {
+        pub(super) fn install() -> Asking {
+            Asking
+        }
     }
 }
 
@@ -79,7 +163,7 @@ impl Run {
     /// Runs `spec`'s method over its inputs, the interpreter released meanwhile.
     fn start(py: Python<'_>, spec: PipelineSpec, records: Option<ScratchDir>) -> PyResult<Run> {
         let models = models_root();
-        py.detach(|| {
+        detached(py, || {
             let inputs = spec.input.inputs()?;
             let read = spec.input.read_options();
             let dedup = pipeline::dedup(&inputs, &read, &spec.method, &models)?;
@@ -98,7 +182,6 @@ impl Run {
                 _records: records,
             })
         })
-        .map_err(to_python)
     }
 }
 
@@ -173,7 +256,7 @@ impl Run {
     /// where the run centred them on its corpus.
     fn explain(&self, py: Python<'_>, a: String, b: String) -> PyResult<String> {
         let models = models_root();
-        py.detach(|| {
+        detached(py, || {
             let (mut settings, embeds) = match &self.spec.method {
                 Method::MinHash(config) => (minhash_settings(config.confirm.clone()), false),
                 Method::TwoStage(config) => (config.settings.clone(), true),
@@ -192,7 +275,6 @@ impl Run {
             json["diff"] = Value::from(explanation.diff);
             Ok(json.to_string())
         })
-        .map_err(to_python)
     }
 
     /// The CORE 2020 metrics of this run against the labelled duplicates in `truth` (JSON
@@ -217,7 +299,7 @@ impl Run {
                 )));
             }
         };
-        py.detach(|| {
+        detached(py, || {
             let id_field = id_field.as_deref().unwrap_or(&self.read.fields.id);
             let labelled = Truth::load(&truth, id_field)?;
             let ids = &self.dedup.corpus.ids;
@@ -237,7 +319,6 @@ impl Run {
             let evaluation = evaluate(&labelled, &predictions);
             Ok(serde_json::to_string(&evaluation).expect("an evaluation serialises"))
         })
-        .map_err(to_python)
     }
 
     /// What the run did, as JSON: counts, settings and the seconds of each stage.
@@ -261,7 +342,7 @@ impl Run {
     /// records, summary) into the folder `out`; returns the summary as JSON.
     #[pyo3(signature = (out, annotate = true))]
     fn write(&self, py: Python<'_>, out: PathBuf, annotate: bool) -> PyResult<String> {
-        py.detach(|| {
+        detached(py, || {
             let output = OutputSpec {
                 dir: out,
                 annotate,
@@ -279,7 +360,6 @@ impl Run {
             )?;
             Ok(serde_json::to_string(&summary).expect("a summary serialises"))
         })
-        .map_err(to_python)
     }
 }
 
@@ -297,9 +377,7 @@ impl Index {
     /// Opens the index in `dir`, the interpreter released meanwhile.
     fn open_in(py: Python<'_>, dir: PathBuf) -> PyResult<Index> {
         let models = models_root();
-        let index = py
-            .detach(|| DocumentIndex::open(&dir, &models, None))
-            .map_err(to_python)?;
+        let index = detached(py, || DocumentIndex::open(&dir, &models, None))?;
         Ok(Index {
             index,
             writes: Mutex::new(()),
@@ -312,12 +390,11 @@ impl Index {
             unreachable!("two-stage settings make a two-stage method")
         };
         let models = models_root();
-        py.detach(|| {
+        detached(py, || {
             let inputs = input.inputs()?;
             let read = input.read_options();
             pipeline::build_index(&inputs, &read, &config.settings, &dir, &models)
-        })
-        .map_err(to_python)?;
+        })?;
         Index::open_in(py, dir)
     }
 
@@ -345,17 +422,13 @@ impl Index {
     /// The `k` nearest indexed documents to a new text, each with its verdict (JSON).
     fn query_text(&self, py: Python<'_>, text: &str, k: usize) -> PyResult<String> {
         check_top_k(k)?;
-        py.detach(|| self.index.similar_to_text(text, k))
-            .map(|m| matches_json(&m))
-            .map_err(to_python)
+        detached(py, || self.index.similar_to_text(text, k)).map(|m| matches_json(&m))
     }
 
     /// The `k` nearest other documents to the indexed document `id` (JSON).
     fn query_id(&self, py: Python<'_>, id: &str, k: usize) -> PyResult<String> {
         check_top_k(k)?;
-        py.detach(|| self.index.similar_to_id(id, k))
-            .map(|m| matches_json(&m))
-            .map_err(to_python)
+        detached(py, || self.index.similar_to_id(id, k)).map(|m| matches_json(&m))
     }
 
     /// Looks up each new text among the indexed documents: for each, its `k` nearest with
@@ -378,7 +451,7 @@ impl Index {
                 texts.len()
             )));
         }
-        py.detach(|| {
+        detached(py, || {
             if !add {
                 let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
                 let found = self.index.similar_to_texts(&texts, k)?;
@@ -395,13 +468,12 @@ impl Index {
             self.index.flush()?;
             Ok(serde_json::to_string(&found).expect("matches serialise"))
         })
-        .map_err(to_python)
     }
 
     /// Removes the documents `ids`; for each, whether it was there. Flushed before this
     /// returns.
     fn remove(&self, py: Python<'_>, ids: Vec<String>) -> PyResult<Vec<bool>> {
-        py.detach(|| {
+        detached(py, || {
             let _writer = self.writer();
             let removed = ids
                 .iter()
@@ -410,7 +482,6 @@ impl Index {
             self.index.flush()?;
             Ok(removed)
         })
-        .map_err(to_python)
     }
 
     /// Whether document `id` is indexed.
@@ -420,11 +491,10 @@ impl Index {
 
     /// Flushes every write into the store and closes it; the index is unusable after.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        py.detach(|| {
+        detached(py, || {
             let _writer = self.writer();
             self.index.close()
         })
-        .map_err(to_python)
     }
 }
 
@@ -564,9 +634,7 @@ fn records_input(
         )));
     }
     let text_fields: Vec<String> = (0..columns.len()).map(|i| format!("text{i}")).collect();
-    let scratch = py
-        .detach(|| write_records(ids, columns, &text_fields))
-        .map_err(to_python)?;
+    let scratch = detached(py, || write_records(ids, columns, &text_fields))?;
     let input = InputSpec {
         paths: vec![scratch.path().join(RECORDS)],
         format: Some(InputFormat::Jsonl),
@@ -592,6 +660,9 @@ fn write_records(
     let file = std::fs::File::create(&path).map_err(|e| Error::io(&path, e))?;
     let mut out = BufWriter::with_capacity(1 << 20, file);
     for (row, id) in ids.iter().enumerate() {
+        if row % 4096 == 0 && neardup::cancel::requested() {
+            return Err(Error::Interrupted);
+        }
         let mut record = Map::with_capacity(fields.len() + 1);
         record.insert("id".into(), Value::from(id.as_str()));
         for (field, column) in fields.iter().zip(columns) {

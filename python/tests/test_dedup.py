@@ -377,3 +377,26 @@ def test_a_batch_checked_against_a_collection_finds_what_the_command_line_finds(
         assert not any(r["core_id"] in index for r in new if r["core_id"] not in unique)
     if not CLI.exists():
         pytest.skip(f"{CLI} is not built: the command line's answer was not compared")
+
+
+def test_ctrl_c_stops_a_run_and_the_interpreter_goes_on():
+    # A run long enough to be interrupted (tens of seconds in a debug build), then another.
+    script = """
+import os, signal, threading, time, neardup
+texts = [f"record {i} " + " ".join(f"w{(i * 7 + j * 13) % 5000}" for j in range(80))
+         for i in range(300000)]
+threading.Timer(1.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+start = time.monotonic()
+try:
+    neardup.dedup(texts, method="minhash")
+    print("finished", time.monotonic() - start)
+except KeyboardInterrupt:
+    print("interrupted", time.monotonic() - start)
+print(neardup.dedup(["one two three four", "one two three four"], quiet=True).summary["pairs"])
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", script], check=True, capture_output=True, text=True, timeout=300
+    ).stdout.split()
+    assert out[0] == "interrupted", out
+    assert float(out[1]) < 6.0, out
+    assert out[2] == "1", out

@@ -164,6 +164,9 @@ fn for_each_chunk_in(
             }
         });
         for chunk in chunks {
+            if crate::cancel::requested() {
+                return Err(Error::Interrupted);
+            }
             let chunk: Vec<RawRecord> = chunk?;
             bar.inc(chunk.iter().map(|r| r.input_bytes).sum());
             each(chunk)?;

@@ -63,6 +63,9 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) 
         "banded"
     );
 
+    if crate::cancel::requested() {
+        return Err(crate::error::Error::Interrupted);
+    }
     let clock = Instant::now();
     let (scores, duplicate) = confirmer.judge_all(&signatures, &sketches, candidates.len(), |i| {
         let (a, b) = candidates[i];

@@ -344,6 +344,10 @@ impl Cells {
     ) {
         let cells: Vec<usize> = (0..members.len()).collect();
         for cells in cells.chunks(MERGE_CELLS) {
+            // Stopped on request, the search ends short: its caller looks, and reports.
+            if crate::cancel::requested() {
+                return;
+            }
             let found: Vec<_> = cells
                 .par_iter()
                 .map(|&cell| {

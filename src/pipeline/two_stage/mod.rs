@@ -283,6 +283,10 @@ pub(super) fn run(
         config,
     )?;
     drop((cells, doc_of_key, title_copies));
+    // A search within cells stopped on request ends short.
+    if crate::cancel::requested() {
+        return Err(Error::Interrupted);
+    }
     let collection = from_collection.map_or(0, |found| {
         neighbours.extend(found.candidates);
         corpus.ids.extend(found.ids);
@@ -453,8 +457,14 @@ fn confirm_aside(
     );
     let mut verdicts = Verdicts::default();
     candidates_aside.for_each_batch(CONFIRM_BATCH, |batch| {
-        verdicts.judge(confirmer, &signatures, &sketches, batch)
+        // Stopped on request, the rest is passed over, and the stage reports it below.
+        if !crate::cancel::requested() {
+            verdicts.judge(confirmer, &signatures, &sketches, batch)
+        }
     })?;
+    if crate::cancel::requested() {
+        return Err(Error::Interrupted);
+    }
     drop(sketches);
     Ok((
         verdicts.confirmed(candidates_aside.read_back()?),

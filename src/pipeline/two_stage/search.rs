@@ -8,7 +8,7 @@ use rayon::prelude::*;
 
 use super::TwoStageConfig;
 use super::title_only::TitleOnlyStore;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::index::DocumentIndex;
 use crate::progress;
 use crate::search::{Cells, InCells, InStore, NeighbourSearch, Query, QueryReader};
@@ -99,6 +99,9 @@ pub(super) fn candidates(
         None => CELL_SEARCH_BATCH,
     };
     while let Some((batch, flat)) = queries.next_batch(batch_size)? {
+        if crate::cancel::requested() {
+            return Err(Error::Interrupted);
+        }
         let vectors = flat.chunks_exact(index.embedder().dimensions());
         let (titles, documents): (Vec<_>, Vec<_>) = batch
             .iter()
