@@ -1,12 +1,42 @@
 //! Progress bars for long work: drawn on a terminal, silent when stderr is piped or `--quiet`
 //! is given, so logs and machine-readable output stay clean.
+//!
+//! Where no terminal shows them (a notebook), a caller can watch the bars instead
+//! ([`watch`]): the newest one made is kept where [`watched`] reads it, and the caller draws it
+//! its own way (the Python package, with tqdm).
 
 use std::io::IsTerminal;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
 static QUIET: AtomicBool = AtomicBool::new(false);
+/// Whether a caller watches the bars, and the newest one made while it does.
+static WATCHING: AtomicBool = AtomicBool::new(false);
+static NEWEST: Mutex<Option<ProgressBar>> = Mutex::new(None);
+
+/// Keeps the newest bar made from now on where [`watched`] reads it (`false`: no longer).
+pub fn watch(on: bool) {
+    WATCHING.store(on, Ordering::Relaxed);
+    if !on {
+        *NEWEST.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+}
+
+/// The newest bar made while watched, unless it is done: its message, position and length
+/// (none for a spinner).
+pub fn watched() -> Option<(String, u64, Option<u64>)> {
+    let newest = NEWEST.lock().unwrap_or_else(|e| e.into_inner());
+    let bar = newest.as_ref().filter(|bar| !bar.is_finished())?;
+    Some((bar.message(), bar.position(), bar.length()))
+}
+
+fn offer(bar: &ProgressBar) {
+    if WATCHING.load(Ordering::Relaxed) {
+        *NEWEST.lock().unwrap_or_else(|e| e.into_inner()) = Some(bar.clone());
+    }
+}
 
 /// Silences every bar created afterwards.
 pub fn set_quiet(quiet: bool) {
@@ -35,6 +65,7 @@ fn bar(total: u64, template: &str, message: &str) -> ProgressBar {
             .progress_chars("=> "),
     );
     bar.set_message(message.to_owned());
+    offer(&bar);
     bar
 }
 
@@ -68,6 +99,7 @@ pub fn spinner(message: &str) -> Spinner {
     );
     bar.set_message(message.to_owned());
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    offer(&bar);
     Spinner(bar)
 }
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import threading
 from typing import Any, Dict, List, Optional, Sequence, Union
 
 from . import _neardup
@@ -77,23 +78,73 @@ def dedup(
     """
     settings_json = _settings_json(settings)
     records = _Records.of(data, text, id)
-    if records.paths is not None:
-        text_fields, id_field = _file_fields(text, id)
-        run = _neardup.dedup_files(
-            records.paths,
-            method,
-            settings_json,
-            id_field,
-            text_fields,
-            keep,
-            skip_invalid,
-            quiet,
-        )
-    else:
-        run = _neardup.dedup_records(
-            records.ids, records.columns, method, settings_json, keep, quiet
-        )
+    with _Progress(quiet):
+        if records.paths is not None:
+            text_fields, id_field = _file_fields(text, id)
+            run = _neardup.dedup_files(
+                records.paths,
+                method,
+                settings_json,
+                id_field,
+                text_fields,
+                keep,
+                skip_invalid,
+                quiet,
+            )
+        else:
+            run = _neardup.dedup_records(
+                records.ids, records.columns, method, settings_json, keep, quiet
+            )
     return Result(run, records)
+
+
+class _Progress:
+    """The library's progress bars drawn by tqdm (`tqdm.auto`: a widget in a notebook) while a
+    call works, where no terminal shows the library's own (it draws on a terminal at file
+    descriptor 2). Without tqdm, or with `quiet`, nothing is drawn."""
+
+    POLL_SECONDS = 0.2
+
+    def __init__(self, quiet: bool):
+        self._bars = None if quiet or os.isatty(2) else _tqdm()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._draw, daemon=True)
+
+    def __enter__(self) -> "_Progress":
+        if self._bars is not None:
+            _neardup.watch_progress(True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._bars is not None:
+            self._stop.set()
+            self._thread.join()
+            _neardup.watch_progress(False)
+
+    def _draw(self) -> None:
+        bar, shown = None, None
+        while not self._stop.wait(self.POLL_SECONDS):
+            state = _neardup.progress()
+            if state is None:
+                continue
+            message, position, length = state
+            if message != shown:
+                if bar is not None:
+                    bar.close()
+                bar = self._bars(total=length, desc=message, unit_scale=True, leave=False)
+                shown = message
+            bar.update(position - bar.n)
+        if bar is not None:
+            bar.close()
+
+
+def _tqdm() -> Any:
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    return tqdm
 
 
 def _settings_json(settings: Dict[str, Any]) -> str:
@@ -160,16 +211,17 @@ class Index:
         two-stage method's (as `neardup index` takes them)."""
         settings_json = _settings_json(settings)
         records = _Records.of(data, text, id)
-        if records.paths is not None:
-            text_fields, id_field = _file_fields(text, id)
-            index = _neardup.index_files(
-                os.fspath(path), records.paths, settings_json, id_field, text_fields,
-                skip_invalid, quiet,
-            )
-        else:
-            index = _neardup.index_records(
-                os.fspath(path), records.ids, records.columns, settings_json, quiet
-            )
+        with _Progress(quiet):
+            if records.paths is not None:
+                text_fields, id_field = _file_fields(text, id)
+                index = _neardup.index_files(
+                    os.fspath(path), records.paths, settings_json, id_field, text_fields,
+                    skip_invalid, quiet,
+                )
+            else:
+                index = _neardup.index_records(
+                    os.fspath(path), records.ids, records.columns, settings_json, quiet
+                )
         return cls._opened(index, path)
 
     def query(

@@ -48,6 +48,9 @@ def dedup_records(
 
 DEFAULT_TOP_K: int
 
+def watch_progress(on: bool) -> None: ...
+def progress() -> Optional[Tuple[str, int, Optional[int]]]: ...
+
 class Index:
     """An open two-stage index; lookups and batches answer with matches as JSON."""
 

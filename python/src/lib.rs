@@ -676,6 +676,20 @@ fn write_records(
     Ok(scratch)
 }
 
+/// While `on`, the library keeps its newest progress bar for [`progress`] to read: where no
+/// terminal shows its own bars (a notebook), the package draws them.
+#[pyfunction]
+fn watch_progress(on: bool) {
+    neardup::progress::watch(on);
+}
+
+/// The newest progress bar of the work under way, unless it is done: its message, position
+/// and length (none for work without a count).
+#[pyfunction]
+fn progress() -> Option<(String, u64, Option<u64>)> {
+    neardup::progress::watched()
+}
+
 /// The extension module.
 #[pymodule]
 fn _neardup(module: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -686,6 +700,8 @@ fn _neardup(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("DEFAULT_TOP_K", neardup::search::DEFAULT_TOP_K)?;
     module.add_function(wrap_pyfunction!(dedup_files, module)?)?;
     module.add_function(wrap_pyfunction!(dedup_records, module)?)?;
+    module.add_function(wrap_pyfunction!(watch_progress, module)?)?;
+    module.add_function(wrap_pyfunction!(progress, module)?)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     module.add(
         "ANNOTATION_COLUMNS",

@@ -400,3 +400,23 @@ print(neardup.dedup(["one two three four", "one two three four"], quiet=True).su
     assert out[0] == "interrupted", out
     assert float(out[1]) < 6.0, out
     assert out[2] == "1", out
+
+
+def test_progress_is_drawn_by_tqdm_where_no_terminal_shows_it_unless_quiet():
+    pytest.importorskip("tqdm")
+    # stderr is a pipe here, as in a notebook: the library's own bars are not drawn.
+    script = """
+import sys, neardup
+texts = [f"record {i} " + " ".join(f"w{(i * 7 + j * 13) % 5000}" for j in range(80))
+         for i in range(100000)]
+neardup.dedup(texts, method="minhash", quiet=sys.argv[1] == "quiet")
+"""
+    def stderr(mode):
+        return subprocess.run(
+            [sys.executable, "-c", script, mode], check=True, capture_output=True, text=True,
+            timeout=300,
+        ).stderr
+
+    drawn = stderr("bars")
+    assert "sketching" in drawn and "%|" in drawn, drawn[-2000:]
+    assert "%|" not in stderr("quiet")
