@@ -53,18 +53,18 @@ pub(super) struct CollectionCandidates {
 
 /// Reads every document of `collection` (vector, id, sketch) but those whose point key
 /// `in_batch` holds: from its snapshot, or else from its store (opened with the models under
-/// `models`, and then closed), and then writes the snapshot for the next run. Says whether it
-/// read every document (none left out).
+/// `models`, on the server at `url` where the run names one, and then closed), and then writes
+/// the snapshot for the next run. Says whether it read every document (none left out).
 fn read_collection(
     collection: &Collection,
     models: &Path,
+    url: Option<&str>,
     in_batch: &HashMap<u64, u32>,
 ) -> Result<(Snapshot, bool)> {
     let clock = std::time::Instant::now();
     let (whole, from) = match collection.read_snapshot()? {
         Some(snapshot) => (snapshot, "its snapshot"),
         None => {
-            let url = collection.manifest().settings.store.qdrant_url.as_deref();
             let index = DocumentIndex::open(collection.dir(), models, url)?;
             let whole = scroll_store(&index)?;
             index.write_snapshot(&whole)?;
@@ -201,7 +201,8 @@ pub(super) fn search_collection(
     sketches: &mut SketchFacts,
 ) -> Result<CollectionCandidates> {
     let documents = signatures.len();
-    let (mut collection, whole) = read_collection(&against, models, in_batch)?;
+    let url = config.settings.store.qdrant_url.as_deref();
+    let (mut collection, whole) = read_collection(&against, models, url, in_batch)?;
     let held = collection.ids.len();
     if held == 0 {
         return Ok(CollectionCandidates {
