@@ -452,11 +452,11 @@ class Result:
 
     @property
     def pairs(self) -> Any:
-        """The confirmed duplicate pairs: `id_a`, `id_b`, their score (named as in
-        pairs.jsonl) and the records' positions `a` and `b` (None for a record of the
-        collection checked against)."""
+        """The confirmed duplicate pairs: `id_a`, `id_b` (the lower id first, as in
+        pairs.jsonl), their score (named as in pairs.jsonl) and the records' positions `a` and
+        `b` (None for a record of the collection checked against)."""
         ids, rows = self._run.ids, self._run.rows
-        found = self._run.pairs
+        found = [(a, b, s) if ids[a] <= ids[b] else (b, a, s) for a, b, s in self._run.pairs]
 
         def row(doc: int) -> Optional[int]:
             return rows[doc] if doc < len(rows) else None
