@@ -5,7 +5,8 @@
 //! of a run that checks a batch against the collection (`dedup --against`); the same read from
 //! a plain file takes seconds. The copy is written after such a read, and any write to the
 //! index removes it first, so that a copy present is the store's as it is. A copy whose count
-//! is not the store's is not read.
+//! is not the manifest's (the store's at its last flush) is not read; it is read and written
+//! through [`Collection`], which leaves the store closed.
 //!
 //! Beside it, `cells.bin` keeps the k-means cells a batch's search learned over those documents
 //! and where each document lies among them ([`CellPlacement`]), so that the next batch neither
@@ -199,28 +200,6 @@ impl DocumentIndex {
         Files { dir: &self.dir }
     }
 
-    /// The copy of the store, where there is one of as many documents as the store holds.
-    pub fn read_snapshot(&self) -> Result<Option<Snapshot>> {
-        let stored = self.store.len()?;
-        self.files().read_snapshot(stored, self.manifest.dimensions)
-    }
-
-    /// Writes `snapshot` as the copy of the store (whole, or not at all).
-    pub fn write_snapshot(&self, snapshot: &Snapshot) -> Result<()> {
-        self.files().write_snapshot(snapshot)
-    }
-
-    /// The cells kept beside `snapshot`, where they were made for it.
-    pub fn read_cells(&self, snapshot: &Snapshot) -> Result<Option<StoredCells>> {
-        self.files()
-            .read_cells(snapshot.ids.len(), snapshot.ids_digest())
-    }
-
-    /// Keeps `cells` beside the snapshot.
-    pub fn write_cells(&self, cells: &StoredCells) -> Result<()> {
-        self.files().write_cells(cells)
-    }
-
     /// Removes the copy of the store and its cells: done before every write to it.
     pub(super) fn forget_snapshot(&self) -> Result<()> {
         self.files().forget()
@@ -280,6 +259,11 @@ impl Collection {
     /// Keeps `cells` beside the snapshot.
     pub fn write_cells(&self, cells: &StoredCells) -> Result<()> {
         self.files().write_cells(cells)
+    }
+
+    /// Writes `snapshot` as the copy of the store (whole, or not at all).
+    pub fn write_snapshot(&self, snapshot: &Snapshot) -> Result<()> {
+        self.files().write_snapshot(snapshot)
     }
 }
 

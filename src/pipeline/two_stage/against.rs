@@ -67,7 +67,7 @@ fn read_collection(
         None => {
             let index = DocumentIndex::open(collection.dir(), models, url)?;
             let whole = scroll_store(&index)?;
-            index.write_snapshot(&whole)?;
+            collection.write_snapshot(&whole)?;
             (whole, "its store")
         }
     };
@@ -308,14 +308,15 @@ pub fn add_to_collection(
 ) -> Result<usize> {
     let kept = kept_members(inputs, read, dedup, keep)?;
     let fates = Fates::new(dedup, &kept);
-    let index = DocumentIndex::open(collection, models, None)?;
     // The first write removes the snapshot and its cells: they are read first, and written
     // again with the records added, so that the next batch need not read the store.
-    let mut snapshot = index.read_snapshot()?;
+    let files = Collection::open(collection)?;
+    let mut snapshot = files.read_snapshot()?;
     let mut cells = match &snapshot {
-        Some(snapshot) => index.read_cells(snapshot)?,
+        Some(snapshot) => files.read_cells(snapshot)?,
         None => None,
     };
+    let index = DocumentIndex::open(collection, models, None)?;
     let progress = progress::items(dedup.records() as u64, "adding to the collection");
     let batch = index.begin_batch()?;
     let mut added = 0;
@@ -350,10 +351,10 @@ pub fn add_to_collection(
     if let Some(snapshot) = snapshot
         && snapshot.ids.len() == index.store().len()?
     {
-        index.write_snapshot(&snapshot)?;
+        files.write_snapshot(&snapshot)?;
         if let Some(mut cells) = cells {
             cells.of_ids = snapshot.ids_digest();
-            index.write_cells(&cells)?;
+            files.write_cells(&cells)?;
         }
     }
     tracing::info!(records = added, collection = %collection.display(), "added to the collection");
