@@ -240,25 +240,28 @@ class Index:
 
     def deduplicate(
         self, data: Any, text: Text = None, id: Any = None, *, k: int = _neardup.DEFAULT_TOP_K,
-        add: bool = False,
+        add: bool = False, skip_invalid: bool = False,
     ) -> Any:
-        """Checks each record of `data` (held in Python: any type `dedup` takes but paths)
-        against the index: one row for each record and indexed duplicate, with `id` (the
-        record's), `duplicate_of` (the indexed document's), `cosine`, `jaccard_estimate` and
-        the deciding `rule`, as a table of the input's type. A record with no duplicate has no
-        row. With `add=True` each record is added after its lookup, so a record also meets
-        the batch's earlier ones; the batch counts only whole."""
+        """Checks each record of `data` (any type `dedup` takes, files included) against the
+        index: one row for each record and indexed duplicate, with `id` (the record's),
+        `duplicate_of` (the indexed document's), `cosine`, `jaccard_estimate` and the deciding
+        `rule`, as a table of the input's type (a list of dicts for files). A record with no
+        duplicate has no row. With `add=True` each record is added after its lookup, so a
+        record also meets the batch's earlier ones; the batch counts only whole. Each record
+        is looked up by its text fields joined; for a large batch from files,
+        `dedup(path, against=index)` is the faster way (it runs the batch as a whole)."""
         records = _Records.of(data, text, id)
         if records.paths is not None:
-            raise ValueError(
-                "deduplicate() reads records held in Python; read the file first (for "
-                "example pandas.read_json(path, lines=True)), or build an index of files with "
-                "Index.build"
+            text_fields, id_field = _file_fields(text, id)
+            ids, found = self._index.deduplicate_files(
+                records.paths, id_field, text_fields, skip_invalid, k, add
             )
-        texts = [" ".join(t for t in parts if t) for parts in zip(*records.columns)]
-        found = json.loads(self._index.deduplicate(records.ids, texts, k, add))
+        else:
+            ids = records.ids
+            texts = [" ".join(t for t in parts if t) for parts in zip(*records.columns)]
+            found = self._index.deduplicate(ids, texts, k, add)
         rows = [
-            (new, m) for new, matches in zip(records.ids, found) for m in matches
+            (new, m) for new, matches in zip(ids, json.loads(found)) for m in matches
             if m["duplicate"] and m["id"] != new
         ]
         return _table_of(
@@ -273,11 +276,12 @@ class Index:
         )
 
     def add(
-        self, data: Any, text: Text = None, id: Any = None, *, k: int = _neardup.DEFAULT_TOP_K
+        self, data: Any, text: Text = None, id: Any = None, *, k: int = _neardup.DEFAULT_TOP_K,
+        skip_invalid: bool = False,
     ) -> Any:
-        """Adds the records of `data` (held in Python), each after looking it up: returns what
-        `deduplicate` returns. A record whose id is indexed already replaces it."""
-        return self.deduplicate(data, text, id, k=k, add=True)
+        """Adds the records of `data` (any type `dedup` takes), each after looking it up:
+        returns what `deduplicate` returns. A record whose id is indexed already replaces it."""
+        return self.deduplicate(data, text, id, k=k, add=True, skip_invalid=skip_invalid)
 
     def remove(self, ids: Union[str, Sequence[Any]]) -> int:
         """Removes the documents `ids` (one id or several); returns how many were there."""
@@ -453,10 +457,15 @@ class Result:
     @property
     def pairs(self) -> Any:
         """The confirmed duplicate pairs: `id_a`, `id_b` (the lower id first, as in
-        pairs.jsonl), their score (named as in pairs.jsonl) and the records' positions `a` and
-        `b` (None for a record of the collection checked against)."""
+        pairs.jsonl), their score (named as in pairs.jsonl), the rule that confirmed the pair
+        (`rule`: `jaccard`, `containment` or `title`; for a method that confirms by its score
+        alone, the method's measure) and the records' positions `a` and `b` (None for a record
+        of the collection checked against)."""
         ids, rows = self._run.ids, self._run.rows
         found = [(a, b, s) if ids[a] <= ids[b] else (b, a, s) for a, b, s in self._run.pairs]
+        rules = self._run.pair_rules
+        if rules is None:
+            rules = [self._run.score_name] * len(found)
 
         def row(doc: int) -> Optional[int]:
             return rows[doc] if doc < len(rows) else None
@@ -466,10 +475,23 @@ class Result:
                 "id_a": [ids[a] for a, _, _ in found],
                 "id_b": [ids[b] for _, b, _ in found],
                 self._run.score_name: [s for _, _, s in found],
+                "rule": rules,
                 "a": [row(a) for a, _, _ in found],
                 "b": [row(b) for _, b, _ in found],
             }
         )
+
+    def rethreshold(self, threshold: float) -> "Result":
+        """This result at another threshold, as a new result: each candidate pair the run
+        judged is decided again (the run's Jaccard estimates and rules are kept; nothing is
+        signed or embedded again) and the pairs grouped again, in a fraction of the run's time.
+
+        Raising the threshold gives the pairs a run at it confirms among these candidates.
+        Lowering it decides these candidates only: a run at the lower threshold may propose
+        more (MinHash's bands are chosen for the threshold). `jaccard`, `resemblance` and
+        `simhash` keep only the pairs that reached their threshold, so they can raise it and
+        not lower it. The summary's settings name the new threshold."""
+        return Result(self._run.rethreshold(float(threshold)), self._records)
 
     @property
     def groups(self) -> Any:

@@ -12,7 +12,7 @@
 
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use neardup::Error;
 use neardup::eval::{Predicted, Predictions, Truth, evaluate};
@@ -58,9 +58,11 @@ fn detached<T: Send>(
 ) -> PyResult<T> {
     let sigint = sigint::Asking::install();
     let result = py.detach(work);
+    let interrupted = neardup::cancel::requested();
+    // The last call at work clears the request: one clearing it sooner would keep the
+    // others, in other threads, from seeing it.
     drop(sigint);
-    if neardup::cancel::requested() {
-        neardup::cancel::clear();
+    if interrupted {
         return Err(PyKeyboardInterrupt::new_err("interrupted"));
     }
     result.map_err(to_python)
@@ -107,9 +109,11 @@ mod sigint {
         fn drop(&mut self) {
             let mut working = WORKING.lock().unwrap_or_else(|e| e.into_inner());
             working.0 -= 1;
-            if working.0 == 0
-                && let Some(previous) = working.1.take()
-            {
+            if working.0 > 0 {
+                return;
+            }
+            neardup::cancel::clear();
+            if let Some(previous) = working.1.take() {
                 // SAFETY: restoring the handler that `install` replaced.
                 unsafe { libc::sigaction(libc::SIGINT, &previous, std::ptr::null_mut()) };
             }
@@ -155,8 +159,9 @@ struct Run {
     kept: Vec<u32>,
     /// The records added to the collection checked against (`add`).
     added: Option<usize>,
-    /// Where records handed over in memory were written for the run to read.
-    _records: Option<ScratchDir>,
+    /// Where records handed over in memory were written for the run to read (shared with
+    /// the runs decided again from this one).
+    records: Option<Arc<ScratchDir>>,
 }
 
 impl Run {
@@ -166,7 +171,7 @@ impl Run {
         detached(py, || {
             let inputs = spec.input.inputs()?;
             let read = spec.input.read_options();
-            let dedup = pipeline::dedup(&inputs, &read, &spec.method, &models)?;
+            let dedup = pipeline::dedup_to_rethreshold(&inputs, &read, &spec.method, &models)?;
             let keep = &spec.output.keep;
             let kept = pipeline::kept_members(&inputs, &read, &dedup, keep)?;
             let added =
@@ -179,7 +184,7 @@ impl Run {
                 dedup,
                 kept,
                 added,
-                _records: records,
+                records: records.map(Arc::new),
             })
         })
     }
@@ -208,6 +213,42 @@ impl Run {
             .iter()
             .map(|p| (p.a, p.b, p.score))
             .collect()
+    }
+
+    /// The rule that confirmed each pair (`jaccard`, `containment`, `title`, ...), in the
+    /// order of `pairs`; `None` for a method that confirms by its score alone.
+    #[getter]
+    fn pair_rules(&self) -> Option<Vec<&'static str>> {
+        let rules = self.dedup.pair_rules()?;
+        Some(rules.into_iter().map(|rule| rule.name()).collect())
+    }
+
+    /// This run's candidates decided again where the threshold is `threshold`, and grouped
+    /// again: a new run, nothing signed or embedded again (`neardup::pipeline::rethreshold`).
+    fn rethreshold(&self, py: Python<'_>, threshold: f64) -> PyResult<Run> {
+        if self.added.is_some() {
+            return Err(PyValueError::new_err(
+                "this run added its unique records to the collection it was checked against; \
+                 rethreshold a run without add, then add what it keeps",
+            ));
+        }
+        detached(py, || {
+            let (dedup, method) = pipeline::rethreshold(&self.dedup, &self.spec.method, threshold)?;
+            let spec = PipelineSpec {
+                method,
+                ..self.spec.clone()
+            };
+            let kept = pipeline::kept_members(&self.inputs, &self.read, &dedup, &spec.output.keep)?;
+            Ok(Run {
+                spec,
+                inputs: self.inputs.clone(),
+                read: self.read.clone(),
+                dedup,
+                kept,
+                added: None,
+                records: self.records.clone(),
+            })
+        })
     }
 
     /// The name of a pair's score (`jaccard_estimate`, ...).
@@ -398,6 +439,33 @@ impl Index {
         Index::open_in(py, dir)
     }
 
+    /// Looks up each of `texts` among the indexed documents: for each, its `k` nearest with
+    /// their verdicts (JSON). With `add`, each is added as `ids[i]` after its lookup, in one
+    /// batch flushed before this returns.
+    fn look_up(
+        &self,
+        ids: &[String],
+        texts: &[String],
+        k: usize,
+        add: bool,
+    ) -> neardup::Result<String> {
+        if !add {
+            let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let found = self.index.similar_to_texts(&texts, k)?;
+            return Ok(serde_json::to_string(&found).expect("matches serialise"));
+        }
+        let _writer = self.writer();
+        let batch = self.index.begin_batch()?;
+        let mut found = Vec::with_capacity(texts.len());
+        for (id, text) in ids.iter().zip(texts) {
+            let new = self.index.prepare(text, k)?;
+            found.push(self.index.insert_in(id, new, Some(batch))?);
+        }
+        self.index.end_batch(batch)?;
+        self.index.flush()?;
+        Ok(serde_json::to_string(&found).expect("matches serialise"))
+    }
+
     /// The writer's turn: the lock, even if a writer before panicked (the journal, not the
     /// lock, keeps the index whole).
     fn writer(&self) -> std::sync::MutexGuard<'_, ()> {
@@ -451,22 +519,44 @@ impl Index {
                 texts.len()
             )));
         }
+        detached(py, || self.look_up(&ids, &texts, k, add))
+    }
+
+    /// [`Index::deduplicate`] of the records in the files `paths`, read as `dedup` reads them
+    /// (their text fields joined): the ids read, and each record's matches (JSON).
+    #[pyo3(signature = (paths, id_field, text_fields, skip_invalid, k, add))]
+    #[allow(clippy::too_many_arguments)]
+    fn deduplicate_files(
+        &self,
+        py: Python<'_>,
+        paths: Vec<PathBuf>,
+        id_field: String,
+        text_fields: Vec<String>,
+        skip_invalid: bool,
+        k: usize,
+        add: bool,
+    ) -> PyResult<(Vec<String>, String)> {
+        check_top_k(k)?;
+        let input = files_input(paths, id_field, text_fields, skip_invalid)?;
         detached(py, || {
-            if !add {
-                let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-                let found = self.index.similar_to_texts(&texts, k)?;
-                return Ok(serde_json::to_string(&found).expect("matches serialise"));
-            }
-            let _writer = self.writer();
-            let batch = self.index.begin_batch()?;
-            let mut found = Vec::with_capacity(texts.len());
-            for (id, text) in ids.iter().zip(&texts) {
-                let new = self.index.prepare(text, k)?;
-                found.push(self.index.insert_in(id, new, Some(batch))?);
-            }
-            self.index.end_batch(batch)?;
-            self.index.flush()?;
-            Ok(serde_json::to_string(&found).expect("matches serialise"))
+            let inputs = input.inputs()?;
+            let read = input.read_options();
+            let (mut ids, mut texts) = (Vec::new(), Vec::new());
+            neardup::io::for_each_chunk(&inputs, &read, "reading", |chunk| {
+                for raw in chunk {
+                    match read.parse(&raw) {
+                        Ok(record) => {
+                            ids.push(record.id);
+                            texts.push(record.text);
+                        }
+                        Err(_) if read.skip_invalid => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                Ok(())
+            })?;
+            let found = self.look_up(&ids, &texts, k, add)?;
+            Ok((ids, found))
         })
     }
 

@@ -224,6 +224,47 @@ def test_explain_gives_the_command_lines_evidence_and_verdict(from_file):
     assert json.loads(printed) == explained
 
 
+def test_rethreshold_decides_the_candidates_again_as_a_run_at_that_threshold(tmp_path):
+    # The banding fixed, so that every threshold proposes the same candidates.
+    fixed = dict(method="minhash", bands=32, rows=4, quiet=True)
+    first = neardup.dedup(SAMPLE, threshold=0.8, **fixed)
+    rules = {p["rule"] for p in first.pairs}
+    assert rules and rules <= {"jaccard", "containment", "title"}
+    counts = []
+    for threshold in (0.6, 0.9, 0.8):
+        again = first.rethreshold(threshold)
+        fresh = neardup.dedup(SAMPLE, threshold=threshold, **fixed)
+        assert again.pairs == fresh.pairs
+        assert again.groups == fresh.groups
+        # The files a run at that threshold writes, byte for byte.
+        again.write(tmp_path / f"again-{threshold}")
+        fresh.write(tmp_path / f"fresh-{threshold}")
+        for name in ["pairs.jsonl", "candidates.jsonl", "groups.jsonl", "unique.jsonl",
+                     "annotated.jsonl"]:
+            written = (tmp_path / f"again-{threshold}" / name).read_bytes()
+            assert written == (tmp_path / f"fresh-{threshold}" / name).read_bytes(), name
+        assert again.summary["threshold"] == threshold == again.summary["method"]["threshold"]
+        assert again.summary["candidates"] == first.summary["candidates"]
+        counts.append(len(again.pairs))
+    assert counts[0] > counts[2] > counts[1]
+    # explain weighs a pair at the threshold of the result asked.
+    lower = first.rethreshold(0.6)
+    gained = [p for p in lower.pairs if p["rule"] == "jaccard" and p["jaccard_estimate"] < 0.8]
+    assert gained
+    pair = gained[0]
+    assert lower.explain(pair["id_a"], pair["id_b"])["verdict"]["duplicate"] is True
+    assert first.explain(pair["id_a"], pair["id_b"])["verdict"]["duplicate"] is False
+    # The exact methods raise their threshold and refuse to lower it.
+    exact = neardup.dedup(SAMPLE, method="jaccard", threshold=0.6, quiet=True)
+    raised = exact.rethreshold(0.8)
+    assert raised.pairs == neardup.dedup(SAMPLE, method="jaccard", threshold=0.8, quiet=True).pairs
+    assert {p["rule"] for p in raised.pairs} == {"jaccard"}
+    with pytest.raises(ValueError, match="run it again at 0.5"):
+        exact.rethreshold(0.5)
+    with pytest.raises(ValueError, match="from 0 to 1"):
+        first.rethreshold(1.5)
+
+
 def test_evaluate_scores_as_the_command_line_from_any_labels(tmp_path, from_file):
     scores = from_file.evaluate()
     assert 0.9 < scores["accuracy"] <= 1 and scores["macro_f1"] > 0.9
@@ -285,6 +326,11 @@ def test_an_index_checks_new_records_against_a_collection_across_processes(tmp_p
             text = " ".join(t for t in (r["processed_title"], r["processed_abstract"]) if t)
             alone = {m["id"] for m in index.query(text)}
             assert alone == {d for n, d in found_pairs if n == r["core_id"]}, r["core_id"]
+        # A file of the same records finds the same, read as dedup reads files.
+        batch_file = tmp_path / "batch.jsonl"
+        batch_file.write_text("".join(json.dumps(r) + "\n" for r in records[1::2]))
+        of_file = index.deduplicate(batch_file)
+        assert sorted((m["id"], m["duplicate_of"]) for m in of_file) == sorted(found_pairs)
         # Added one by one, the batch also meets its own earlier records.
         added = index.add(batch)
         added_pairs = set(zip(added["id"], added["duplicate_of"]))
@@ -399,6 +445,42 @@ print(neardup.dedup(["one two three four", "one two three four"], quiet=True).su
     assert out[0] == "interrupted", out
     assert float(out[1]) < 6.0, out
     assert out[2] == "1", out
+
+
+def test_ctrl_c_stops_a_call_in_another_thread_while_short_calls_come_and_go():
+    # A short call that returns after Ctrl-C must not take the request from the long one.
+    script = """
+import os, signal, threading, time, neardup
+texts = [f"record {i} " + " ".join(f"w{(i * 7 + j * 13) % 5000}" for j in range(80))
+         for i in range(300000)]
+outcome = []
+def long_run():
+    start = time.monotonic()
+    try:
+        neardup.dedup(texts, method="minhash", quiet=True)
+        outcome.append(("finished", time.monotonic() - start))
+    except KeyboardInterrupt:
+        outcome.append(("interrupted", time.monotonic() - start))
+worker = threading.Thread(target=long_run)
+worker.start()
+threading.Timer(1.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+short, stopped = 0, 0
+deadline = time.monotonic() + 4
+while time.monotonic() < deadline:
+    try:
+        neardup.dedup(["one two three four", "one two three four"], method="minhash", quiet=True)
+        short += 1
+    except KeyboardInterrupt:
+        stopped += 1
+worker.join()
+print(outcome[0][0], outcome[0][1], short, stopped)
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", script], check=True, capture_output=True, text=True, timeout=300
+    ).stdout.split()
+    assert out[0] == "interrupted", out
+    assert float(out[1]) < 8.0, out
+    assert int(out[2]) + int(out[3]) > 0, out
 
 
 def test_progress_is_drawn_by_tqdm_where_no_terminal_shows_it_unless_quiet():

@@ -7,7 +7,7 @@ use crate::io::Record;
 use crate::sketch::{LshParams, MinHasher, Signatures};
 use crate::text::Shingler;
 
-use super::{ConfirmSettings, Evidence, Rule, Sketch, SketchFacts, SketchRef, Verdict};
+use super::{ConfirmSettings, Evidence, Rule, Sketch, SketchFacts, SketchRef, Standing, Verdict};
 
 /// Signs records and confirms candidates exactly as a run or an index with these settings
 /// does. The `minhash` method and the two-stage index hold one; `neardup merge` builds one to
@@ -60,31 +60,45 @@ impl Confirmer {
         self.settings.rule.decide(a, b, self.banding)
     }
 
-    /// [`Confirmer::decide`]'s Jaccard estimate and whether the pair is a duplicate, without
-    /// the rest of the evidence ([`ConfirmRule::judge`](super::ConfirmRule::judge)): what a
-    /// run over every candidate needs.
-    pub fn judge(&self, a: SketchRef<'_>, b: SketchRef<'_>) -> (f64, bool) {
+    /// [`Confirmer::decide`]'s Jaccard estimate and the pair's [`Standing`], without the rest
+    /// of the evidence ([`ConfirmRule::judge`](super::ConfirmRule::judge)): what a run over
+    /// every candidate needs.
+    pub fn judge(&self, a: SketchRef<'_>, b: SketchRef<'_>) -> (f64, Standing) {
         self.settings.rule.judge(a, b, self.banding)
     }
 
-    /// [`Confirmer::confirm`]'s Jaccard estimate and whether the candidate is a duplicate,
-    /// without the rest of the evidence.
-    pub fn judge_candidate(&self, a: SketchRef<'_>, b: SketchRef<'_>, cosine: f32) -> (f64, bool) {
-        let (jaccard, duplicate) = self.judge(a, b);
-        (jaccard, duplicate && cosine >= self.min_cosine)
+    /// [`Confirmer::confirm`]'s Jaccard estimate and the candidate's standing, without the
+    /// rest of the evidence.
+    pub fn judge_candidate(
+        &self,
+        a: SketchRef<'_>,
+        b: SketchRef<'_>,
+        cosine: f32,
+    ) -> (f64, Standing) {
+        let (jaccard, standing) = self.judge(a, b);
+        match cosine >= self.min_cosine {
+            true => (jaccard, standing),
+            false => (jaccard, Standing::Distant),
+        }
+    }
+
+    /// The Jaccard estimate a candidate must reach, where its standing turns on it.
+    pub fn threshold(&self) -> f64 {
+        self.settings.rule.threshold
     }
 
     /// Judges `count` candidates in parallel, the `i`th being `candidate(i)`: its two documents
     /// (numbers into `signatures` and `sketches`) and, for a two-stage candidate, the cosine of
-    /// their embeddings. Returns each one's Jaccard estimate and whether it is a duplicate, in
-    /// order. Every method's confirm stage is this loop.
+    /// their embeddings. Returns each one's Jaccard estimate and standing, in order (a
+    /// duplicate is one whose standing [`at`](Standing::at) [`Confirmer::threshold`] says
+    /// so). Every method's confirm stage is this loop.
     pub fn judge_all(
         &self,
         signatures: &Signatures,
         sketches: &SketchFacts,
         count: usize,
         candidate: impl Fn(usize) -> (u32, u32, Option<f32>) + Sync,
-    ) -> (Vec<f64>, Vec<bool>) {
+    ) -> (Vec<f64>, Vec<Standing>) {
         self.judge_each(count, |i| {
             sketches.prefetch_ahead(signatures, i, |j| {
                 (j < count).then(|| candidate(j)).map(|(a, b, _)| (a, b))
@@ -104,7 +118,7 @@ impl Confirmer {
         &self,
         count: usize,
         candidate: impl Fn(usize) -> (SketchRef<'a>, SketchRef<'a>, Option<f32>) + Sync,
-    ) -> (Vec<f64>, Vec<bool>) {
+    ) -> (Vec<f64>, Vec<Standing>) {
         (0..count)
             .into_par_iter()
             .map(|i| match candidate(i) {

@@ -114,15 +114,16 @@ impl ConfirmRule {
         (evidence, verdict)
     }
 
-    /// [`ConfirmRule::decide`]'s verdict alone, and the Jaccard estimate: the two texts'
-    /// samples are read only where the verdict turns on their containment, which most
-    /// candidates of a large run never reach (their titles disagree, or one has no body).
-    pub fn judge(&self, a: SketchRef<'_>, b: SketchRef<'_>, banding: LshParams) -> (f64, bool) {
+    /// [`ConfirmRule::decide`]'s Jaccard estimate, and the pair's [`Standing`]: its verdict at
+    /// any threshold. The two texts' samples are read only where the verdict may turn on their
+    /// containment, which most candidates of a large run never reach (their titles disagree,
+    /// or one has no body).
+    pub fn judge(&self, a: SketchRef<'_>, b: SketchRef<'_>, banding: LshParams) -> (f64, Standing) {
         let evidence = Evidence::without_containment(a, b);
-        let verdict = self.verdict(&evidence, a, b, banding, || {
+        let standing = self.standing(&evidence, a, b, banding, || {
             containment(a, b, evidence.jaccard).0
         });
-        (evidence.jaccard, verdict.duplicate)
+        (evidence.jaccard, standing)
     }
 
     /// The verdict on `evidence` of `a` and `b`, whose containment `containment` gives.
@@ -134,46 +135,49 @@ impl ConfirmRule {
         banding: LshParams,
         containment: impl FnOnce() -> f64,
     ) -> Verdict {
-        let accept = |rule| Verdict {
-            duplicate: true,
-            rule,
-        };
-        let refuse = |rule| Verdict {
-            duplicate: false,
-            rule,
-        };
+        self.standing(evidence, a, b, banding, containment)
+            .at(evidence.jaccard, self.threshold)
+    }
+
+    /// What decides `a` and `b` whatever the threshold, given their `evidence`.
+    fn standing(
+        &self,
+        evidence: &Evidence,
+        a: SketchRef<'_>,
+        b: SketchRef<'_>,
+        banding: LshParams,
+        containment: impl FnOnce() -> f64,
+    ) -> Standing {
         match self.confirm {
-            Confirm::Estimate if evidence.jaccard >= self.threshold => accept(Rule::Jaccard),
+            Confirm::Estimate => Standing::JaccardOrBelow,
             Confirm::Band
                 if evidence.jaccard > 0.0 && share_band(a.signature, b.signature, banding) =>
             {
-                accept(Rule::Band)
+                Standing::Banded
             }
-            Confirm::Estimate | Confirm::Band => refuse(Rule::Below),
+            Confirm::Band => Standing::Unbanded,
             Confirm::Evidence => self.weigh(evidence, containment),
         }
     }
 
-    fn weigh(&self, e: &Evidence, containment: impl FnOnce() -> f64) -> Verdict {
+    fn weigh(&self, e: &Evidence, containment: impl FnOnce() -> f64) -> Standing {
         let numbers_differ = match self.number_guard {
             NumberGuard::Title => e.title_numbers_differ.unwrap_or(e.numbers_differ),
             NumberGuard::Text => e.numbers_differ,
             NumberGuard::Off => false,
         };
         let titles_agree = e.title_jaccard.is_none_or(|t| t >= CONTAINED_TITLE_JACCARD);
-        let (duplicate, rule) = if e.smaller < self.min_shingles {
-            (false, Rule::ShortText)
+        if e.smaller < self.min_shingles {
+            Standing::ShortText
         } else if numbers_differ {
-            (false, Rule::Numbers)
-        } else if e.jaccard >= self.threshold {
-            (true, Rule::Jaccard)
+            Standing::Numbers
         } else if self.containment > 0.0
             && e.both_bodies
             && e.smaller >= MIN_CONTAINED_WORDS
             && titles_agree
             && containment() >= self.containment
         {
-            (true, Rule::Containment)
+            Standing::JaccardOrContainment
         } else if !e.both_bodies
             && e.title_jaccard.is_some_and(|t| {
                 let least = if t < 1.0 {
@@ -184,9 +188,50 @@ impl ConfirmRule {
                 t >= self.title_threshold && e.title_words >= least
             })
         {
-            (true, Rule::Title)
+            Standing::JaccardOrTitle
         } else {
-            (false, Rule::Below)
+            Standing::JaccardOrBelow
+        }
+    }
+}
+
+/// A candidate's verdict at any Jaccard threshold: what the rule found of it that the
+/// threshold does not change. A run keeps it for every candidate (one byte), so that its pairs
+/// can be decided again at another threshold without their sketches (`rethreshold`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Standing {
+    /// Refused: a text has fewer distinct words than `min_shingles`.
+    ShortText,
+    /// Refused: each side has a number the other lacks.
+    Numbers,
+    /// Refused: the embeddings' cosine is below `min_cosine`.
+    Distant,
+    /// Accepted: the signatures share an LSH band (`--confirm band`).
+    Banded,
+    /// Refused: they share no band (`--confirm band`).
+    Unbanded,
+    /// Accepted where the Jaccard estimate reaches the threshold, else by containment.
+    JaccardOrContainment,
+    /// Accepted where the Jaccard estimate reaches the threshold, else by the titles.
+    JaccardOrTitle,
+    /// Accepted where the Jaccard estimate reaches the threshold, else refused.
+    JaccardOrBelow,
+}
+
+impl Standing {
+    /// The verdict on a pair of this standing, whose Jaccard estimate is `jaccard`, where the
+    /// threshold is `threshold`.
+    pub fn at(self, jaccard: f64, threshold: f64) -> Verdict {
+        let (duplicate, rule) = match self {
+            Standing::ShortText => (false, Rule::ShortText),
+            Standing::Numbers => (false, Rule::Numbers),
+            Standing::Distant => (false, Rule::Distant),
+            Standing::Banded => (true, Rule::Band),
+            Standing::Unbanded => (false, Rule::Below),
+            _ if jaccard >= threshold => (true, Rule::Jaccard),
+            Standing::JaccardOrContainment => (true, Rule::Containment),
+            Standing::JaccardOrTitle => (true, Rule::Title),
+            Standing::JaccardOrBelow => (false, Rule::Below),
         };
         Verdict { duplicate, rule }
     }
@@ -414,12 +459,19 @@ mod tests {
         for a in &sketches {
             for b in &sketches {
                 let (evidence, verdict) = rule.decide(a.as_ref(), b.as_ref(), banding);
-                let judged = rule.judge(a.as_ref(), b.as_ref(), banding);
+                let (jaccard, standing) = rule.judge(a.as_ref(), b.as_ref(), banding);
+                assert_eq!(jaccard, evidence.jaccard, "{evidence:?}");
                 assert_eq!(
-                    judged,
-                    (evidence.jaccard, verdict.duplicate),
+                    standing.at(jaccard, rule.threshold),
+                    verdict,
                     "{evidence:?}"
                 );
+                // At another threshold, the verdict of a rule set at that threshold.
+                for threshold in [0.5, 0.9] {
+                    let moved = ConfirmRule { threshold, ..rule };
+                    let (_, verdict) = moved.decide(a.as_ref(), b.as_ref(), banding);
+                    assert_eq!(standing.at(jaccard, threshold), verdict, "{evidence:?}");
+                }
                 rules.push(verdict.rule);
             }
         }

@@ -41,6 +41,7 @@ impl SkipReport {
 
 /// The documents of a corpus, without their text: document `i` has id `ids[i]`; what each
 /// method keeps per document (a signature, a shingle set, a fingerprint) lives beside it.
+#[derive(Clone)]
 pub struct Corpus {
     /// Document ids, in input order.
     pub ids: Vec<String>,

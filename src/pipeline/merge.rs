@@ -99,7 +99,7 @@ impl PartFolder {
 pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
     if dirs.first().is_some_and(|d| super::is_stage(d)) {
         let (spec, inputs, read, found) = super::stages::join(dirs, out)?;
-        let dedup = super::group(found, &spec.method);
+        let dedup = super::group(found, &spec.method, false);
         return Ok(Merged {
             spec,
             inputs,
@@ -214,7 +214,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
         collection: 0,
         times,
     };
-    let dedup = super::group(found, &method);
+    let dedup = super::group(found, &method, false);
     Ok(Merged {
         spec: PipelineSpec {
             input,

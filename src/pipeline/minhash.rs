@@ -67,12 +67,14 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) 
         return Err(crate::error::Error::Interrupted);
     }
     let clock = Instant::now();
-    let (scores, duplicate) = confirmer.judge_all(&signatures, &sketches, candidates.len(), |i| {
+    let (scores, standings) = confirmer.judge_all(&signatures, &sketches, candidates.len(), |i| {
         let (a, b) = candidates[i];
         (a, b, None)
     });
-    let scored = ScoredPairs::without_cosines(candidates, scores);
-    let pairs = scored.selected(&duplicate);
+    let scored = ScoredPairs::without_cosines(candidates, scores).judged(standings);
+    let (pairs, _) = scored
+        .confirmed_at(confirmer.threshold())
+        .expect("judged candidates have standings");
     times.confirm = clock.elapsed().as_secs_f64();
     tracing::info!(pairs = pairs.len(), "confirmed");
 

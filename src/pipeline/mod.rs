@@ -19,6 +19,7 @@ mod merge;
 mod minhash;
 mod output;
 mod part;
+mod rethreshold;
 mod simhash;
 mod spec;
 mod stages;
@@ -29,6 +30,7 @@ pub use merge::{Merged, merge};
 pub use minhash::MinHashConfig;
 pub use output::{Fates, kept_members, run_summary, write_results};
 pub use part::Part;
+pub use rethreshold::rethreshold;
 pub use simhash::SimHashConfig;
 pub use spec::{EvalSpec, InputSpec, OutputSpec, PipelineSpec};
 pub use stages::{Signed, advance, is_stage, sign_part};
@@ -41,6 +43,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::confirm::{Rule, Standing};
 use crate::error::Result;
 use crate::group::{Group, KeepPolicy, Linkage, linked_groups};
 use crate::io::{Corpus, Input, ReadOptions};
@@ -169,6 +172,20 @@ impl Method {
         }
     }
 
+    /// This method with `threshold` as [`Method::threshold`] gives it (SimHash: the largest
+    /// Hamming distance whose similarity reaches it).
+    pub fn with_threshold(&self, threshold: f64) -> Method {
+        let mut method = self.clone();
+        match &mut method {
+            Method::MinHash(c) => c.confirm.rule.threshold = threshold,
+            Method::Jaccard(c) => c.threshold = threshold,
+            Method::Resemblance(c) => c.threshold = threshold,
+            Method::SimHash(c) => c.max_distance = ((1.0 - threshold) * 64.0 + 1e-9).floor() as u32,
+            Method::TwoStage(c) => c.settings.confirm.rule.threshold = threshold,
+        }
+        method
+    }
+
     /// How pairs become groups.
     pub fn linkage(&self) -> Linkage {
         match self {
@@ -223,6 +240,9 @@ pub struct Pair {
 pub struct ScoredPairs {
     pairs: CandidatePairs,
     scores: Scores,
+    /// Each candidate's verdict at any threshold, where the run judged them itself (none for
+    /// a merge of parts, which kept only their verdicts).
+    standings: Vec<Standing>,
 }
 
 /// Scores in 4 bytes each while every one is a 32-bit float exactly (a MinHash estimate is a
@@ -300,6 +320,7 @@ impl ScoredPairs {
         ScoredPairs {
             pairs: CandidatePairs::WithCosines(pairs),
             scores: Scores::of(scores),
+            standings: Vec::new(),
         }
     }
 
@@ -309,6 +330,7 @@ impl ScoredPairs {
         ScoredPairs {
             pairs: CandidatePairs::Plain(pairs),
             scores: Scores::of(scores),
+            standings: Vec::new(),
         }
     }
 
@@ -317,7 +339,33 @@ impl ScoredPairs {
         ScoredPairs {
             pairs: CandidatePairs::Plain(Vec::with_capacity(count)),
             scores: Scores::Narrow(Vec::with_capacity(count)),
+            standings: Vec::new(),
         }
+    }
+
+    /// These candidates with each one's standing, in the same order: what
+    /// [`ScoredPairs::confirmed_at`] decides them by.
+    pub fn judged(self, standings: Vec<Standing>) -> Self {
+        assert_eq!(standings.len(), self.len(), "a standing for each candidate");
+        ScoredPairs { standings, ..self }
+    }
+
+    /// The candidates confirmed where the Jaccard threshold is `threshold`, in order, each
+    /// with the rule that confirmed it; `None` where the candidates' standings are not known
+    /// (a merge of parts keeps their verdicts only).
+    pub fn confirmed_at(&self, threshold: f64) -> Option<(Vec<Pair>, Vec<Rule>)> {
+        if self.standings.len() != self.len() {
+            return None;
+        }
+        let mut confirmed = (Vec::new(), Vec::new());
+        for (i, standing) in self.standings.iter().enumerate() {
+            let verdict = standing.at(self.scores.get(i), threshold);
+            if verdict.duplicate {
+                confirmed.0.push(self.get(i));
+                confirmed.1.push(verdict.rule);
+            }
+        }
+        Some(confirmed)
     }
 
     /// Adds candidate `(a, b)` of a method with no cosine, and its score.
@@ -412,12 +460,25 @@ pub struct Dedup {
     /// How many of the corpus's last ids are documents of the collection a batch was checked
     /// against (`against`), which no input holds: they have no record.
     pub collection: usize,
+    /// The similarity groups choose representatives by, where it was kept to group again
+    /// ([`dedup_to_rethreshold`]).
+    similarity: Option<Similarity>,
 }
 
 impl Dedup {
     /// How many documents the inputs gave (the ids before the collection's).
     pub fn records(&self) -> usize {
         self.corpus.ids.len() - self.collection
+    }
+
+    /// The rule that confirmed each pair, in the order of [`Dedup::pairs`], where the run
+    /// judged its candidates itself (MinHash and two-stage, not a merge of parts).
+    pub fn pair_rules(&self) -> Option<Vec<Rule>> {
+        let (_, rules) = self
+            .scored_candidates
+            .as_ref()?
+            .confirmed_at(self.threshold)?;
+        (rules.len() == self.pairs.len()).then_some(rules)
     }
 }
 
@@ -428,13 +489,17 @@ struct Found {
     candidates: usize,
     scored_candidates: Option<Arc<ScoredPairs>>,
     pairs: Vec<Pair>,
-    similarity: Box<dyn Fn(u32, u32) -> f64 + Sync>,
+    similarity: Box<dyn Fn(u32, u32) -> f64 + Send + Sync>,
     probes: Option<usize>,
     cells: Option<usize>,
     /// See [`Dedup::collection`].
     collection: usize,
     times: StageTimes,
 }
+
+/// The similarity of two documents that a group's representative is chosen by (owning the
+/// sketches it needs).
+type Similarity = Arc<dyn Fn(u32, u32) -> f64 + Send + Sync>;
 
 /// Runs `method` over `inputs`; models (for two-stage) are looked up under `models`.
 pub fn dedup(
@@ -445,7 +510,21 @@ pub fn dedup(
 ) -> Result<Dedup> {
     method.validate()?;
     let found = method.find(inputs, read, models)?;
-    Ok(group(found, method))
+    Ok(group(found, method, false))
+}
+
+/// [`dedup`], keeping what [`rethreshold`] needs to group the pairs again: the similarity
+/// groups are scored by, and so the signatures it reads (half a kilobyte a document under the
+/// default 128 permutations), for as long as the run is held.
+pub fn dedup_to_rethreshold(
+    inputs: &[Input],
+    read: &ReadOptions,
+    method: &Method,
+    models: &Path,
+) -> Result<Dedup> {
+    method.validate()?;
+    let found = method.find(inputs, read, models)?;
+    Ok(group(found, method, true))
 }
 
 /// Adds the records a run of `method` kept to the collection it was checked against, where it
@@ -468,8 +547,9 @@ pub fn add_where_asked<'m>(
     Ok(Some((added, collection)))
 }
 
-/// Groups what a method found: the step every method, and a merge of parts, shares.
-fn group(mut found: Found, method: &Method) -> Dedup {
+/// Groups what a method found: the step every method, and a merge of parts, shares. With
+/// `keep_similarity`, the run keeps the similarity it grouped by, to group again.
+fn group(mut found: Found, method: &Method, keep_similarity: bool) -> Dedup {
     let clock = Instant::now();
     let part = match method {
         Method::TwoStage(c) => c.part,
@@ -500,6 +580,7 @@ fn group(mut found: Found, method: &Method) -> Dedup {
         times: found.times,
         part,
         collection: found.collection,
+        similarity: keep_similarity.then(|| Arc::from(found.similarity)),
     }
 }
 

@@ -94,7 +94,7 @@ fn judge_block(
             false => Ok((false, theirs.row(a)?, own.row(b)?)),
         })
         .collect::<Result<_>>()?;
-    let (scores, duplicate) = confirmer.judge_each(rows.len(), |i| {
+    let (scores, standings) = confirmer.judge_each(rows.len(), |i| {
         let (first_own, x, y) = rows[i];
         let (of_a, of_b) = match first_own {
             true => (own, theirs),
@@ -108,7 +108,10 @@ fn judge_block(
     });
     Ok(block
         .iter()
-        .zip(scores.into_iter().zip(duplicate))
-        .map(|(&(a, b, _), (score, duplicate))| (a, b, score, duplicate))
+        .zip(scores.into_iter().zip(standings))
+        .map(|(&(a, b, _), (score, standing))| {
+            let duplicate = standing.at(score, confirmer.threshold()).duplicate;
+            (a, b, score, duplicate)
+        })
         .collect())
 }

@@ -1,7 +1,7 @@
 //! The last stage: each candidate pair is judged by the MinHash classifier on the two
 //! documents' sketches (the cosine only breaks ties and floors the candidates).
 
-use crate::confirm::{Confirmer, SketchFacts};
+use crate::confirm::{Confirmer, SketchFacts, Standing};
 use crate::pipeline::{Pair, ScoredPairs};
 use crate::sketch::Signatures;
 
@@ -21,7 +21,7 @@ pub(super) const CONFIRM_BATCH: usize = 1 << 20;
 #[derive(Default)]
 pub(super) struct Verdicts {
     scores: Vec<f64>,
-    duplicate: Vec<bool>,
+    standings: Vec<Standing>,
 }
 
 impl Verdicts {
@@ -34,23 +34,23 @@ impl Verdicts {
         sketches: &SketchFacts,
         candidates: &[(u32, u32, f32)],
     ) {
-        let (scores, duplicate) =
+        let (scores, standings) =
             confirmer.judge_all(signatures, sketches, candidates.len(), |i| {
                 let (a, b, cosine) = candidates[i];
                 (a, b, Some(cosine))
             });
         self.scores.extend(scores);
-        self.duplicate.extend(duplicate);
+        self.standings.extend(standings);
     }
 
     /// The `candidates` judged, the same ones in the same order, with their scores, and the
-    /// confirmed ones among them.
-    pub(super) fn confirmed(self, candidates: Vec<(u32, u32, f32)>) -> Confirmed {
-        let scored = ScoredPairs::with_cosines(candidates, self.scores);
-        Confirmed {
-            pairs: scored.selected(&self.duplicate),
-            scored,
-        }
+    /// ones confirmed where the threshold is `threshold`.
+    pub(super) fn confirmed(self, candidates: Vec<(u32, u32, f32)>, threshold: f64) -> Confirmed {
+        let scored = ScoredPairs::with_cosines(candidates, self.scores).judged(self.standings);
+        let (pairs, _) = scored
+            .confirmed_at(threshold)
+            .expect("judged candidates have standings");
+        Confirmed { pairs, scored }
     }
 }
 
@@ -65,5 +65,5 @@ pub(in crate::pipeline) fn confirm_candidates(
     for batch in candidates.chunks(CONFIRM_BATCH) {
         verdicts.judge(confirmer, signatures, sketches, batch);
     }
-    verdicts.confirmed(candidates)
+    verdicts.confirmed(candidates, confirmer.threshold())
 }

@@ -467,7 +467,7 @@ fn confirm_aside(
     }
     drop(sketches);
     Ok((
-        verdicts.confirmed(candidates_aside.read_back()?),
+        verdicts.confirmed(candidates_aside.read_back()?, confirmer.threshold()),
         signatures,
     ))
 }
