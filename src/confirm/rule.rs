@@ -110,7 +110,9 @@ impl ConfirmRule {
         banding: LshParams,
     ) -> (Evidence, Verdict) {
         let evidence = Evidence::of(a, b);
-        let verdict = self.verdict(&evidence, a, b, banding, || evidence.containment);
+        let verdict = self
+            .standing(&evidence, a, b, banding, || evidence.containment)
+            .at(evidence.jaccard, self.threshold);
         (evidence, verdict)
     }
 
@@ -124,19 +126,6 @@ impl ConfirmRule {
             containment(a, b, evidence.jaccard).0
         });
         (evidence.jaccard, standing)
-    }
-
-    /// The verdict on `evidence` of `a` and `b`, whose containment `containment` gives.
-    fn verdict(
-        &self,
-        evidence: &Evidence,
-        a: SketchRef<'_>,
-        b: SketchRef<'_>,
-        banding: LshParams,
-        containment: impl FnOnce() -> f64,
-    ) -> Verdict {
-        self.standing(evidence, a, b, banding, containment)
-            .at(evidence.jaccard, self.threshold)
     }
 
     /// What decides `a` and `b` whatever the threshold, given their `evidence`.

@@ -508,9 +508,7 @@ pub fn dedup(
     method: &Method,
     models: &Path,
 ) -> Result<Dedup> {
-    method.validate()?;
-    let found = method.find(inputs, read, models)?;
-    Ok(group(found, method, false))
+    find_and_group(inputs, read, method, models, false)
 }
 
 /// [`dedup`], keeping what [`rethreshold`] needs to group the pairs again: the similarity
@@ -522,9 +520,20 @@ pub fn dedup_to_rethreshold(
     method: &Method,
     models: &Path,
 ) -> Result<Dedup> {
+    find_and_group(inputs, read, method, models, true)
+}
+
+/// A run of `method`, grouped ([`group`]'s `keep_similarity`).
+fn find_and_group(
+    inputs: &[Input],
+    read: &ReadOptions,
+    method: &Method,
+    models: &Path,
+    keep_similarity: bool,
+) -> Result<Dedup> {
     method.validate()?;
     let found = method.find(inputs, read, models)?;
-    Ok(group(found, method, true))
+    Ok(group(found, method, keep_similarity))
 }
 
 /// Adds the records a run of `method` kept to the collection it was checked against, where it
