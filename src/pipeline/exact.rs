@@ -1,6 +1,7 @@
 //! The exact set methods: `jaccard` (pairs at or above the threshold) and `resemblance`
 //! (pairs above it), both through the prefix-filtered join.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -105,7 +106,7 @@ pub(super) fn run(
         candidates,
         scored_candidates: None,
         pairs,
-        similarity: Box::new(move |x, y| join.similarity(x as usize, y as usize)),
+        similarity: Arc::new(move |x, y| join.similarity(x as usize, y as usize)),
         probes: None,
         cells: None,
         collection: 0,

@@ -208,7 +208,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
         candidates: count,
         scored_candidates: Some(Arc::new(confirmed.scored)),
         pairs: confirmed.pairs,
-        similarity: Box::new(move |x, y| signatures.similarity(x as usize, y as usize)),
+        similarity: Arc::new(move |x, y| signatures.similarity(x as usize, y as usize)),
         probes: None,
         cells: None,
         collection: 0,

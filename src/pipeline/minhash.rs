@@ -83,7 +83,7 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) 
         candidates: scored.len(),
         scored_candidates: Some(Arc::new(scored)),
         pairs,
-        similarity: Box::new(move |x, y| signatures.similarity(x as usize, y as usize)),
+        similarity: Arc::new(move |x, y| signatures.similarity(x as usize, y as usize)),
         probes: None,
         cells: None,
         collection: 0,

@@ -489,7 +489,7 @@ struct Found {
     candidates: usize,
     scored_candidates: Option<Arc<ScoredPairs>>,
     pairs: Vec<Pair>,
-    similarity: Box<dyn Fn(u32, u32) -> f64 + Send + Sync>,
+    similarity: Similarity,
     probes: Option<usize>,
     cells: Option<usize>,
     /// See [`Dedup::collection`].
@@ -572,7 +572,7 @@ fn group(mut found: Found, method: &Method, keep_similarity: bool) -> Dedup {
             &found.corpus.ids,
             &edges,
             method.linkage(),
-            &found.similarity,
+            &*found.similarity,
         ),
     };
     found.times.group = clock.elapsed().as_secs_f64();
@@ -589,7 +589,7 @@ fn group(mut found: Found, method: &Method, keep_similarity: bool) -> Dedup {
         times: found.times,
         part,
         collection: found.collection,
-        similarity: keep_similarity.then(|| Arc::from(found.similarity)),
+        similarity: keep_similarity.then_some(found.similarity),
     }
 }
 

@@ -14,12 +14,9 @@
 //! `resemblance`, `simhash`) keep only the pairs that reached their threshold, so they can
 //! raise it and not lower it.
 
-use std::time::Instant;
-
-use super::{Dedup, Method, Pair};
+use super::{Dedup, Found, Method, Pair, group};
 use crate::confirm::Confirm;
 use crate::error::{Error, Result};
-use crate::group::linked_groups;
 
 /// `dedup`, a run of `method` (made by
 /// [`dedup_to_rethreshold`](super::dedup_to_rethreshold)), with its candidates decided again
@@ -41,36 +38,25 @@ pub fn rethreshold(dedup: &Dedup, method: &Method, threshold: f64) -> Result<(De
             "this run did not keep what grouping again needs: run it to rethreshold".into(),
         ));
     };
+    let moved = method.with_threshold(threshold);
     let pairs = match method {
         Method::MinHash(_) | Method::TwoStage(_) => confirmed_again(dedup, method, threshold)?,
         Method::Jaccard(_) | Method::Resemblance(_) | Method::SimHash(_) => {
-            raised(dedup, method, threshold)?
+            raised(dedup, &moved, threshold)?
         }
     };
-    let clock = Instant::now();
-    let edges: Vec<(u32, u32)> = pairs.iter().map(|p| (p.a, p.b)).collect();
-    let groups = linked_groups(&dedup.corpus.ids, &edges, method.linkage(), |x, y| {
-        similarity(x, y)
-    });
-    let method = method.with_threshold(threshold);
-    let mut times = dedup.times.clone();
-    times.group = clock.elapsed().as_secs_f64();
-    let dedup = Dedup {
+    let found = Found {
         corpus: dedup.corpus.clone(),
         candidates: dedup.candidates,
         scored_candidates: dedup.scored_candidates.clone(),
         pairs,
-        score_name: dedup.score_name,
-        threshold: method.threshold(),
-        groups,
+        similarity: similarity.clone(),
         probes: dedup.probes,
         cells: dedup.cells,
-        times,
-        part: None,
         collection: dedup.collection,
-        similarity: Some(similarity.clone()),
+        times: dedup.times.clone(),
     };
-    Ok((dedup, method))
+    Ok((group(found, &moved, true), moved))
 }
 
 /// The candidates of a MinHash or two-stage run confirmed at `threshold`.
@@ -98,17 +84,17 @@ fn confirmed_again(dedup: &Dedup, method: &Method, threshold: f64) -> Result<Vec
 }
 
 /// The pairs of an exact method's run that reach `threshold`, at or above its own.
-fn raised(dedup: &Dedup, method: &Method, threshold: f64) -> Result<Vec<Pair>> {
-    let raised = method.with_threshold(threshold);
+/// `raised` is the run's method at `threshold`.
+fn raised(dedup: &Dedup, raised: &Method, threshold: f64) -> Result<Vec<Pair>> {
     if raised.threshold() < dedup.threshold {
         return Err(Error::Usage(format!(
             "this {} run kept only the pairs that reached its threshold {}: run it again at \
              {threshold} to find more",
-            method.name().as_str(),
+            raised.name().as_str(),
             dedup.threshold
         )));
     }
-    let keeps = |score: f64| match &raised {
+    let keeps = |score: f64| match raised {
         Method::Resemblance(_) => score > threshold,
         _ => score >= raised.threshold(),
     };

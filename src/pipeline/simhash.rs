@@ -1,6 +1,7 @@
 //! The SimHash method: fingerprints within a Hamming distance.
 
 use std::num::NonZeroUsize;
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -100,7 +101,7 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &SimHashConfig) 
         candidates,
         scored_candidates: None,
         pairs,
-        similarity: Box::new(move |x, y| {
+        similarity: Arc::new(move |x, y| {
             similarity(hamming(fingerprints[x as usize], fingerprints[y as usize]))
         }),
         probes,

@@ -106,7 +106,7 @@ pub(in crate::pipeline) fn join(
         candidates: scored.len(),
         scored_candidates: Some(scored),
         pairs,
-        similarity: Box::new(move |x, y| match score_of(x, y) {
+        similarity: Arc::new(move |x, y| match score_of(x, y) {
             Some(score) => score,
             None => gathered
                 .signatures

@@ -306,7 +306,7 @@ pub(super) fn run(
         candidates,
         scored_candidates: Some(Arc::new(confirmed.scored)),
         pairs: confirmed.pairs,
-        similarity: Box::new(move |x, y| signatures.similarity(x as usize, y as usize)),
+        similarity: Arc::new(move |x, y| signatures.similarity(x as usize, y as usize)),
         probes: None,
         cells: use_cells.then_some(count),
         collection,
