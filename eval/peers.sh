@@ -7,6 +7,8 @@
 # rensa-matrix and rensa-matrix-rho are rensa's bulk matrix path, which flags records and
 # finds no pairs or groups: every tool is also scored on flags alone (a record is flagged when
 # it is in a group; right when it has labelled duplicates).
+# neardup-python, named among the tools, is neardup's MinHash through its Python API
+# (`neardup.dedup(path).write(out)`), the package built from this checkout into the venv.
 # Usage: eval/peers.sh [DOCS] [TOOLS] [ABSTRACT_WORDS]
 #   e.g. eval/peers.sh 100000 "rensa rensa-matrix rensa-matrix-rho" 250   (250: CORE-like, ~3 KB a record)
 set -euo pipefail
@@ -46,6 +48,14 @@ measure neardup-oph "$bin" dedup "$work/corpus.jsonl" --method minhash --out "$w
 # The peers' banding, for a like-for-like accuracy comparison.
 measure neardup-16x8 "$bin" dedup "$work/corpus.jsonl" --method minhash --out "$work/neardup-16x8" --quiet --bands 16 --rows 8
 for tool in $tools; do
+    if [[ $tool == neardup-python ]]; then
+        # Through the Python API (issue 49): the package built from this checkout, in release.
+        "$venv/bin/pip" install -q .
+        measure neardup-python "$venv/bin/python" -c \
+            "import sys, neardup; neardup.dedup(sys.argv[1], method='minhash', quiet=True).write(sys.argv[2])" \
+            "$work/corpus.jsonl" "$work/neardup-python"
+        continue
+    fi
     measure "$tool" "$venv/bin/python" eval/peers.py "$tool" "$work/corpus.jsonl" "$work/$tool"
 done
 
@@ -99,12 +109,14 @@ for n in names:
 
 peers = [n for n in names if not n.startswith("neardup")]
 print("\nEach peer's compute (tokenising to verified pairs, JSON load excluded) against")
-print("neardup's whole run (read, sketch, LSH, confirm, group, write every output):\n")
-print("| peer | JSON load s | compute s (of it tokenising in Python) | neardup wall s | ratio | neardup-oph wall s | ratio |")
-print("|---|---|---|---|---|---|---|")
+print("neardup's whole run (read, sketch, LSH, confirm, group, write every output), from the")
+print("command line, with one-permutation hashing, and through Python (where it ran):\n")
+ours = [n for n in ("neardup", "neardup-oph", "neardup-python") if n in rows]
+print("| peer | JSON load s | compute s (of it tokenising in Python) | "
+      + " | ".join(f"{n} wall s | ratio" for n in ours) + " |")
+print("|---|---|---" + "|---|---" * len(ours) + "|")
 for n in peers:
     t = json.load(open(f"{work}/{n}/timing.json"))
-    nd, oph = rows["neardup"][0], rows["neardup-oph"][0]
-    print(f"| {n} | {t['load_s']:.2f} | {t['compute_s']:.2f} ({t['tokenise_s']:.2f}) | {nd:.2f} | "
-          f"{t['compute_s'] / nd:.1f}x | {oph:.2f} | {t['compute_s'] / oph:.1f}x |")
+    ratios = " | ".join(f"{rows[o][0]:.2f} | {t['compute_s'] / rows[o][0]:.1f}x" for o in ours)
+    print(f"| {n} | {t['load_s']:.2f} | {t['compute_s']:.2f} ({t['tokenise_s']:.2f}) | {ratios} |")
 PY

@@ -92,9 +92,7 @@ def dedup(
                 quiet,
             )
         else:
-            run = _neardup.dedup_records(
-                records.ids, records.columns, method, settings_json, keep, quiet
-            )
+            run = _neardup.dedup_records(records.handed_over(), method, settings_json, keep, quiet)
     return Result(run, records)
 
 
@@ -220,7 +218,7 @@ class Index:
                 )
             else:
                 index = _neardup.index_records(
-                    os.fspath(path), records.ids, records.columns, settings_json, quiet
+                    os.fspath(path), records.handed_over(), settings_json, quiet
                 )
         return cls._opened(index, path)
 
@@ -315,11 +313,54 @@ class _Records:
         self.kind = kind
         self.data = data
         self.paths = paths
-        self.ids = ids
-        self.columns = columns
+        self._ids = ids
+        self._columns = columns
         # The table's column names, and `column(name)`: a column's values as a list.
         self.names = list(names)
         self.column = column
+        # For a table: the columns read (`_id_name`, `_text_names`), and `arrow()`, an object
+        # exporting them as an Arrow stream (`__arrow_c_stream__`), if the table can.
+        self.id_name = None
+        self.text_names = []
+        self.arrow = None
+        self._rows = len(ids) if ids is not None else 0
+
+    @property
+    def ids(self) -> List[str]:
+        """Each record's id, as text."""
+        if self._ids is None:
+            if self.id_name is None:
+                self._ids = [str(i) for i in range(len(self))]
+            else:
+                name = self.id_name
+                self._ids = [_id_text(v, name, row) for row, v in enumerate(self.column(name))]
+        return self._ids
+
+    @property
+    def columns(self) -> List[List[Optional[str]]]:
+        """The text columns, each a list of texts (`None` where empty)."""
+        if self._columns is None:
+            self._columns = [[_text_of(v) for v in self.column(c)] for c in self.text_names]
+        return self._columns
+
+    def __len__(self) -> int:
+        return self._rows
+
+    def handed_over(self) -> Any:
+        """The records written for the extension to read: straight from the Arrow columns
+        where the table exports them in types the extension reads, else through lists."""
+        if self.arrow is not None:
+            try:
+                stream = self.arrow().__arrow_c_stream__()
+            except Exception:
+                # A column Arrow cannot hold as one type (pandas objects of mixed types): the
+                # values go through Python instead.
+                stream = None
+            if stream is not None:
+                records = _neardup.Records.from_arrow(stream, self.id_name, self.text_names)
+                if records is not None:
+                    return records
+        return _neardup.Records.from_columns(self.ids, self.columns)
 
     @staticmethod
     def of(data: Any, text: Text, id: Any) -> "_Records":
@@ -329,23 +370,38 @@ class _Records:
         name = type(data).__name__
         if module == "pandas" and name == "DataFrame":
             column = lambda c: data[c].tolist()
-            return _Records.from_columns("pandas", data, data.columns, len(data), column, text, id)
+            arrow = lambda cols: data[cols]
+            return _Records.from_columns(
+                "pandas", data, data.columns, len(data), column, text, id, arrow
+            )
         if module == "polars" and name == "DataFrame":
             column = lambda c: data[c].to_list()
+            arrow = lambda cols: data.select(cols)
             rows = data.height
-            return _Records.from_columns("polars", data, data.columns, rows, column, text, id)
+            return _Records.from_columns("polars", data, data.columns, rows, column, text, id, arrow)
         if module == "pyarrow":
             if name == "RecordBatchReader":
                 data = data.read_all()
                 name = "Table"
-            if name in ("Table", "RecordBatch"):
+            if name == "RecordBatch":
+                import pyarrow as pa
+
+                data = pa.Table.from_batches([data])
+                name = "Table"
+            if name == "Table":
                 column = lambda c: data.column(c).to_pylist()
+                arrow = lambda cols: data.select(cols)
                 names = data.schema.names
-                return _Records.from_columns("arrow", data, names, data.num_rows, column, text, id)
+                return _Records.from_columns(
+                    "arrow", data, names, data.num_rows, column, text, id, arrow
+                )
         if module == "datasets" and name == "Dataset":
             column = lambda c: list(data[c])
+            arrow = lambda cols: data.select_columns(cols).with_format("arrow")[:]
             names = data.column_names
-            return _Records.from_columns("datasets", data, names, data.num_rows, column, text, id)
+            return _Records.from_columns(
+                "datasets", data, names, data.num_rows, column, text, id, arrow
+            )
         if isinstance(data, (list, tuple)):
             if data and all(isinstance(r, os.PathLike) for r in data):
                 return _Records("paths", data, paths=[os.fspath(r) for r in data])
@@ -370,18 +426,18 @@ class _Records:
         )
 
     @staticmethod
-    def from_columns(kind, data, names, rows, column, text, id) -> "_Records":
+    def from_columns(kind, data, names, rows, column, text, id, arrow=None) -> "_Records":
         """Records of a table with columns `names` and `rows` rows; `column(name)` gives a
-        column's values as a list."""
-        names = list(names)
-        text_names = _text_names(names, text)
-        id_name = _id_name(names, id)
-        if id_name is None:
-            ids = [str(i) for i in range(rows)]
-        else:
-            ids = [_id_text(v, id_name, row) for row, v in enumerate(column(id_name))]
-        columns = [[_text_of(v) for v in column(c)] for c in text_names]
-        return _Records(kind, data, ids=ids, columns=columns, names=names, column=column)
+        column's values as a list, and `arrow(names)` the table of those columns alone, as
+        an object exporting an Arrow stream (where the table's library can)."""
+        records = _Records(kind, data, names=names, column=column)
+        records.text_names = _text_names(records.names, text)
+        records.id_name = _id_name(records.names, id)
+        records._rows = rows
+        wanted = [c for c in dict.fromkeys([records.id_name, *records.text_names]) if c is not None]
+        if arrow is not None and all(isinstance(c, str) for c in wanted):
+            records.arrow = lambda: arrow(wanted)
+        return records
 
 
 def _text_names(names: List[str], text: Text) -> List[str]:

@@ -1,7 +1,7 @@
 """Types of the extension module: the library's runs (see python/src/lib.rs)."""
 
 from os import PathLike
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
 __version__: str
 ANNOTATION_COLUMNS: List[str]
@@ -40,9 +40,16 @@ def dedup_files(
     skip_invalid: bool,
     quiet: bool,
 ) -> Run: ...
+class Records:
+    """Records handed over in memory, written for one run or index build to read."""
+
+    @staticmethod
+    def from_columns(ids: Sequence[str], columns: Sequence[Sequence[Optional[str]]]) -> Records: ...
+    @staticmethod
+    def from_arrow(stream: Any, id: Optional[str], texts: Sequence[str]) -> Optional[Records]: ...
+
 def dedup_records(
-    ids: Sequence[str],
-    columns: Sequence[Sequence[Optional[str]]],
+    records: Records,
     method: str,
     settings: str,
     keep: str,
@@ -85,8 +92,7 @@ def index_files(
 ) -> Index: ...
 def index_records(
     path: Union[str, PathLike],
-    ids: Sequence[str],
-    columns: Sequence[Sequence[Optional[str]]],
+    records: Records,
     settings: str,
     quiet: bool,
 ) -> Index: ...

@@ -10,7 +10,8 @@
 //! errors become `ValueError` (bad records, settings, usage) or `OSError` (files, disks)
 //! carrying the command line's own messages.
 
-use std::io::{BufWriter, Write};
+mod records;
+
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -18,7 +19,7 @@ use neardup::Error;
 use neardup::eval::{Predicted, Predictions, Truth, evaluate};
 use neardup::group::KeepPolicy;
 use neardup::index::{DocumentIndex, Match, explain_records, find_two, minhash_settings, uncentre};
-use neardup::io::{Input, InputFormat, ReadOptions, ScratchDir};
+use neardup::io::{Input, ReadOptions, ScratchDir};
 use neardup::output::run::RunWriter;
 use neardup::pipeline::{self, Dedup, InputSpec, Method, OutputSpec, PipelineSpec};
 use neardup::settings::MethodName;
@@ -27,6 +28,7 @@ use pyo3::exceptions::{
     PyValueError,
 };
 use pyo3::prelude::*;
+use records::Records;
 use serde_json::{Map, Value};
 
 /// The library's error as the Python exception a caller expects of it.
@@ -612,19 +614,18 @@ fn index_files(
     Index::build(py, path, input, settings)
 }
 
-/// Builds an index in `path` of records handed over as columns, and opens it.
+/// Builds an index in `path` of records handed over in memory, and opens it.
 #[pyfunction]
-#[pyo3(signature = (path, ids, columns, settings, quiet))]
+#[pyo3(signature = (path, records, settings, quiet))]
 fn index_records(
     py: Python<'_>,
     path: PathBuf,
-    ids: Vec<String>,
-    columns: Vec<Vec<Option<String>>>,
+    records: &Records,
     settings: &str,
     quiet: bool,
 ) -> PyResult<Index> {
     neardup::progress::set_quiet(quiet);
-    let (input, _scratch) = records_input(py, &ids, &columns)?;
+    let (input, _scratch) = records.take()?;
     Index::build(py, path, input, settings)
 }
 
@@ -665,22 +666,19 @@ fn dedup_files(
     Run::start(py, spec_of(input, method, settings, keep)?, None)
 }
 
-/// Deduplicates records handed over as columns: `ids`, and the text `columns` (joined with a
-/// space; the first is the title where there are several; `None` is an empty field). The
-/// records are written to a scratch file the run reads (twice, as it reads any input).
+/// Deduplicates records handed over in memory ([`Records`]).
 #[pyfunction]
-#[pyo3(signature = (ids, columns, method, settings, keep, quiet))]
+#[pyo3(signature = (records, method, settings, keep, quiet))]
 fn dedup_records(
     py: Python<'_>,
-    ids: Vec<String>,
-    columns: Vec<Vec<Option<String>>>,
+    records: &Records,
     method: &str,
     settings: &str,
     keep: &str,
     quiet: bool,
 ) -> PyResult<Run> {
     neardup::progress::set_quiet(quiet);
-    let (input, scratch) = records_input(py, &ids, &columns)?;
+    let (input, scratch) = records.take()?;
     Run::start(py, spec_of(input, method, settings, keep)?, Some(scratch))
 }
 
@@ -709,63 +707,6 @@ fn files_input(
     })
 }
 
-/// The input of records handed over as columns (`ids`, and text `columns`), written to a
-/// scratch folder that must live as long as the input is read.
-fn records_input(
-    py: Python<'_>,
-    ids: &[String],
-    columns: &[Vec<Option<String>>],
-) -> PyResult<(InputSpec, ScratchDir)> {
-    if let Some(column) = columns.iter().find(|c| c.len() != ids.len()) {
-        return Err(PyValueError::new_err(format!(
-            "{} ids and a text column of {}: give one text for each record",
-            ids.len(),
-            column.len()
-        )));
-    }
-    let text_fields: Vec<String> = (0..columns.len()).map(|i| format!("text{i}")).collect();
-    let scratch = detached(py, || write_records(ids, columns, &text_fields))?;
-    let input = InputSpec {
-        paths: vec![scratch.path().join(RECORDS)],
-        format: Some(InputFormat::Jsonl),
-        id_field: "id".into(),
-        text_fields,
-        skip_invalid: false,
-        max_doc_bytes: neardup::io::DEFAULT_MAX_DOC_BYTES,
-    };
-    Ok((input, scratch))
-}
-
-/// The file records handed over in memory are written to.
-const RECORDS: &str = "records.jsonl";
-
-/// Writes the records as JSON Lines into a new scratch folder.
-fn write_records(
-    ids: &[String],
-    columns: &[Vec<Option<String>>],
-    fields: &[String],
-) -> neardup::Result<ScratchDir> {
-    let scratch = ScratchDir::new()?;
-    let path = scratch.path().join(RECORDS);
-    let file = std::fs::File::create(&path).map_err(|e| Error::io(&path, e))?;
-    let mut out = BufWriter::with_capacity(1 << 20, file);
-    for (row, id) in ids.iter().enumerate() {
-        if row % 4096 == 0 && neardup::cancel::requested() {
-            return Err(Error::Interrupted);
-        }
-        let mut record = Map::with_capacity(fields.len() + 1);
-        record.insert("id".into(), Value::from(id.as_str()));
-        for (field, column) in fields.iter().zip(columns) {
-            let text = column[row].as_deref().unwrap_or("");
-            record.insert(field.clone(), Value::from(text));
-        }
-        serde_json::to_writer(&mut out, &record).expect("strings serialise");
-        out.write_all(b"\n").map_err(|e| Error::io(&path, e))?;
-    }
-    out.flush().map_err(|e| Error::io(&path, e))?;
-    Ok(scratch)
-}
-
 /// While `on`, the library keeps its newest progress bar for [`progress`] to read: where no
 /// terminal shows its own bars (a notebook), the package draws them.
 #[pyfunction]
@@ -785,6 +726,7 @@ fn progress() -> Option<(String, u64, Option<u64>)> {
 fn _neardup(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<Run>()?;
     module.add_class::<Index>()?;
+    module.add_class::<Records>()?;
     module.add_function(wrap_pyfunction!(index_files, module)?)?;
     module.add_function(wrap_pyfunction!(index_records, module)?)?;
     module.add("DEFAULT_TOP_K", neardup::search::DEFAULT_TOP_K)?;

@@ -92,6 +92,62 @@ def test_a_datasets_dataset_gives_the_same_pairs(from_file):
     assert type(result.unique) is type(dataset)
 
 
+def test_tables_hand_their_text_columns_over_through_arrow_without_python_lists(from_file):
+    pd = pytest.importorskip("pandas")
+    pl = pytest.importorskip("polars")
+    pa = pytest.importorskip("pyarrow")
+    datasets = pytest.importorskip("datasets")
+    records = sample_records()
+    table = pa.Table.from_pylist(records)
+    tables = {
+        "pandas": pd.DataFrame(records),
+        "polars (string_view)": pl.DataFrame(records),
+        "arrow, 7 chunks": pa.Table.from_batches(table.to_batches(max_chunksize=500)),
+        "arrow, large_string": table.cast(
+            pa.schema([f.with_type(pa.large_string()) if f.type == pa.string() else f
+                       for f in table.schema])
+        ),
+        # Rows taken through an indices mapping, as `select` and `shuffle` leave a dataset.
+        "datasets, reordered": datasets.Dataset.from_list(records).select(
+            range(len(records) - 1, -1, -1)
+        ),
+    }
+    for name, data in tables.items():
+        handed = neardup._Records.of(data, None, None)
+        assert handed.arrow is not None, name
+        assert neardup._neardup.Records.from_arrow(
+            handed.arrow().__arrow_c_stream__(), handed.id_name, handed.text_names
+        ) is not None, name
+        result = neardup.dedup(data, method="minhash", quiet=True)
+        assert pair_ids(result) == pair_ids(from_file), name
+        assert result.summary["groups"] == from_file.summary["groups"], name
+    assert result.ids == [r["core_id"] for r in reversed(records)]
+
+    # Handed over through Arrow, the ids and texts never become Python lists.
+    handed = neardup._Records.of(table, None, None)
+    assert handed.handed_over() is not None
+    assert handed._ids is None and handed._columns is None
+
+    # Ids numbered across chunks; a missing id named by its row across chunks.
+    texts = [r["processed_abstract"] or "" for r in records]
+    chunked = pa.Table.from_batches(pa.table({"text": texts}).to_batches(max_chunksize=1000))
+    result = neardup.dedup(chunked, method="minhash", quiet=True)
+    assert result.ids == [str(i) for i in range(len(texts))]
+    assert pair_ids(result) == pair_ids(neardup.dedup(texts, method="minhash", quiet=True))
+    ids = pa.chunked_array([["a", "b"], ["c", None]])
+    with pytest.raises(ValueError, match="row 3: column 'id' holds no id"):
+        neardup.dedup(pa.table({"id": ids, "text": ["x y", "x y", "z", "w"]}), quiet=True)
+
+    # A column of another type goes through Python, printed as Python prints it.
+    numbers = pa.table({"id": [1.0, 2.0, 3.0], "text": [1.5, 1.5, 2.5]})
+    handed = neardup._Records.of(numbers, None, None)
+    assert neardup._neardup.Records.from_arrow(
+        handed.arrow().__arrow_c_stream__(), handed.id_name, handed.text_names
+    ) is None
+    result = neardup.dedup(numbers, method="jaccard", quiet=True, threshold=0.5)
+    assert result.ids == ["1", "2", "3"]
+
+
 def test_unique_and_annotated_come_back_in_the_input_type(from_file):
     pd = pytest.importorskip("pandas")
     pl = pytest.importorskip("polars")
