@@ -218,18 +218,43 @@ impl Sketch {
 }
 
 /// The shingle counts and facts of a corpus, beside its [`Signatures`]: together they give
-/// each document's [`SketchRef`].
-#[derive(Clone, Debug, Default, PartialEq)]
+/// each document's [`SketchRef`]. An exact copy of an earlier document shares its facts
+/// ([`SketchFacts::push_copy_of`]).
+#[derive(Clone, Debug, Default)]
 pub struct SketchFacts {
     shingles: Vec<u32>,
+    /// The facts, each stored once.
     facts: Vec<Facts>,
+    /// Each document's place in `facts`, from the first document that shares another's;
+    /// `None` while each document's facts are its own, in order.
+    slots: Option<Vec<u32>>,
+}
+
+/// Two are equal when they give every document the same shingle count and facts, however
+/// stored.
+impl PartialEq for SketchFacts {
+    fn eq(&self, other: &Self) -> bool {
+        self.shingles == other.shingles
+            && (0..self.len()).all(|doc| self.facts(doc) == other.facts(doc))
+    }
 }
 
 impl SketchFacts {
     /// Appends the next document's distinct shingle count and facts.
     pub fn push(&mut self, shingles: u32, facts: Facts) {
+        if let Some(slots) = &mut self.slots {
+            slots.push(self.facts.len() as u32);
+        }
         self.shingles.push(shingles);
         self.facts.push(facts);
+    }
+
+    /// Where document `doc`'s facts are stored.
+    fn slot(&self, doc: usize) -> usize {
+        match &self.slots {
+            Some(slots) => slots[doc] as usize,
+            None => doc,
+        }
     }
 
     /// Appends a document's `sketch`: its signature to `signatures`, the rest here.
@@ -238,8 +263,29 @@ impl SketchFacts {
         self.push(sketch.shingles, sketch.facts.clone());
     }
 
+    /// Appends a document whose sketch is document `of`'s (an exact copy of its text): its
+    /// signature to `signatures`, the rest here, both sharing `of`'s instead of storing them
+    /// again.
+    pub fn push_copy_of(&mut self, signatures: &mut Signatures, of: usize) {
+        signatures.push_copy_of(of);
+        let slot = self.slot(of) as u32;
+        let documents = self.len() as u32;
+        self.slots
+            .get_or_insert_with(|| (0..documents).collect())
+            .push(slot);
+        self.shingles.push(self.shingles[of]);
+    }
+
     /// Appends the documents of `other`.
     pub fn extend(&mut self, other: SketchFacts) {
+        if self.slots.is_some() || other.slots.is_some() {
+            let (documents, stored) = (self.len() as u32, self.facts.len() as u32);
+            let slots = self.slots.get_or_insert_with(|| (0..documents).collect());
+            match &other.slots {
+                Some(theirs) => slots.extend(theirs.iter().map(|&slot| stored + slot)),
+                None => slots.extend((0..other.len() as u32).map(|doc| stored + doc)),
+            }
+        }
         self.shingles.extend(other.shingles);
         self.facts.extend(other.facts);
     }
@@ -261,7 +307,7 @@ impl SketchFacts {
 
     /// The facts of document `doc`.
     pub fn facts(&self, doc: usize) -> &Facts {
-        &self.facts[doc]
+        &self.facts[self.slot(doc)]
     }
 
     /// Starts loading the sketches that the pairs after the `i`th will read, one link further
@@ -278,10 +324,10 @@ impl SketchFacts {
             for line in signatures.row(doc as usize).chunks(16) {
                 prefetch(line.as_ptr());
             }
-            prefetch(&self.facts[doc as usize]);
+            prefetch(self.facts(doc as usize));
         }
         for doc in pair(i + AHEAD).into_iter().flat_map(|(a, b)| [a, b]) {
-            let facts = &self.facts[doc as usize];
+            let facts = self.facts(doc as usize);
             if let Some(title) = &facts.title {
                 prefetch(title.as_ptr());
             }
@@ -294,7 +340,7 @@ impl SketchFacts {
         SketchRef {
             signature: signatures.row(doc),
             shingles: self.shingles[doc],
-            facts: &self.facts[doc],
+            facts: self.facts(doc),
         }
     }
 
@@ -302,7 +348,7 @@ impl SketchFacts {
     /// needs the memory (the samples alone are 512 MB at a million documents).
     pub fn write_to(&self, w: &mut impl Write) -> io::Result<()> {
         write_list(w, &self.shingles)?;
-        for facts in &self.facts {
+        for facts in (0..self.len()).map(|doc| self.facts(doc)) {
             let flags = u8::from(facts.title.is_some()) | (u8::from(facts.body) << 1);
             w.write_all(&[flags])?;
             write_list(w, facts.title.as_deref().unwrap_or_default())?;
@@ -329,7 +375,11 @@ impl SketchFacts {
                 sample: read_list(r)?,
             });
         }
-        Ok(SketchFacts { shingles, facts })
+        Ok(SketchFacts {
+            shingles,
+            facts,
+            slots: None,
+        })
     }
 }
 

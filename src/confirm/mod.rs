@@ -17,6 +17,9 @@
 //!   short text a long one contains. Two samples estimate that share whatever the two sizes
 //!   (exactly, when both texts have at most 128 distinct words).
 //!
+//! A record whose text another had before takes that one's sketch and shares its storage
+//! ([`SignOnce`]): a corpus of many copies is signed once per distinct text.
+//!
 //! [`Evidence`] is what two sketches say of a pair: the Jaccard estimate, the containment of
 //! the smaller text in the larger, the titles' Jaccard, whether numbers differ (in the titles
 //! and in the whole texts), the smaller text's size, whether both have a body.
@@ -60,6 +63,7 @@
 //! [`Confirmer`] applies it.
 
 mod confirmer;
+mod copies;
 mod evidence;
 mod proposals;
 #[cfg(any(feature = "edge", feature = "qdrant", test))]
@@ -69,6 +73,7 @@ mod rule;
 use serde::{Deserialize, Serialize};
 
 pub use confirmer::Confirmer;
+pub use copies::{SignOnce, Signing};
 pub use evidence::{Evidence, Facts, SAMPLE_SIZE, Sketch, SketchFacts, SketchRef};
 pub use proposals::{proposed_pairs, proposed_pairs_between, title_block_pairs, title_key};
 pub use rule::{Confirm, ConfirmRule, NumberGuard, Rule, Standing, Verdict};

@@ -6,7 +6,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::{Found, Part, ScoredPairs, StageTimes};
-use crate::confirm::{ConfirmSettings, Confirmer, SketchFacts, proposed_pairs};
+use crate::confirm::{ConfirmSettings, Confirmer, SignOnce, SketchFacts, proposed_pairs};
 use crate::error::Result;
 use crate::group::Linkage;
 use crate::io::{Corpus, Input, ReadOptions, read_corpus};
@@ -91,7 +91,8 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) 
     })
 }
 
-/// Reads every input and signs every document, keeping the facts the evidence rule needs.
+/// Reads every input and signs every document, keeping the facts the evidence rule needs; an
+/// exact copy of an earlier text takes that one's sketch ([`SignOnce`]).
 fn sketch(
     inputs: &[Input],
     options: &ReadOptions,
@@ -99,14 +100,16 @@ fn sketch(
 ) -> Result<(Corpus, Signatures, SketchFacts)> {
     let mut signatures = Signatures::new(confirmer.num_perm());
     let mut sketches = SketchFacts::default();
+    let once = SignOnce::new(confirmer);
     let corpus = read_corpus(
         inputs,
         options,
-        |record| confirmer.sign(record),
-        |sketch| {
-            signatures.push(&sketch.signature, sketch.shingles == 0);
-            sketches.push(sketch.shingles, sketch.facts);
-        },
+        |record| once.sign(record),
+        |signing| once.keep(signing, &mut signatures, &mut sketches),
     )?;
+    tracing::info!(
+        copies = once.copies(),
+        "exact copies took their first's sketch"
+    );
     Ok((corpus, signatures, sketches))
 }

@@ -198,12 +198,27 @@ pub fn jaccard_estimate(a: &[u32], b: &[u32]) -> f64 {
 /// document at 128 permutations), in blocks of [`Signatures::BLOCK_ROWS`] rows. A block is
 /// reserved once at its full size, so rows are never copied as the corpus grows: one matrix
 /// grown by doubling touches fresh memory of about twice its size, and first touches are
-/// most of what keeping the signatures costs.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// most of what keeping the signatures costs. An exact copy of an earlier document shares its
+/// row ([`Signatures::push_copy_of`]).
+#[derive(Clone, Debug, Default)]
 pub struct Signatures {
     num_perm: usize,
+    /// The rows, each stored once.
     blocks: Vec<Vec<u32>>,
+    /// Whether each document had no shingles.
     empty: Vec<bool>,
+    /// Each document's row in `blocks`, from the first document that shares another's row;
+    /// `None` while each document's row is its own, in order.
+    rows: Option<Vec<u32>>,
+}
+
+/// Two matrices are equal when they give every document the same row, however stored.
+impl PartialEq for Signatures {
+    fn eq(&self, other: &Self) -> bool {
+        self.num_perm == other.num_perm
+            && self.empty == other.empty
+            && (0..self.len()).all(|doc| self.row(doc) == other.row(doc))
+    }
 }
 
 impl Signatures {
@@ -217,6 +232,7 @@ impl Signatures {
             num_perm,
             blocks: Vec::new(),
             empty: Vec::new(),
+            rows: None,
         }
     }
 
@@ -224,8 +240,37 @@ impl Signatures {
     /// matches nothing.
     pub fn push(&mut self, signature: &[u32], empty: bool) {
         assert_eq!(signature.len(), self.num_perm, "signature length");
+        let stored = self.rows.is_some().then(|| self.stored_rows());
         self.open_block().extend_from_slice(signature);
         self.empty.push(empty);
+        if let (Some(rows), Some(stored)) = (&mut self.rows, stored) {
+            rows.push(stored as u32);
+        }
+    }
+
+    /// Appends a document whose signature is document `of`'s (an exact copy of its text),
+    /// sharing its row instead of storing it again.
+    pub fn push_copy_of(&mut self, of: usize) {
+        let row = self.row_of(of);
+        let documents = self.len();
+        let rows = self
+            .rows
+            .get_or_insert_with(|| (0..documents as u32).collect());
+        rows.push(row as u32);
+        self.empty.push(self.empty[of]);
+    }
+
+    /// Rows stored in the blocks.
+    fn stored_rows(&self) -> usize {
+        self.blocks.iter().map(|b| b.len()).sum::<usize>() / self.num_perm.max(1)
+    }
+
+    /// Where document `doc`'s row is stored.
+    fn row_of(&self, doc: usize) -> usize {
+        match &self.rows {
+            Some(rows) => rows[doc] as usize,
+            None => doc,
+        }
     }
 
     /// The block the next row goes into, a new one when the last is full.
@@ -262,8 +307,9 @@ impl Signatures {
 
     /// The signature of document `doc`.
     pub fn row(&self, doc: usize) -> &[u32] {
-        let start = (doc % Self::BLOCK_ROWS) * self.num_perm;
-        &self.blocks[doc / Self::BLOCK_ROWS][start..start + self.num_perm]
+        let row = self.row_of(doc);
+        let start = (row % Self::BLOCK_ROWS) * self.num_perm;
+        &self.blocks[row / Self::BLOCK_ROWS][start..start + self.num_perm]
     }
 
     /// Whether document `doc` had no shingles.
@@ -285,8 +331,18 @@ impl Signatures {
     pub fn write_to(&self, w: &mut impl Write) -> io::Result<()> {
         write_count(w, self.num_perm)?;
         write_count(w, self.len() * self.num_perm)?;
-        for block in &self.blocks {
-            write_words(w, block)?;
+        match &self.rows {
+            None => {
+                for block in &self.blocks {
+                    write_words(w, block)?;
+                }
+            }
+            // Each document's row written out, copies too, as one matrix of them reads.
+            Some(_) => {
+                for doc in 0..self.len() {
+                    write_words(w, self.row(doc))?;
+                }
+            }
         }
         let empty: Vec<u8> = self.empty.iter().map(|&e| u8::from(e)).collect();
         w.write_all(&empty)
