@@ -17,11 +17,9 @@ use std::time::Instant;
 use super::Part;
 use super::two_stage::{confirm_candidates, distinct_pairs};
 use super::{Dedup, Found, InputSpec, Method, OutputSpec, PipelineSpec, TwoStageConfig};
-use crate::confirm::SketchFacts;
 use crate::error::{Error, Location, Result};
-use crate::io::{Input, ReadOptions, read_corpus};
+use crate::io::{Input, ReadOptions};
 use crate::output::run::{Candidates, RecordFile, RunFolder, StageTimes};
-use crate::sketch::Signatures;
 
 /// A split run's parts merged into the run they make together.
 pub struct Merged {
@@ -131,17 +129,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
 
     let clock = Instant::now();
     let confirmer = config.settings.confirmer()?;
-    let mut signatures = Signatures::new(config.settings.confirm.minhash.num_perm);
-    let mut sketches = SketchFacts::default();
-    let corpus = read_corpus(
-        &inputs,
-        &read,
-        |record| confirmer.sign(record),
-        |sketch| {
-            signatures.push(&sketch.signature, sketch.shingles == 0);
-            sketches.push(sketch.shingles, sketch.facts);
-        },
-    )?;
+    let (corpus, signatures, sketches) = super::minhash::sketch(&inputs, &read, &confirmer)?;
     times.sketch = clock.elapsed().as_secs_f64();
 
     let clock = Instant::now();

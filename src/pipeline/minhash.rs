@@ -93,7 +93,7 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) 
 
 /// Reads every input and signs every document, keeping the facts the evidence rule needs; an
 /// exact copy of an earlier text takes that one's sketch ([`SignOnce`]).
-fn sketch(
+pub(super) fn sketch(
     inputs: &[Input],
     options: &ReadOptions,
     confirmer: &Confirmer,
