@@ -272,6 +272,11 @@ impl DocumentIndex {
         self.confirmer.sign(record)
     }
 
+    /// What signs and confirms as this index does.
+    pub fn confirmer(&self) -> &Confirmer {
+        &self.confirmer
+    }
+
     /// Sets the centre from the first `documents` embedded into a new index with `centre` set,
     /// once: later calls and an index without `centre` leave it as it is. With fewer than
     /// [`MIN_CENTRE_DOCUMENTS`](crate::embed::MIN_CENTRE_DOCUMENTS) documents there is no centre,

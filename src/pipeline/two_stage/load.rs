@@ -1,5 +1,5 @@
 //! The first stage: read the corpus, sign every document (MinHash signature and facts, kept
-//! compact for the confirm stage), embed the documents a batch at a time, upsert each batch into
+//! compact for the confirm stage; an exact copy takes its first's), embed the documents a batch at a time, upsert each batch into
 //! the vector store and spill its vectors into the query file, so that no stage holds every
 //! vector. Titles of records with a body are embedded too, as queries of their own.
 
@@ -8,7 +8,7 @@ use std::collections::hash_map::Entry;
 use std::time::Instant;
 
 use super::title_only::TitleOnlyStore;
-use crate::confirm::{Sketch, SketchFacts, SketchRef};
+use crate::confirm::{SignOnce, Signing, SketchFacts, SketchRef};
 use crate::error::{Error, Result};
 use crate::index::DocumentIndex;
 use crate::io::{Corpus, Input, ReadOptions, read_corpus};
@@ -40,7 +40,7 @@ pub(super) struct Loaded {
 /// What the sketching side hands the loader for each document.
 struct Sketched {
     id: String,
-    sketch: Sketch,
+    signing: Signing,
     text: String,
     /// The title, where the record has more than a title.
     title: Option<String>,
@@ -67,6 +67,8 @@ pub(super) enum Upsert {
 /// holds every vector.
 struct Loader<'a> {
     index: &'a DocumentIndex,
+    /// Signs each distinct text once.
+    once: &'a SignOnce<'a>,
     queries: Option<&'a mut QueryFile>,
     /// Where the title-only documents also go, for the title queries.
     title_only: Option<&'a mut TitleOnlyStore>,
@@ -98,6 +100,7 @@ struct Loader<'a> {
 impl<'a> Loader<'a> {
     fn new(
         index: &'a DocumentIndex,
+        once: &'a SignOnce<'a>,
         queries: Option<&'a mut QueryFile>,
         title_only: Option<&'a mut TitleOnlyStore>,
         upsert: Upsert,
@@ -105,6 +108,7 @@ impl<'a> Loader<'a> {
     ) -> Self {
         Loader {
             index,
+            once,
             queries,
             title_only,
             upsert,
@@ -137,10 +141,8 @@ impl<'a> Loader<'a> {
             self.collision = Some((other, item.id));
             return;
         }
-        let sketch = item.sketch;
-        self.signatures
-            .push(&sketch.signature, sketch.shingles == 0);
-        self.sketches.push(sketch.shingles, sketch.facts);
+        self.once
+            .keep(item.signing, &mut self.signatures, &mut self.sketches);
         if self.slice.is_some() && item.title_only {
             self.title_only_keys.push(key);
         }
@@ -250,13 +252,21 @@ pub(super) fn load(
 ) -> Result<Loaded> {
     let mut times = StageTimes::default();
     let clock = Instant::now();
-    let mut loader = Loader::new(index, queries, title_only.as_deref_mut(), upsert, slice);
+    let once = SignOnce::new(index.confirmer());
+    let mut loader = Loader::new(
+        index,
+        &once,
+        queries,
+        title_only.as_deref_mut(),
+        upsert,
+        slice,
+    );
     let corpus = read_corpus(
         inputs,
         read,
         |record| Sketched {
             id: record.id.clone(),
-            sketch: index.sign(record),
+            signing: once.sign(record),
             text: record.text.clone(),
             title: record
                 .title()
@@ -292,7 +302,12 @@ pub(super) fn load(
     times.upsert = upsert_seconds;
     times.sketch = clock.elapsed().as_secs_f64() - embed_seconds - upsert_seconds;
     let n = corpus.ids.len();
-    tracing::info!(documents = n, embedder = %index.embedder().describe(), "embedded, signed and stored");
+    tracing::info!(
+        documents = n,
+        copies = once.copies(),
+        embedder = %index.embedder().describe(),
+        "embedded, signed (an exact copy taking its first's sketch) and stored"
+    );
 
     match upsert {
         // Nothing stored: no index to build.
