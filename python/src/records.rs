@@ -11,6 +11,7 @@
 //!   million records of 1.7 KB, that was two copies of 1.7 GB).
 
 use std::ffi::CStr;
+use std::fmt::Write as _;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::sync::Mutex;
@@ -265,8 +266,7 @@ impl Columns {
                 })?,
                 _ => {
                     id_text.clear();
-                    std::fmt::Write::write_fmt(&mut id_text, format_args!("{row}"))
-                        .expect("a String takes any text");
+                    write!(id_text, "{row}").expect("a String takes any text");
                     &id_text
                 }
             };

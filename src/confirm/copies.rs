@@ -17,6 +17,7 @@
 //! Texts are told apart by a 128-bit hash of the text and where its title ends (all a sketch
 //! is made from); two texts sharing one are about as likely as a random 128-bit collision.
 
+use std::collections::hash_map::Entry;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -59,18 +60,14 @@ impl<'a> SignOnce<'a> {
     /// The record's sketch, unless its text was met before.
     pub fn sign(&self, record: &Record) -> Signing {
         let key = text_key(record);
-        let new = {
-            let mut first = self.first.lock().unwrap_or_else(|e| e.into_inner());
-            let mut new = false;
-            first.entry(key).or_insert_with(|| {
-                new = true;
-                NOT_KEPT
-            });
-            new
-        };
-        match new {
-            true => Signing::New(self.confirmer.sign(record), key),
-            false => Signing::Copy(key, record.clone()),
+        let mut first = self.first.lock().unwrap_or_else(|e| e.into_inner());
+        match first.entry(key) {
+            Entry::Vacant(slot) => {
+                slot.insert(NOT_KEPT);
+                drop(first);
+                Signing::New(self.confirmer.sign(record), key)
+            }
+            Entry::Occupied(_) => Signing::Copy(key, record.clone()),
         }
     }
 

@@ -260,9 +260,11 @@ impl Signatures {
         self.empty.push(self.empty[of]);
     }
 
-    /// Rows stored in the blocks.
+    /// Rows stored in the blocks: every block but the last is full.
     fn stored_rows(&self) -> usize {
-        self.blocks.iter().map(|b| b.len()).sum::<usize>() / self.num_perm.max(1)
+        self.blocks.last().map_or(0, |last| {
+            (self.blocks.len() - 1) * Self::BLOCK_ROWS + last.len() / self.num_perm.max(1)
+        })
     }
 
     /// Where document `doc`'s row is stored.

@@ -1,7 +1,8 @@
 //! The first stage: read the corpus, sign every document (MinHash signature and facts, kept
-//! compact for the confirm stage; an exact copy takes its first's), embed the documents a batch at a time, upsert each batch into
-//! the vector store and spill its vectors into the query file, so that no stage holds every
-//! vector. Titles of records with a body are embedded too, as queries of their own.
+//! compact for the confirm stage; an exact copy takes its first's), embed the documents a batch
+//! at a time, upsert each batch into the vector store and spill its vectors into the query
+//! file, so that no stage holds every vector. Titles of records with a body are embedded too,
+//! as queries of their own.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
