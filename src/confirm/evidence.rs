@@ -290,6 +290,31 @@ impl SketchFacts {
         self.facts.extend(other.facts);
     }
 
+    /// Appends documents `docs` of another corpus (its `signatures` and these facts), moving
+    /// their facts out of it rather than copying them: what a batch takes from the collection
+    /// it is checked against. Documents that share their facts there share them here.
+    pub fn take_from(
+        &mut self,
+        signatures: &mut Signatures,
+        (their_signatures, theirs): (&Signatures, &mut SketchFacts),
+        docs: &[u32],
+    ) {
+        // Each of their stored facts, the document here that took it.
+        let mut taken = vec![u32::MAX; theirs.facts.len()];
+        for &doc in docs {
+            let (doc, slot) = (doc as usize, theirs.slot(doc as usize));
+            match taken[slot] {
+                u32::MAX => {
+                    taken[slot] = self.len() as u32;
+                    let shingles = theirs.shingles[doc];
+                    signatures.push(their_signatures.row(doc), shingles == 0);
+                    self.push(shingles, std::mem::take(&mut theirs.facts[slot]));
+                }
+                first => self.push_copy_of(signatures, first as usize),
+            }
+        }
+    }
+
     /// The number of documents.
     pub fn len(&self) -> usize {
         self.shingles.len()
@@ -509,6 +534,46 @@ fn has_extra(a: &[u32], b: &[u32]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Facts taken from another corpus give the documents taken what they had there, copies
+    /// sharing theirs, and nothing is copied twice.
+    #[test]
+    fn facts_taken_from_another_corpus_read_as_there() {
+        let (mut their_signatures, mut theirs) = (Signatures::new(2), SketchFacts::default());
+        for (doc, title) in ["one", "two", "three"].into_iter().enumerate() {
+            let facts = Facts::of(Some(title), "a body of words");
+            theirs.push(doc as u32 + 4, facts);
+            their_signatures.push(&[doc as u32, 7], false);
+        }
+        // Document 3 is an exact copy of document 1.
+        theirs.push_copy_of(&mut their_signatures, 1);
+        let expected: Vec<(Vec<u32>, u32, Facts)> = [3, 1, 2]
+            .iter()
+            .map(|&doc| {
+                let sketch = theirs.get(&their_signatures, doc);
+                (
+                    sketch.signature.to_vec(),
+                    sketch.shingles,
+                    sketch.facts.clone(),
+                )
+            })
+            .collect();
+        let (mut signatures, mut sketches) = (Signatures::new(2), SketchFacts::default());
+        sketches.push(9, Facts::of(None, "already here"));
+        signatures.push(&[0, 0], false);
+        sketches.take_from(
+            &mut signatures,
+            (&their_signatures, &mut theirs),
+            &[3, 1, 2],
+        );
+        assert_eq!(sketches.len(), 4);
+        for (at, (signature, shingles, facts)) in expected.iter().enumerate() {
+            let sketch = sketches.get(&signatures, at + 1);
+            assert_eq!(sketch.signature, &signature[..]);
+            assert_eq!((sketch.shingles, sketch.facts), (*shingles, facts));
+        }
+        assert_eq!(sketches.facts.len(), 3, "the copy's facts stored once");
+    }
 
     #[test]
     fn titles_lose_their_notes_and_numbers_are_collected_from_every_field() {

@@ -18,6 +18,7 @@
 mod corpus;
 mod csv_input;
 mod files;
+mod floats;
 mod jsonl;
 mod lines;
 mod lock;
@@ -33,11 +34,14 @@ pub use corpus::{
     inputs_shortened, read_corpus, read_corpus_in, record_limit,
 };
 pub use csv_input::Dialect;
+pub use floats::Floats;
 pub use lines::for_each_line;
 pub use lock::FolderLock;
 pub use range::ByteRange;
 pub use scratch::{ScratchDir, remove_on_interrupt as remove_scratch_on_interrupt};
-pub use words::{read_count, read_list, read_words_into, write_count, write_list, write_words};
+pub use words::{
+    read_count, read_list, read_words_into, write_count, write_floats, write_list, write_words,
+};
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};

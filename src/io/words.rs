@@ -54,6 +54,15 @@ pub fn read_words_into(r: &mut impl Read, count: usize, words: &mut Vec<u32>) ->
     Ok(())
 }
 
+/// Writes `floats` as little-endian bytes, with nothing around them.
+pub fn write_floats(w: &mut impl Write, floats: &[f32]) -> io::Result<()> {
+    if cfg!(target_endian = "little") {
+        return w.write_all(bytemuck::cast_slice(floats));
+    }
+    let words: Vec<u32> = floats.iter().map(|x| x.to_bits()).collect();
+    write_words(w, &words)
+}
+
 /// Writes a count (a length), as 8 bytes.
 pub fn write_count(w: &mut impl Write, count: usize) -> io::Result<()> {
     w.write_all(&(count as u64).to_le_bytes())

@@ -32,14 +32,12 @@ use xxhash_rust::xxh3::xxh3_64;
 use self::router::Router;
 use super::queries::QueryReader;
 use crate::error::Result;
-use crate::io::{read_count, read_list, write_count, write_list};
+use crate::io::{Floats, read_count, read_list, write_count, write_list};
 use crate::progress;
 use crate::store::{place, scan};
 
 /// Sampled vectors per cell the centroids are learned from.
 const SAMPLE_PER_CELL: usize = 32;
-/// Query vectors read back at a time.
-const BLOCK: usize = 1024;
 /// Documents whose nearest cells are found at a time.
 const ROUTE_BLOCK: usize = 1 << 16;
 /// In [`Cells::nearest`], a place no cell fills (a document may find fewer cells than it
@@ -56,12 +54,17 @@ pub const MANY_COPIES: usize = 100;
 /// The documents' vectors cut into cells.
 pub(crate) struct Cells {
     width: usize,
-    /// Every document's vector, row-major by document number.
+    /// Every document's vector, row-major by document number: those of `vectors`, then those
+    /// of `after` (a collection's, mapped from its snapshot, after a batch's).
     vectors: Vec<f32>,
+    after: Floats,
     /// The cells' centroids and each document's nearest cells.
     placement: CellPlacement,
     /// The documents whose nearest cell each cell is, ascending; copies left out.
     members: Vec<Vec<u32>>,
+    /// How many documents, numbered first, search for their neighbours; those after are
+    /// searched among only (a collection a batch is checked against).
+    searching: usize,
 }
 
 /// Where documents lie among cells, without their vectors: what a collection keeps beside its
@@ -118,9 +121,32 @@ impl CellPlacement {
         }
     }
 
+    /// This placement with the documents of `vectors` placed before its own, which are then
+    /// numbered after them.
+    pub fn preceded_by(self, vectors: &[f32]) -> CellPlacement {
+        let mut placement = CellPlacement {
+            router: self.router,
+            probes: self.probes,
+            nearest: Vec::with_capacity(self.nearest.len() + vectors.len() * self.probes),
+            copies: Vec::new(),
+        };
+        placement.place(vectors);
+        let shift = placement.documents() as u32;
+        placement.nearest.extend_from_slice(&self.nearest);
+        placement.copies = (self.copies.into_iter())
+            .map(|(copy, first)| (copy + shift, first + shift))
+            .collect();
+        placement
+    }
+
     /// How many documents are placed.
     pub fn documents(&self) -> usize {
         self.nearest.len() / self.probes
+    }
+
+    /// How many cells there are.
+    pub fn cells(&self) -> usize {
+        self.router.cells()
     }
 
     /// How many cells each document probes.
@@ -175,18 +201,8 @@ impl Cells {
         count: usize,
         probes: usize,
     ) -> Result<Cells> {
-        let width = queries.dimensions();
-        let mut vectors = vec![0f32; documents * width];
-        while let Some((batch, flat)) = queries.next_batch(BLOCK)? {
-            for (query, vector) in batch.iter().zip(flat.chunks_exact(width)) {
-                if !query.title {
-                    let start = query.doc as usize * width;
-                    vectors[start..start + width].copy_from_slice(vector);
-                }
-            }
-        }
-        queries.rewind()?;
-        Ok(Cells::of(vectors, width, count, probes))
+        let vectors = queries.document_vectors(documents)?;
+        Ok(Cells::of(vectors, queries.dimensions(), count, probes))
     }
 
     /// Learns `count` cells from `vectors` (each document's, `width` wide, by document number)
@@ -199,9 +215,21 @@ impl Cells {
     /// The cells of `vectors` (each document's, `width` wide, by document number) placed as
     /// `placement` says, which must hold every document.
     pub(crate) fn placed(vectors: Vec<f32>, width: usize, placement: CellPlacement) -> Cells {
+        Cells::searching_among(vectors, Floats::default(), width, placement)
+    }
+
+    /// The cells of a batch's vectors and a collection's (each `width` wide, the batch's
+    /// numbered first), placed as `placement` says, which must hold every document. Only the
+    /// batch's documents search for their neighbours ([`Cells::neighbours`]), among both.
+    pub(crate) fn searching_among(
+        batch: Vec<f32>,
+        collection: Floats,
+        width: usize,
+        placement: CellPlacement,
+    ) -> Cells {
         assert_eq!(
             placement.documents() * width,
-            vectors.len(),
+            batch.len() + collection.len(),
             "a placement of every document"
         );
         let mut members = vec![Vec::new(); placement.router.cells()];
@@ -223,26 +251,23 @@ impl Cells {
         );
         Cells {
             width,
-            vectors,
+            searching: batch.len() / width,
+            vectors: batch,
+            after: collection,
             placement,
             members,
         }
     }
 
-    /// How many cells there are.
-    pub(crate) fn count(&self) -> usize {
-        self.placement.router.cells()
-    }
-
-    /// Each document's `k` nearest other documents among those of the cells it probes, as
-    /// pairs `(a, b, cosine)` with `a < b` (a pair found from both ends is there twice),
-    /// added to `found`.
+    /// Each searching document's `k` nearest other documents among those of the cells it
+    /// probes, as pairs `(a, b, cosine)` with `a < b` (a pair found from both ends is there
+    /// twice), added to `found`.
     ///
     /// Each document keeps its best `k + 1` (itself among them) over the cells it probes
     /// ([`Cells::search_cells`]). A copy of a vector that many documents hold is paired with
     /// the first of them instead ([`MANY_COPIES`]).
     pub(crate) fn neighbours(&self, k: usize, found: &mut Vec<(u32, u32, f32)>) {
-        let documents = self.vectors.len() / self.width;
+        let documents = self.searching;
         let mut copy = self
             .placement
             .copies
@@ -250,7 +275,7 @@ impl Cells {
             .map(|&(copy, _)| copy)
             .peekable();
         let nearest = (self.placement.nearest).chunks_exact(self.placement.probes);
-        let nearest = nearest.enumerate();
+        let nearest = nearest.take(documents).enumerate();
         let probing = probing(
             self.members.len(),
             nearest.map(|(doc, cells)| {
@@ -280,14 +305,11 @@ impl Cells {
                 .filter(move |&&(_, other)| other != doc)
                 .map(move |&(cosine, other)| (doc.min(other), doc.max(other), cosine))
         }));
-        let copies: Vec<(u32, u32)> = self.placement.copies.iter().map(|&(c, f)| (f, c)).collect();
+        let copies: Vec<(u32, u32)> = (self.placement.copies.iter())
+            .filter(|&&(copy, _)| (copy as usize) < documents)
+            .map(|&(copy, first)| (first, copy))
+            .collect();
         self.with_cosines(&copies, found);
-    }
-
-    /// The documents of each cell (by document number; copies of a vector many hold left
-    /// out, but their first).
-    pub(crate) fn members(&self) -> &[Vec<u32>] {
-        &self.members
     }
 
     /// The members of each cell that `keep` holds (by document number).
@@ -389,7 +411,10 @@ impl Cells {
 
     fn vector(&self, doc: u32) -> &[f32] {
         let start = doc as usize * self.width;
-        &self.vectors[start..start + self.width]
+        match start.checked_sub(self.vectors.len()) {
+            None => &self.vectors[start..start + self.width],
+            Some(start) => &self.after[start..start + self.width],
+        }
     }
 }
 
@@ -603,6 +628,53 @@ mod tests {
         assert!(fours >= (MANY_COPIES - 1) * k / 2, "{fours}");
     }
 
+    /// A batch placed before a collection's cells searches among both: each batch document
+    /// gets its exact top k within the cells it probes, and no collection document searches
+    /// (nor are its copies of one vector paired).
+    #[test]
+    fn a_batch_before_a_collection_searches_among_both_and_only_the_batch_searches() {
+        let (width, k, probes) = (16, 5, 3);
+        let mut collection: Vec<f32> = random_vectors(2000, width, 21).concat();
+        for _ in 0..=MANY_COPIES {
+            collection.extend_from_within(..width);
+        }
+        let placement = CellPlacement::learn(&collection, width, 30, probes);
+        assert!(!placement.copies.is_empty());
+        let batch: Vec<f32> = random_vectors(300, width, 22).concat();
+        let batch_docs = batch.len() / width;
+        let all: Vec<f32> = [&batch[..], &collection[..]].concat();
+        let cells = Cells::searching_among(
+            batch,
+            Floats::Owned(collection),
+            width,
+            placement.preceded_by(&all[..batch_docs * width]),
+        );
+        let mut found = Vec::new();
+        cells.neighbours(k, &mut found);
+        assert!(found.iter().all(|&(a, _, _)| (a as usize) < batch_docs));
+        let row = |doc: u32| &all[doc as usize * width..(doc as usize + 1) * width];
+        for doc in 0..batch_docs as u32 {
+            let probed = &cells.placement.nearest[doc as usize * probes..][..probes];
+            assert_eq!(
+                probed,
+                cells.placement.router.nearest(&[row(doc)], probes)[0]
+            );
+            let mut expected: Vec<(f32, u32)> = probed
+                .iter()
+                .flat_map(|&c| &cells.members[c as usize])
+                .filter(|&&other| other != doc)
+                .map(|&other| (crate::embed::cosine(row(doc), row(other)), other))
+                .collect();
+            expected.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
+            for &(cosine, other) in expected.iter().take(k) {
+                let (a, b) = (doc.min(other), doc.max(other));
+                let held = found.iter().find(|p| (p.0, p.1) == (a, b));
+                let held = held.unwrap_or_else(|| panic!("{doc} lacks {other}"));
+                assert!((held.2 - cosine).abs() < 1e-4, "{doc}-{other}");
+            }
+        }
+    }
+
     /// Cells kept and read back search as the cells learned; documents placed later are
     /// searched among them.
     #[test]
@@ -635,7 +707,7 @@ mod tests {
         assert_eq!(placement.documents(), 3000);
         let cells = Cells::placed(vectors.clone(), width, placement);
         let later: Vec<&[f32]> = vectors[2000 * width..].chunks_exact(width).collect();
-        for (doc, found) in (2000u32..).zip(cells.nearest_among(&later, cells.members(), 1)) {
+        for (doc, found) in (2000u32..).zip(cells.nearest_among(&later, &cells.members, 1)) {
             assert_eq!(found[0].1, doc);
         }
     }

@@ -13,6 +13,9 @@ use std::path::Path;
 use crate::error::Result;
 use crate::spill::{Spill, SpillReader};
 
+/// Query vectors read back at a time where every document's is gathered.
+const DOCUMENTS_READ: usize = 1024;
+
 /// What a query vector stands for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Query {
@@ -87,6 +90,24 @@ impl QueryReader {
         self.vectors.rewind()?;
         self.next = 0;
         Ok(())
+    }
+
+    /// The vectors of the first `documents` documents (titles are not documents), row-major
+    /// by document number. Leaves the reader rewound.
+    pub fn document_vectors(&mut self, documents: usize) -> Result<Vec<f32>> {
+        let width = self.dimensions;
+        let mut vectors = vec![0f32; documents * width];
+        self.rewind()?;
+        while let Some((batch, flat)) = self.next_batch(DOCUMENTS_READ)? {
+            for (query, vector) in batch.iter().zip(flat.chunks_exact(width)) {
+                let start = query.doc as usize * width;
+                if !query.title {
+                    vectors[start..start + width].copy_from_slice(vector);
+                }
+            }
+        }
+        self.rewind()?;
+        Ok(vectors)
     }
 
     /// The next (at most) `max` queries and their vectors, concatenated. `None` once every

@@ -146,8 +146,7 @@ pub fn candidate_pairs_between(
             let mut new_keys: Vec<(u64, u32)> =
                 new_docs.iter().map(|&d| (key(new, d), d)).collect();
             new_keys.sort_unstable();
-            let wanted: std::collections::HashSet<u64> =
-                new_keys.iter().map(|&(key, _)| key).collect();
+            let wanted: rustc_hash::FxHashSet<u64> = new_keys.iter().map(|&(key, _)| key).collect();
             let mut held_keys: Vec<(u64, u32)> = held_docs
                 .iter()
                 .map(|&d| (key(held, d), d))

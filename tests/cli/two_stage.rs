@@ -865,15 +865,14 @@ fn a_batch_checked_against_a_kept_collection_finds_the_pairs_a_run_over_both_fin
         "{stderr}"
     );
     // A snapshot an earlier version wrote is read as none, and written again.
-    std::fs::write(
-        &snapshot,
-        b"neardup snapshot 1\nwhat an earlier version wrote",
-    )
-    .unwrap();
-    let earlier = at("earlier");
-    ok(&[&against[..], &["--out", s(&earlier)], &glove[..]].concat());
-    assert_eq!(std::fs::read(&snapshot).unwrap(), good);
-    assert_eq!(pair_ids(&earlier), pair_ids(&batch));
+    for version in ["1", "2"] {
+        let earlier = format!("neardup snapshot {version}\nwhat an earlier version wrote");
+        std::fs::write(&snapshot, earlier).unwrap();
+        let earlier = at(&format!("earlier-{version}"));
+        ok(&[&against[..], &["--out", s(&earlier)], &glove[..]].concat());
+        assert_eq!(std::fs::read(&snapshot).unwrap(), good);
+        assert_eq!(pair_ids(&earlier), pair_ids(&batch));
+    }
 
     // Within cells of the collection (and MinHash's proposals across), nearly as many.
     let in_cells = at("in-cells");

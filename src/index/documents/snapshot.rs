@@ -6,20 +6,21 @@
 //! a plain file takes seconds. The copy is written after such a read, and any write to the
 //! index removes it first, so that a copy present is the store's as it is. A copy whose count
 //! is not the manifest's (the store's at its last flush) is not read; it is read and written
-//! through [`Collection`], which leaves the store closed.
+//! through [`Collection`], which leaves the store closed. The vectors, most of the file, are
+//! mapped rather than read ([`Floats`]).
 //!
 //! Beside it, `cells.bin` keeps the k-means cells a batch's search learned over those documents
 //! and where each document lies among them ([`CellPlacement`]), so that the next batch neither
 //! learns nor places them again; it goes with the snapshot.
 
-use std::io::{BufReader, Read, Write};
+use std::io::{BufReader, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use super::{DocumentIndex, Manifest};
 use crate::confirm::{SketchFacts, SketchRef};
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
-use crate::io::{read_count, write_count};
+use crate::io::{Floats, read_count, write_count, write_floats};
 use crate::output::AtomicFile;
 use crate::search::CellPlacement;
 use crate::sketch::Signatures;
@@ -27,22 +28,20 @@ use crate::sketch::Signatures;
 /// The copy's file in an index folder.
 pub const SNAPSHOT: &str = "snapshot.bin";
 /// What the file starts with.
-const MAGIC: &[u8] = b"neardup snapshot 2\n";
-/// What an earlier version's file started with: read as no snapshot, and written again.
-const EARLIER_MAGIC: &[u8] = b"neardup snapshot 1\n";
+const MAGIC: &[u8] = b"neardup snapshot 3\n";
+/// What earlier versions' files started with: read as no snapshot, and written again.
+const EARLIER_MAGICS: [&[u8]; 2] = [b"neardup snapshot 1\n", b"neardup snapshot 2\n"];
 /// The file of the cells learned over the snapshot's documents.
 pub const CELLS: &str = "cells.bin";
 /// What the cells' file starts with.
 const CELLS_MAGIC: &[u8] = b"neardup cells 1\n";
-/// Bytes of vectors read at a time.
-const READ_BLOCK: usize = 1 << 20;
 
 /// Every document of an index: its id, vector (as stored: centred where the index centres)
 /// and sketch, in one order.
 pub struct Snapshot {
     pub ids: Vec<String>,
-    /// The vectors, row-major, `width` each.
-    pub vectors: Vec<f32>,
+    /// The vectors, row-major, `width` each: mapped from the file where read from one.
+    pub vectors: Floats,
     pub width: usize,
     pub signatures: Signatures,
     pub sketches: SketchFacts,
@@ -53,7 +52,7 @@ impl Snapshot {
     pub fn empty(width: usize, num_perm: usize) -> Snapshot {
         Snapshot {
             ids: Vec::new(),
-            vectors: Vec::new(),
+            vectors: Floats::default(),
             width,
             signatures: Signatures::new(num_perm),
             sketches: SketchFacts::default(),
@@ -73,7 +72,7 @@ impl Snapshot {
     /// Appends a document.
     pub fn push(&mut self, id: &str, vector: &[f32], sketch: SketchRef<'_>) {
         self.ids.push(id.to_owned());
-        self.vectors.extend_from_slice(vector);
+        self.vectors.to_mut().extend_from_slice(vector);
         self.sketches.push_sketch(&mut self.signatures, sketch);
     }
 }
@@ -103,8 +102,7 @@ impl Files<'_> {
         let Some((file, bytes)) = open_if_present(&path)? else {
             return Ok(None);
         };
-        let snapshot = read(&mut BufReader::with_capacity(1 << 20, file), bytes)
-            .map_err(|e| damaged(&path, e))?;
+        let snapshot = read(file, bytes).map_err(|e| damaged(&path, e))?;
         Ok(snapshot.filter(|s| s.ids.len() == documents && s.width == width))
     }
 
@@ -277,26 +275,32 @@ fn write(w: &mut impl Write, snapshot: &Snapshot) -> std::io::Result<()> {
     snapshot.sketches.write_to(&mut sketches)?;
     w.write_all(&(sketches.len() as u64).to_le_bytes())?;
     w.write_all(&sketches)?;
+    let mut written = MAGIC.len() + 8 + 4 + 8 + sketches.len();
     drop(sketches);
     for id in &snapshot.ids {
         w.write_all(&(id.len() as u32).to_le_bytes())?;
         w.write_all(id.as_bytes())?;
+        written += 4 + id.len();
     }
-    let mut block = Vec::with_capacity(READ_BLOCK);
-    for floats in snapshot.vectors.chunks(READ_BLOCK / 4) {
-        block.clear();
-        block.extend(floats.iter().flat_map(|x| x.to_le_bytes()));
-        w.write_all(&block)?;
-    }
+    // The vectors start at a multiple of 4 bytes, where a map of the file reads them.
+    w.write_all(&[0u8; 3][..padding(written)])?;
+    write_floats(w, &snapshot.vectors)?;
     snapshot.signatures.write_to(w)
 }
 
-/// Reads a snapshot of `bytes` bytes: None if an earlier version of neardup wrote it.
-fn read(r: &mut impl Read, bytes: u64) -> std::io::Result<Option<Snapshot>> {
+/// The bytes that bring `written` to a multiple of 4.
+fn padding(written: usize) -> usize {
+    (4 - written % 4) % 4
+}
+
+/// Reads the snapshot in `file`, of `bytes` bytes, its vectors mapped: None if an earlier
+/// version of neardup wrote it.
+fn read(file: std::fs::File, bytes: u64) -> std::io::Result<Option<Snapshot>> {
     let invalid = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what);
+    let r = &mut BufReader::with_capacity(1 << 20, file);
     let mut magic = vec![0u8; MAGIC.len()];
     r.read_exact(&mut magic)?;
-    if magic == EARLIER_MAGIC {
+    if EARLIER_MAGICS.contains(&&magic[..]) {
         return Ok(None);
     }
     if magic != MAGIC {
@@ -317,6 +321,7 @@ fn read(r: &mut impl Read, bytes: u64) -> std::io::Result<Option<Snapshot>> {
     }
     let mut sketch_file = vec![0u8; sketch_bytes as usize];
     r.read_exact(&mut sketch_file)?;
+    let mut offset = MAGIC.len() as u64 + 8 + 4 + 8 + sketch_bytes;
     std::thread::scope(|scope| {
         let sketches = scope.spawn(move || SketchFacts::read_from(&mut sketch_file.as_slice()));
         let mut ids = Vec::with_capacity(documents.min(1 << 24));
@@ -324,23 +329,14 @@ fn read(r: &mut impl Read, bytes: u64) -> std::io::Result<Option<Snapshot>> {
             r.read_exact(&mut half)?;
             let mut id = vec![0u8; u32::from_le_bytes(half) as usize];
             r.read_exact(&mut id)?;
+            offset += 4 + id.len() as u64;
             ids.push(String::from_utf8(id).map_err(|_| invalid("an id is not UTF-8"))?);
         }
-        // A block at a time: the bytes of every vector at once would double the peak.
-        let mut vectors = Vec::with_capacity(documents * width);
-        let mut block = vec![0u8; READ_BLOCK];
-        let mut left = documents * width * 4;
-        while left > 0 {
-            let bytes = &mut block[..left.min(READ_BLOCK)];
-            r.read_exact(bytes)?;
-            vectors.extend(
-                bytes
-                    .chunks_exact(4)
-                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-            );
-            left -= bytes.len();
-        }
+        offset += padding(offset as usize) as u64;
+        let floats = documents * width;
+        r.seek(std::io::SeekFrom::Start(offset + floats as u64 * 4))?;
         let signatures = Signatures::read_from(r)?;
+        let vectors = Floats::map(r.get_ref(), offset, floats)?;
         let sketches = sketches
             .join()
             .map_err(|_| invalid("its sketches could not be read"))??;

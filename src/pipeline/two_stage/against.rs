@@ -1,15 +1,17 @@
 //! A new batch checked against a collection kept from earlier runs (`--against INDEX`).
 //!
-//! The batch is deduplicated as any run is, and each of its documents is also searched among
-//! the collection's: the vectors and sketches the index keeps are read once (from its
-//! [`Snapshot`], which the first such read writes; the store is opened only for that read),
-//! cut into k-means cells as a run's own are (or placed in the cells kept beside the snapshot),
-//! and each batch document's `k` nearest there become candidates too, with the pairs MinHash's
-//! bands propose between the two sides, judged by the same classifier. (Walking the index's
-//! graph one query at a time took 3.5 times a run over both at a million: decision 0014.) The
-//! collection's documents a search reaches join the run as documents without a record of their
-//! own, numbered after the batch's, so that pairs and groups name them and a group that reaches
-//! the collection keeps its record; the batch's records in such a group are its duplicates.
+//! The batch is deduplicated with the collection inside the same search. The vectors and
+//! sketches the index keeps are read once (from its [`Snapshot`], which the first such read
+//! writes; the store is opened only for that read), the collection's k-means cells are taken
+//! as kept beside the snapshot (or learned and kept), and the batch's documents are placed in
+//! them, numbered before the collection's. Only the batch's documents search: each finds its
+//! `k` nearest among both sides, as in a run over both, and MinHash's bands propose pairs
+//! within the batch and between the two sides, judged by the same classifier. (Walking the
+//! index's graph one query at a time took 3.5 times a run over both at a million: decision
+//! 0014.) The collection's documents a candidate reaches join the run as documents without a
+//! record of their own, numbered after the batch's, so that pairs and groups name them and a
+//! group that reaches the collection keeps its record; the batch's records in such a group are
+//! its duplicates.
 //!
 //! The batch is embedded as the collection was: with its settings (checked as a part's are)
 //! and centred on its centre, so that a cosine between a new and a kept vector means what one
@@ -18,8 +20,6 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-
-use rayon::prelude::*;
 
 use crate::confirm::{SketchFacts, proposed_pairs_between};
 use crate::error::{Error, Result};
@@ -38,17 +38,152 @@ use super::TwoStageConfig;
 const CELLS_SERVE_GROWTH: f64 = 0.25;
 /// Points read from the collection at a time.
 const SCROLL_PAGE: usize = 1 << 16;
-/// Query vectors searched in the cells at a time.
-const QUERY_BLOCK: usize = 1 << 16;
 
-/// What a run takes from the collection: its documents reached, and the candidates that
-/// reach them.
-pub(super) struct CollectionCandidates {
-    /// The ids of the collection's documents reached, in the order they are numbered (after
-    /// the batch's).
+/// The collection a batch is checked against, read whole: its documents (but those the batch
+/// replaces) and where they lie among its cells.
+pub(super) struct CollectionSide {
+    documents: Snapshot,
+    placement: CellPlacement,
+}
+
+/// The collection's ids and sketches, once its vectors went into the cells the batch searches.
+pub(super) struct Reachable {
+    ids: Vec<String>,
+    signatures: Signatures,
+    sketches: SketchFacts,
+}
+
+/// The collection's documents that candidates reach: their ids, numbered after the batch's in
+/// the order they are met, and their sketches, to join the batch's before they are confirmed.
+pub(super) struct Reached {
     pub ids: Vec<String>,
-    /// `(batch document, collection document, cosine)`, each pair once at its highest cosine.
-    pub candidates: Vec<(u32, u32, f32)>,
+    docs: Vec<u32>,
+    from: Reachable,
+}
+
+impl CollectionSide {
+    /// Reads `against` whole (from its snapshot, or its store opened with the models under
+    /// `models`) but the documents whose point key `in_batch` holds, with its cells (kept
+    /// beside the snapshot, or learned and kept). None where no document is left.
+    pub(super) fn read(
+        against: Collection,
+        models: &Path,
+        in_batch: &HashMap<u64, u32>,
+        config: &TwoStageConfig,
+    ) -> Result<Option<CollectionSide>> {
+        let url = config.settings.store.qdrant_url.as_deref();
+        let (documents, whole) = read_collection(&against, models, url, in_batch)?;
+        if documents.ids.is_empty() {
+            return Ok(None);
+        }
+        let placement = collection_cells(&against, &documents, whole, config)?;
+        Ok(Some(CollectionSide {
+            documents,
+            placement,
+        }))
+    }
+
+    /// How many cells it is cut into.
+    pub(super) fn cells(&self) -> usize {
+        self.placement.cells()
+    }
+
+    /// Whether each of its documents is a title and nothing else.
+    pub(super) fn title_only(&self) -> impl Iterator<Item = bool> + '_ {
+        let sketches = &self.documents.sketches;
+        (0..sketches.len()).map(|doc| sketches.facts(doc).title_only())
+    }
+
+    /// The pairs MinHash proposes between a batch (its `signatures` and `sketches`) and the
+    /// collection, whose documents are numbered after the batch's: as within a run, cells may
+    /// part two near-copies whose vectors sit near a boundary. No pair within the collection
+    /// is made.
+    pub(super) fn proposed_pairs(
+        &self,
+        signatures: &Signatures,
+        sketches: &SketchFacts,
+        config: &TwoStageConfig,
+    ) -> Vec<(u32, u32)> {
+        let documents = signatures.len() as u32;
+        let held = (&self.documents.signatures, &self.documents.sketches);
+        let proposed =
+            proposed_pairs_between(held, (signatures, sketches), &config.settings.confirm);
+        tracing::info!(
+            pairs = proposed.len(),
+            "MinHash proposed pairs between the batch and the collection"
+        );
+        proposed
+            .into_iter()
+            .map(|(held, doc)| (doc, documents + held))
+            .collect()
+    }
+
+    /// The cells of a batch (its documents' vectors in `queries`, `documents` of them) and the
+    /// collection together: the batch's placed in the collection's cells and numbered first,
+    /// the collection's after them. Only the batch's documents search, as in a run over both:
+    /// their `k` nearest among both sides. Leaves `queries` rewound.
+    pub(super) fn into_cells(
+        self,
+        queries: &mut QueryReader,
+        documents: usize,
+    ) -> Result<(Cells, Reachable)> {
+        let Snapshot {
+            ids,
+            vectors: held,
+            width,
+            signatures,
+            sketches,
+        } = self.documents;
+        let batch = queries.document_vectors(documents)?;
+        let placement = self.placement.preceded_by(&batch);
+        let cells = Cells::searching_among(batch, held, width, placement);
+        let reachable = Reachable {
+            ids,
+            signatures,
+            sketches,
+        };
+        Ok((cells, reachable))
+    }
+}
+
+impl Reachable {
+    /// Numbers the collection's documents that `candidates` reach (numbered after the batch's
+    /// `documents` in the cells) after the batch's again, in the order they are met.
+    pub(super) fn reached(self, candidates: &mut [(u32, u32, f32)], documents: usize) -> Reached {
+        let mut number = vec![u32::MAX; self.ids.len()];
+        let (mut ids, mut docs) = (Vec::new(), Vec::new());
+        for candidate in candidates.iter_mut() {
+            for doc in [&mut candidate.0, &mut candidate.1] {
+                let Some(held) = (*doc as usize).checked_sub(documents) else {
+                    continue;
+                };
+                if number[held] == u32::MAX {
+                    number[held] = (documents + docs.len()) as u32;
+                    docs.push(held as u32);
+                    ids.push(self.ids[held].clone());
+                }
+                *doc = number[held];
+            }
+        }
+        tracing::info!(
+            reached = docs.len(),
+            collection = self.ids.len(),
+            "the collection's documents reached"
+        );
+        Reached {
+            ids,
+            docs,
+            from: self,
+        }
+    }
+}
+
+impl Reached {
+    /// Appends the sketches of the documents reached, in their order, to the batch's.
+    pub(super) fn join(mut self, signatures: &mut Signatures, sketches: &mut SketchFacts) {
+        let from = (&self.from.signatures, &mut self.from.sketches);
+        sketches.take_from(signatures, from, &self.docs);
+    }
 }
 
 /// Reads every document of `collection` (vector, id, sketch) but those whose point key
@@ -100,15 +235,15 @@ fn read_collection(
     Ok((kept, false))
 }
 
-/// The cells of the collection's documents (`collection`, every one of the index's where
-/// `whole`): those kept beside the snapshot where they serve this run, else learned, and kept
-/// for the next.
+/// Where the collection's documents (`collection`, every one of the index's where `whole`) lie
+/// among its cells: as kept beside the snapshot where they serve this run, else learned, and
+/// kept for the next.
 fn collection_cells(
     against: &Collection,
-    collection: &mut Snapshot,
+    collection: &Snapshot,
     whole: bool,
     config: &TwoStageConfig,
-) -> Result<Cells> {
+) -> Result<CellPlacement> {
     let held = collection.ids.len();
     let (count, explicit) = match (config.exact_search, config.cells) {
         (true, _) => (1, true),
@@ -116,7 +251,6 @@ fn collection_cells(
         _ => (cells_for(held), false),
     };
     let probes = config.cell_probes.clamp(1, count.clamp(1, held));
-    let vectors = std::mem::take(&mut collection.vectors);
     let stored = match whole {
         true => against.read_cells(collection)?,
         false => None,
@@ -125,13 +259,13 @@ fn collection_cells(
         && stored.placement.probes() == probes
         && kept_cells_serve(&stored, count, explicit, held)
     {
-        return Ok(Cells::placed(vectors, collection.width, stored.placement));
+        return Ok(stored.placement);
     }
     let spinner = progress::spinner("learning the collection's cells");
-    let placement = CellPlacement::learn(&vectors, collection.width, count, probes);
+    let placement = CellPlacement::learn(&collection.vectors, collection.width, count, probes);
     drop(spinner);
     if !whole {
-        return Ok(Cells::placed(vectors, collection.width, placement));
+        return Ok(placement);
     }
     let stored = StoredCells {
         count,
@@ -140,7 +274,7 @@ fn collection_cells(
         placement,
     };
     against.write_cells(&stored)?;
-    Ok(Cells::placed(vectors, collection.width, stored.placement))
+    Ok(stored.placement)
 }
 
 /// Whether cells kept for a collection serve a run over its `held` documents that asks for
@@ -182,115 +316,6 @@ fn scroll_store(index: &DocumentIndex) -> Result<Snapshot> {
     }
     progress.finish_and_clear();
     Ok(read)
-}
-
-/// Searches every query of the batch (its documents' vectors in `queries`, their sketches in
-/// `signatures` and `sketches`) for its `top_k` nearest in the collection, within k-means
-/// cells of the collection's vectors as a run searches its own. A document's vector looks
-/// among all; a title's, among the collection's title-only records, as within a run. The
-/// collection documents reached are appended to `signatures` and `sketches`; `in_batch` is
-/// each batch document's point key, whose collection namesake is left out. `models` holds the
-/// model, where the collection's store must be read.
-pub(super) fn search_collection(
-    against: Collection,
-    models: &Path,
-    queries: &mut QueryReader,
-    in_batch: &HashMap<u64, u32>,
-    config: &TwoStageConfig,
-    signatures: &mut Signatures,
-    sketches: &mut SketchFacts,
-) -> Result<CollectionCandidates> {
-    let documents = signatures.len();
-    let url = config.settings.store.qdrant_url.as_deref();
-    let (mut collection, whole) = read_collection(&against, models, url, in_batch)?;
-    let held = collection.ids.len();
-    if held == 0 {
-        return Ok(CollectionCandidates {
-            ids: Vec::new(),
-            candidates: Vec::new(),
-        });
-    }
-    let cells = collection_cells(&against, &mut collection, whole, config)?;
-    let title_only: Vec<bool> = (0..held)
-        .map(|doc| collection.sketches.facts(doc).title_only())
-        .collect();
-    let title_members = cells.members_among(&title_only);
-
-    let progress = progress::items(queries.len() as u64, "searching the collection");
-    let mut found: Vec<(u32, u32, f32)> = Vec::new();
-    let width = queries.dimensions();
-    let mut batch_vectors = vec![0f32; documents * width];
-    queries.rewind()?;
-    while let Some((batch, flat)) = queries.next_batch(QUERY_BLOCK)? {
-        let rows: Vec<&[f32]> = flat.chunks_exact(width).collect();
-        for (query, row) in batch.iter().zip(&rows).filter(|(query, _)| !query.title) {
-            let at = query.doc as usize * width;
-            batch_vectors[at..at + width].copy_from_slice(row);
-        }
-        for (titles, members) in [(false, cells.members()), (true, &title_members[..])] {
-            let (asked, vectors): (Vec<u32>, Vec<&[f32]>) = batch
-                .iter()
-                .zip(&rows)
-                .filter(|(query, _)| query.title == titles)
-                .map(|(query, row)| (query.doc, *row))
-                .unzip();
-            let hits = cells.nearest_among(&vectors, members, config.top_k);
-            for (&doc, hits) in asked.iter().zip(hits) {
-                found.extend(hits.into_iter().map(|(cosine, other)| (doc, other, cosine)));
-            }
-        }
-        progress.inc(batch.len() as u64);
-    }
-    progress.finish_and_clear();
-    queries.rewind()?;
-    // As within a run, cells may part two near-copies whose vectors sit near a boundary: the
-    // pairs MinHash proposes between the batch and the collection join the candidates.
-    if super::proposes(config, cells.count()) {
-        let proposed = proposed_pairs_between(
-            (&collection.signatures, &collection.sketches),
-            (signatures, sketches),
-            &config.settings.confirm,
-        );
-        tracing::info!(
-            pairs = proposed.len(),
-            "MinHash proposed pairs between the batch and the collection"
-        );
-        found.par_extend(proposed.into_par_iter().map(|(other, doc)| {
-            let at = doc as usize * width;
-            let cosine = cells.cosine_to(&batch_vectors[at..at + width], other);
-            (doc, other, cosine)
-        }));
-    }
-    let count = cells.count();
-    drop((cells, batch_vectors));
-
-    // A document and its title may both reach a record: the pair once, at its higher cosine.
-    found.sort_unstable_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)).then(y.2.total_cmp(&x.2)));
-    found.dedup_by_key(|c| (c.0, c.1));
-    // The collection's documents reached are numbered after the batch's, in the order met.
-    let mut number = vec![u32::MAX; held];
-    let mut ids = Vec::new();
-    for candidate in &mut found {
-        let other = candidate.1 as usize;
-        if number[other] == u32::MAX {
-            number[other] = (documents + ids.len()) as u32;
-            let sketch = collection.sketches.get(&collection.signatures, other);
-            sketches.push_sketch(signatures, sketch);
-            ids.push(collection.ids[other].clone());
-        }
-        candidate.1 = number[other];
-    }
-    tracing::info!(
-        candidates = found.len(),
-        reached = ids.len(),
-        collection = held,
-        cells = count,
-        "searched the collection"
-    );
-    Ok(CollectionCandidates {
-        ids,
-        candidates: found,
-    })
 }
 
 /// Records added to the collection at a time: embedded together, then inserted.

@@ -15,8 +15,8 @@
 //! - [`confirm`]: the classifier judges each candidate on the two sketches.
 //!
 //! Beside them: [`title_only`] (the store a title is searched in), [`part`] (a split run's
-//! slice, and the shared index it searches) and [`against`](mod@against) (a new batch also
-//! searched in a kept collection).
+//! slice, and the shared index it searches) and [`against`](mod@against) (a new batch searched
+//! together with a kept collection).
 
 mod against;
 mod confirm;
@@ -37,7 +37,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use self::against::search_collection;
+use self::against::CollectionSide;
 use self::load::{Loaded, Upsert, load};
 use self::part::{open_collection, open_shared};
 use self::search::Proposed;
@@ -194,16 +194,18 @@ pub(super) fn run(
     models: &Path,
 ) -> Result<Found> {
     let work = Workspace::new(config)?;
-    // Cells replace the graph walk of a whole run (never of a part, nor of the exact search).
-    let use_cells = match config.cells {
-        Some(count) => count > 0,
-        None => !config.exact_search && config.part.is_none(),
-    };
     let collection = config
         .against
         .as_deref()
         .map(|dir| open_collection(dir, &config.settings))
         .transpose()?;
+    // Cells replace the graph walk of a whole run (never of a part, nor of the exact search);
+    // a batch is always searched in the cells it shares with its collection.
+    let use_cells = collection.is_some()
+        || match config.cells {
+            Some(count) => count > 0,
+            None => !config.exact_search && config.part.is_none(),
+        };
     let (mut index, upsert) = match &collection {
         Some(collection) => {
             // The batch's vectors are centred as the collection's were, or not at all.
@@ -232,8 +234,8 @@ pub(super) fn run(
     )?;
     let Loaded {
         mut corpus,
-        mut signatures,
-        mut sketches,
+        signatures,
+        sketches,
         doc_of_key,
         title_copies,
         mut times,
@@ -242,34 +244,41 @@ pub(super) fn run(
 
     let documents = corpus.ids.len();
     let use_cells = use_cells && documents > 0;
-    let count = config.cells.unwrap_or_else(|| cells_for(documents));
-    let propose = proposes(config, count);
     let clock = Instant::now();
-    let proposed = use_cells.then(|| minhash_proposals(&signatures, &sketches, config, propose));
-    // The collection's documents reached join the sketches before they go aside.
-    let from_collection = match collection {
-        Some(collection) => Some(search_collection(
-            collection,
-            models,
-            &mut queries,
-            &doc_of_key,
-            config,
-            &mut signatures,
-            &mut sketches,
-        )?),
-        None => None,
+    let collection = match collection {
+        Some(collection) if use_cells => {
+            CollectionSide::read(collection, models, &doc_of_key, config)?
+        }
+        _ => None,
     };
+    let count = match (&collection, config.exact_search, config.cells) {
+        (Some(collection), ..) => collection.cells(),
+        (None, true, _) => 1,
+        (None, false, Some(count)) if count > 0 => count,
+        _ => cells_for(documents),
+    };
+    let propose = proposes(config, count);
+    let mut proposed =
+        use_cells.then(|| minhash_proposals(&signatures, &sketches, config, propose));
+    if let (Some(collection), Some(proposed)) = (&collection, proposed.as_mut()) {
+        if propose {
+            let between = collection.proposed_pairs(&signatures, &sketches, config);
+            proposed.pairs.extend(between);
+        }
+        proposed.title_only.extend(collection.title_only());
+    }
     let sketches_aside = SketchesAside::write(&work.dir, signatures, sketches)?;
     let mut search_seconds = clock.elapsed().as_secs_f64();
-    let cells = match use_cells {
-        true => Some(learn_cells(
-            &mut queries,
-            documents,
-            count,
-            config,
-            &mut times,
-        )?),
-        false => None,
+    let (cells, reachable) = match (use_cells, collection) {
+        (true, Some(collection)) => {
+            let (cells, reachable) = collection.into_cells(&mut queries, documents)?;
+            (Some(cells), Some(reachable))
+        }
+        (true, None) => {
+            let cells = learn_cells(&mut queries, documents, count, config, &mut times)?;
+            (Some(cells), None)
+        }
+        (false, _) => (None, None),
     };
     let clock = Instant::now();
     let searched = cells.as_ref().zip(proposed);
@@ -287,11 +296,8 @@ pub(super) fn run(
     if crate::cancel::requested() {
         return Err(Error::Interrupted);
     }
-    let collection = from_collection.map_or(0, |found| {
-        neighbours.extend(found.candidates);
-        corpus.ids.extend(found.ids);
-        corpus.ids.len() - documents
-    });
+    let reached = reachable.map(|reachable| reachable.reached(&mut neighbours, documents));
+    let collection = reached.as_ref().map_or(0, |reached| reached.ids.len());
     let candidates = neighbours.len();
     search_seconds += clock.elapsed().as_secs_f64();
     times.search = search_seconds;
@@ -299,7 +305,14 @@ pub(super) fn run(
     let confirmer = close_stores(index, title_only, config)?;
 
     let clock = Instant::now();
-    let (confirmed, signatures) = confirm_aside(&work.dir, &confirmer, neighbours, sketches_aside)?;
+    let join = |signatures: &mut Signatures, sketches: &mut SketchFacts| {
+        if let Some(reached) = reached {
+            corpus.ids.extend_from_slice(&reached.ids);
+            reached.join(signatures, sketches);
+        }
+    };
+    let (confirmed, signatures) =
+        confirm_aside(&work.dir, &confirmer, neighbours, sketches_aside, join)?;
     times.confirm = clock.elapsed().as_secs_f64();
     Ok(Found {
         corpus,
@@ -440,17 +453,20 @@ fn close_stores(
 }
 
 /// Judges the candidates: they wait on disk while the sketches come back, and are judged as
-/// they are read, so that the two are never held at once. Returns the verdicts and the
-/// signatures (which score the groups).
+/// they are read, so that the two are never held at once; `join` appends the sketches of the
+/// documents that came from elsewhere (a collection's) to those read back. Returns the
+/// verdicts and the signatures (which score the groups).
 fn confirm_aside(
     dir: &Path,
     confirmer: &Confirmer,
     neighbours: Vec<(u32, u32, f32)>,
     sketches_aside: SketchesAside,
+    join: impl FnOnce(&mut Signatures, &mut SketchFacts),
 ) -> Result<(Confirmed, Signatures)> {
     let clock = Instant::now();
     let mut candidates_aside = CandidatesAside::write(dir, neighbours)?;
-    let (signatures, sketches) = sketches_aside.read_back()?;
+    let (mut signatures, mut sketches) = sketches_aside.read_back()?;
+    join(&mut signatures, &mut sketches);
     tracing::debug!(
         seconds = clock.elapsed().as_secs_f64(),
         "candidates set aside, sketches read back"
