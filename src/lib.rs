@@ -30,6 +30,7 @@
 // only move the cost to every construction site.
 #![allow(clippy::result_large_err)]
 
+pub mod allocator;
 pub mod cancel;
 pub mod cli;
 pub mod confirm;

@@ -40,7 +40,8 @@ pub use lock::FolderLock;
 pub use range::ByteRange;
 pub use scratch::{ScratchDir, remove_on_interrupt as remove_scratch_on_interrupt};
 pub use words::{
-    read_count, read_list, read_words_into, write_count, write_floats, write_list, write_words,
+    read_count, read_floats, read_list, read_words_into, write_count, write_floats, write_list,
+    write_words,
 };
 
 use std::borrow::Cow;

@@ -63,6 +63,18 @@ pub fn write_floats(w: &mut impl Write, floats: &[f32]) -> io::Result<()> {
     write_words(w, &words)
 }
 
+/// Reads `count` floats that [`write_floats`] wrote, straight into their memory.
+pub fn read_floats(r: &mut impl Read, count: usize) -> io::Result<Vec<f32>> {
+    let mut floats = vec![0f32; count];
+    r.read_exact(bytemuck::cast_slice_mut(&mut floats))?;
+    if cfg!(target_endian = "big") {
+        for x in &mut floats {
+            *x = f32::from_bits(u32::from_le(x.to_bits()));
+        }
+    }
+    Ok(floats)
+}
+
 /// Writes a count (a length), as 8 bytes.
 pub fn write_count(w: &mut impl Write, count: usize) -> io::Result<()> {
     w.write_all(&(count as u64).to_le_bytes())

@@ -7,10 +7,10 @@
 //! index folder as each batch is embedded and read back a batch at a time, so memory stays
 //! flat however large the corpus.
 
-use std::io::{Read, Write};
 use std::path::Path;
 
 use crate::error::Result;
+use crate::io::{read_floats, write_floats};
 use crate::spill::{Spill, SpillReader};
 
 /// Query vectors read back at a time where every document's is gathered.
@@ -46,11 +46,7 @@ impl QueryFile {
     /// Appends the vector of `query`.
     pub fn append(&mut self, query: Query, vector: &[f32]) -> Result<()> {
         debug_assert_eq!(vector.len(), self.dimensions);
-        self.vectors.append(|w| {
-            vector
-                .iter()
-                .try_for_each(|x| w.write_all(&x.to_le_bytes()))
-        })?;
+        self.vectors.append(|w| write_floats(w, vector))?;
         self.queries.push(query);
         Ok(())
     }
@@ -117,12 +113,8 @@ impl QueryReader {
         if n == 0 {
             return Ok(None);
         }
-        let mut bytes = vec![0u8; n * self.dimensions * 4];
-        self.vectors.read(|r| r.read_exact(&mut bytes))?;
-        let vectors = bytes
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
+        let count = n * self.dimensions;
+        let vectors = self.vectors.read(|r| read_floats(r, count))?;
         let queries = self.queries[self.next..self.next + n].to_vec();
         self.next += n;
         Ok(Some((queries, vectors)))
