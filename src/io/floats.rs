@@ -43,11 +43,10 @@ impl Floats {
         if cfg!(target_endian = "little") && fits {
             return Ok(Floats::Mapped { map, start, count });
         }
-        let floats = map[start..end]
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
-        Ok(Floats::Owned(floats))
+        Ok(Floats::Owned(super::read_floats(
+            &mut &map[start..end],
+            count,
+        )?))
     }
 
     /// The floats, to change: copied out of the file first where they are mapped.

@@ -55,16 +55,14 @@ pub const MANY_COPIES: usize = 100;
 pub(crate) struct Cells {
     width: usize,
     /// Every document's vector, row-major by document number: those of `vectors`, then those
-    /// of `after` (a collection's, mapped from its snapshot, after a batch's).
+    /// of `after` (a collection's, mapped from its snapshot, after a batch's). The documents of
+    /// `vectors` search for their neighbours; those of `after` are searched among only.
     vectors: Vec<f32>,
     after: Floats,
     /// The cells' centroids and each document's nearest cells.
     placement: CellPlacement,
     /// The documents whose nearest cell each cell is, ascending; copies left out.
     members: Vec<Vec<u32>>,
-    /// How many documents, numbered first, search for their neighbours; those after are
-    /// searched among only (a collection a batch is checked against).
-    searching: usize,
 }
 
 /// Where documents lie among cells, without their vectors: what a collection keeps beside its
@@ -251,7 +249,6 @@ impl Cells {
         );
         Cells {
             width,
-            searching: batch.len() / width,
             vectors: batch,
             after: collection,
             placement,
@@ -267,7 +264,7 @@ impl Cells {
     /// ([`Cells::search_cells`]). A copy of a vector that many documents hold is paired with
     /// the first of them instead ([`MANY_COPIES`]).
     pub(crate) fn neighbours(&self, k: usize, found: &mut Vec<(u32, u32, f32)>) {
-        let documents = self.searching;
+        let documents = self.vectors.len() / self.width;
         let mut copy = self
             .placement
             .copies

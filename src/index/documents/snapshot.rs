@@ -321,7 +321,6 @@ fn read(file: std::fs::File, bytes: u64) -> std::io::Result<Option<Snapshot>> {
     }
     let mut sketch_file = vec![0u8; sketch_bytes as usize];
     r.read_exact(&mut sketch_file)?;
-    let mut offset = MAGIC.len() as u64 + 8 + 4 + 8 + sketch_bytes;
     std::thread::scope(|scope| {
         let sketches = scope.spawn(move || SketchFacts::read_from(&mut sketch_file.as_slice()));
         let mut ids = Vec::with_capacity(documents.min(1 << 24));
@@ -329,10 +328,10 @@ fn read(file: std::fs::File, bytes: u64) -> std::io::Result<Option<Snapshot>> {
             r.read_exact(&mut half)?;
             let mut id = vec![0u8; u32::from_le_bytes(half) as usize];
             r.read_exact(&mut id)?;
-            offset += 4 + id.len() as u64;
             ids.push(String::from_utf8(id).map_err(|_| invalid("an id is not UTF-8"))?);
         }
-        offset += padding(offset as usize) as u64;
+        let offset = r.stream_position()?;
+        let offset = offset + padding(offset as usize) as u64;
         let floats = documents * width;
         r.seek(std::io::SeekFrom::Start(offset + floats as u64 * 4))?;
         let signatures = Signatures::read_from(r)?;

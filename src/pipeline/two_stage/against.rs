@@ -149,7 +149,11 @@ impl CollectionSide {
 impl Reachable {
     /// Numbers the collection's documents that `candidates` reach (numbered after the batch's
     /// `documents` in the cells) after the batch's again, in the order they are met.
-    pub(super) fn reached(self, candidates: &mut [(u32, u32, f32)], documents: usize) -> Reached {
+    pub(super) fn reached(
+        mut self,
+        candidates: &mut [(u32, u32, f32)],
+        documents: usize,
+    ) -> Reached {
         let mut number = vec![u32::MAX; self.ids.len()];
         let (mut ids, mut docs) = (Vec::new(), Vec::new());
         for candidate in candidates.iter_mut() {
@@ -160,7 +164,7 @@ impl Reachable {
                 if number[held] == u32::MAX {
                     number[held] = (documents + docs.len()) as u32;
                     docs.push(held as u32);
-                    ids.push(self.ids[held].clone());
+                    ids.push(std::mem::take(&mut self.ids[held]));
                 }
                 *doc = number[held];
             }

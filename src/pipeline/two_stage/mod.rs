@@ -306,8 +306,8 @@ pub(super) fn run(
 
     let clock = Instant::now();
     let join = |signatures: &mut Signatures, sketches: &mut SketchFacts| {
-        if let Some(reached) = reached {
-            corpus.ids.extend_from_slice(&reached.ids);
+        if let Some(mut reached) = reached {
+            corpus.ids.append(&mut reached.ids);
             reached.join(signatures, sketches);
         }
     };
