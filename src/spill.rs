@@ -13,6 +13,7 @@ use std::io::{BufReader, BufWriter, Seek};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::io::Floats;
 
 /// Bytes buffered on each side of a file.
 const BUFFER: usize = 1 << 20;
@@ -83,6 +84,15 @@ impl SpillReader {
     /// Reads from the start of the file again.
     pub fn rewind(&mut self) -> Result<()> {
         self.reader.rewind().map_err(|e| Error::io(&self.dir, e))
+    }
+
+    /// The `count` floats the file holds from its start ([`write_floats`](crate::io::write_floats)),
+    /// mapped: the map outlives the file's handle.
+    pub fn map_floats(&self, count: usize) -> Result<Floats> {
+        if count == 0 {
+            return Ok(Floats::default());
+        }
+        Floats::map(self.reader.get_ref(), 0, count).map_err(|e| Error::io(&self.dir, e))
     }
 }
 

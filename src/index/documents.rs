@@ -14,7 +14,9 @@ mod writes;
 
 pub use manifest::{MANIFEST, Manifest};
 pub use settings::IndexSettings;
-pub use snapshot::{CELLS, Collection, SNAPSHOT, Snapshot, StoredCells};
+pub use snapshot::{
+    CELLS, Collection, SNAPSHOT, Snapshot, SnapshotSpool, StoredCells, TitleVectors,
+};
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
@@ -58,6 +60,8 @@ pub struct NewDocument {
     text: String,
     title_len: Option<usize>,
     vector: Vec<f32>,
+    /// Its title's vector, where it has more than a title.
+    title: Option<Vec<f32>>,
     sketch: Sketch,
     found: Vec<Match>,
 }
@@ -68,9 +72,19 @@ impl NewDocument {
         &self.vector
     }
 
+    /// Its title's vector, where it has more than a title.
+    pub fn title(&self) -> Option<&[f32]> {
+        self.title.as_deref()
+    }
+
     /// Its sketch.
     pub fn sketch(&self) -> SketchRef<'_> {
         self.sketch.as_ref()
+    }
+
+    /// It as stored under `id`.
+    pub fn point<'a>(&'a self, id: &'a str) -> StoredPoint<'a> {
+        StoredPoint::new(id, &self.vector, Some(self.sketch())).with_title(self.title())
     }
 }
 
@@ -339,24 +353,13 @@ impl DocumentIndex {
         }
     }
 
-    /// Adds documents with their vectors, and with their sketches where given. `None` is for
-    /// a throwaway index whose searcher keeps every sketch itself: the store then holds
-    /// vectors and ids only, and cannot confirm a hit by itself.
-    pub fn add(
-        &self,
-        ids: &[&str],
-        vectors: &[Vec<f32>],
-        sketches: Option<&[SketchRef<'_>]>,
-    ) -> Result<()> {
-        let points: Vec<StoredPoint<'_>> = ids
-            .iter()
-            .zip(vectors)
-            .enumerate()
-            .map(|(i, (id, vector))| StoredPoint::new(id, vector, sketches.map(|s| s[i])))
-            .collect();
+    /// Adds documents: each with its vector, and with its sketch and title vector where given.
+    /// A throwaway index whose searcher keeps every sketch itself stores none: the store then
+    /// holds vectors and ids only, and cannot confirm a hit by itself.
+    pub fn add(&self, points: &[StoredPoint<'_>]) -> Result<()> {
         self.upgrade_manifest()?;
         self.forget_snapshot()?;
-        self.store.upsert(&points)
+        self.store.upsert(points)
     }
 
     /// Builds the search graph (if the engine wants one), makes everything durable and writes

@@ -14,7 +14,7 @@ mod resemblance;
 
 pub use documents::{
     CELLS, Collection, DocumentIndex, IndexSettings, MANIFEST, Manifest, Match, NewDocument,
-    SNAPSHOT, Snapshot, StoredCells,
+    SNAPSHOT, Snapshot, SnapshotSpool, StoredCells, TitleVectors,
 };
 pub use explain::{
     Explanation, Side, explain_indexed, explain_records, find_two, minhash_settings, uncentre,

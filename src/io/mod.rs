@@ -114,6 +114,12 @@ impl Record {
         self.title_len.map(|len| &self.text[..len])
     }
 
+    /// The title, where the record has more than a title: what is embedded on its own, for
+    /// the records that are its title and nothing else.
+    pub fn title_apart(&self) -> Option<&str> {
+        self.title().filter(|_| !self.body().is_empty())
+    }
+
     /// The text after the title (all of it where there is no title).
     pub fn body(&self) -> &str {
         match self.title_len {

@@ -36,8 +36,10 @@ struct Points {
     /// The vectors, row-major, `width` apart.
     vectors: Vec<f32>,
     ids: Vec<String>,
-    /// Signature, shingle count and facts, where the point was stored with them.
+    /// Signature, shingle count and facts, where the point was stored with them, and the
+    /// title's vector where it was stored with one.
     sketches: Vec<Option<(Vec<u32>, u32, Facts)>>,
+    titles: Vec<Option<Vec<f32>>>,
     /// Where each key is.
     position: HashMap<u64, usize>,
 }
@@ -55,6 +57,7 @@ impl Points {
             signature,
             shingles,
             facts,
+            title: self.titles[at].clone(),
         })
     }
 }
@@ -124,6 +127,7 @@ impl VectorStore for MemoryStore {
                         .copy_from_slice(point.vector);
                     held.ids[at] = point.id.to_owned();
                     held.sketches[at] = sketch;
+                    held.titles[at] = point.title.map(<[f32]>::to_vec);
                 }
                 None => {
                     let at = held.keys.len();
@@ -132,6 +136,7 @@ impl VectorStore for MemoryStore {
                     held.vectors.extend_from_slice(point.vector);
                     held.ids.push(point.id.to_owned());
                     held.sketches.push(sketch);
+                    held.titles.push(point.title.map(<[f32]>::to_vec));
                 }
             }
         }
@@ -222,6 +227,7 @@ impl VectorStore for MemoryStore {
             held.keys.swap_remove(at);
             held.ids.swap_remove(at);
             held.sketches.swap_remove(at);
+            held.titles.swap_remove(at);
             if at != last {
                 let (width, moved) = (self.width, held.keys[at]);
                 held.vectors

@@ -12,7 +12,8 @@
 //!
 //! Points are keyed by a 64-bit hash of the document id ([`point_key`]) and carry the id, the
 //! document's MinHash signature and its shingle count as payload, so that a searcher needs
-//! nothing else to confirm a candidate.
+//! nothing else to confirm a candidate; and, for a record with more than a title, its title's
+//! vector, which a later batch's title-only copies are compared with.
 
 #[cfg(feature = "edge")]
 mod edge;
@@ -50,6 +51,9 @@ pub struct StoredPoint<'a> {
     /// MinHash signature, shingle count and facts: what lets a search confirm its hits. A
     /// throwaway index whose searcher keeps every sketch itself stores none.
     pub sketch: Option<SketchRef<'a>>,
+    /// The vector of the document's title alone, where it has more than a title and the index
+    /// keeps it: a later batch's title-only copy is compared with it.
+    pub title: Option<&'a [f32]>,
 }
 
 impl<'a> StoredPoint<'a> {
@@ -60,7 +64,13 @@ impl<'a> StoredPoint<'a> {
             id,
             vector,
             sketch,
+            title: None,
         }
+    }
+
+    /// The same point, with the vector of its title alone.
+    pub fn with_title(self, title: Option<&'a [f32]>) -> Self {
+        StoredPoint { title, ..self }
     }
 }
 
@@ -86,6 +96,8 @@ pub struct Payload {
     pub shingles: u32,
     /// The exact facts the evidence rule weighs.
     pub facts: Facts,
+    /// The vector of its title alone, where it was stored with one.
+    pub title: Option<Vec<f32>>,
 }
 
 impl Payload {

@@ -1,5 +1,5 @@
 //! A point's payload in Qdrant: the document's id and, where the index keeps them, its
-//! signature, shingle count and facts, as JSON both engines store.
+//! signature, shingle count and facts, and its title's vector, as JSON both engines store.
 
 use serde::Deserialize;
 
@@ -34,13 +34,31 @@ pub(super) fn parse_payload(map: &serde_json::Map<String, serde_json::Value>) ->
             Facts::deserialize(facts)
                 .map_err(|e| Error::store(format!("point {id:?}: bad `facts`: {e}")))
         })?;
+    let title = map
+        .get(TITLE)
+        .map(|value| {
+            value
+                .as_str()
+                .and_then(base64_words::decode)
+                .map(|words| words.into_iter().map(f32::from_bits).collect())
+                .ok_or_else(|| {
+                    Error::store(format!(
+                        "point {id:?}: `{TITLE}` is not base64 of 32-bit floats"
+                    ))
+                })
+        })
+        .transpose()?;
     Ok(Payload {
         id: id.to_owned(),
         signature,
         shingles: shingles as u32,
         facts,
+        title,
     })
 }
+
+/// The payload field of a title's vector.
+const TITLE: &str = "title_vector";
 
 /// The payload of `point`: its id, and its signature, shingle count and facts where it has them.
 pub(super) fn payload_json(point: &StoredPoint<'_>) -> serde_json::Map<String, serde_json::Value> {
@@ -52,6 +70,10 @@ pub(super) fn payload_json(point: &StoredPoint<'_>) -> serde_json::Map<String, s
         );
         payload.insert("shingles".to_owned(), sketch.shingles.into());
         payload.insert("facts".to_owned(), serde_json::json!(sketch.facts));
+    }
+    if let Some(title) = point.title {
+        let bits: Vec<u32> = title.iter().map(|x| x.to_bits()).collect();
+        payload.insert(TITLE.to_owned(), base64_words::encode(&bits).into());
     }
     payload
 }

@@ -40,7 +40,9 @@ fn check_engine(store: &dyn VectorStore) {
                 shingles: 3,
                 facts: &facts[i],
             };
-            StoredPoint::new(ids[i], &vectors[i], Some(sketch))
+            // "c" keeps its title's vector.
+            let title = (i == 2).then_some(&vectors[0][..]);
+            StoredPoint::new(ids[i], &vectors[i], Some(sketch)).with_title(title)
         })
         .collect();
     store.upsert(&points).unwrap();
@@ -69,6 +71,21 @@ fn check_engine(store: &dyn VectorStore) {
         ("c", &signatures[2])
     );
     assert_eq!(c.payload.facts, facts[2], "the facts come back as stored");
+    assert_eq!(
+        c.payload.title.as_deref(),
+        Some(&vectors[0][..]),
+        "the title's vector comes back bit for bit"
+    );
+    let (page, _) = store.scroll(None, 10).unwrap();
+    for (_, point) in page {
+        let titled = point.payload.id == "c";
+        assert_eq!(
+            point.payload.title.is_some(),
+            titled,
+            "{}",
+            point.payload.id
+        );
+    }
     assert!(crate::embed::cosine(&c.vector, &vectors[2]) > 0.99999);
     assert!(fetched[1].is_none());
 
@@ -388,6 +405,15 @@ fn signatures_are_stored_as_base64_and_format_4_lists_still_read() {
         .to_string();
     assert!(
         error.contains("point \"a\": `signature` is neither base64"),
+        "{error}"
+    );
+    let map = serde_json::json!({"id": "a", "signature": list, "shingles": 5,
+        "facts": Facts::default(), "title_vector": "AAAAAAE="});
+    let error = parse_payload(map.as_object().unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("point \"a\": `title_vector` is not base64 of 32-bit floats"),
         "{error}"
     );
 }

@@ -556,7 +556,7 @@ fn title_queries_search_only_the_records_that_are_a_title_alone() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     kept.sort();
-    assert_eq!(kept, ["edge", "neardup-index.json"]);
+    assert_eq!(kept, ["edge", "neardup-index.json", "snapshot.bin"]);
 }
 
 /// Scratch folders of neardup under `tmp`.
@@ -848,7 +848,7 @@ fn a_batch_checked_against_a_kept_collection_finds_the_pairs_a_run_over_both_fin
         }
     }
 
-    // The first run wrote the collection's snapshot, which the next reads: the same files.
+    // Building the index wrote its snapshot, which the runs read: the same files.
     let snapshot = index.join("snapshot.bin");
     assert!(snapshot.exists());
     let again = at("again");
@@ -864,13 +864,15 @@ fn a_batch_checked_against_a_kept_collection_finds_the_pairs_a_run_over_both_fin
         stderr.contains("snapshot.bin") && stderr.contains("delete it"),
         "{stderr}"
     );
-    // A snapshot an earlier version wrote is read as none, and written again.
-    for version in ["1", "2"] {
+    // A snapshot an earlier version wrote is read as none, and written again from the store.
+    for version in ["1", "2", "3"] {
         let earlier = format!("neardup snapshot {version}\nwhat an earlier version wrote");
         std::fs::write(&snapshot, earlier).unwrap();
         let earlier = at(&format!("earlier-{version}"));
         ok(&[&against[..], &["--out", s(&earlier)], &glove[..]].concat());
-        assert_eq!(std::fs::read(&snapshot).unwrap(), good);
+        let written = std::fs::read(&snapshot).unwrap();
+        assert!(written.starts_with(b"neardup snapshot 4\n"));
+        assert_eq!(written.len(), good.len(), "the same documents");
         assert_eq!(pair_ids(&earlier), pair_ids(&batch));
     }
 
@@ -967,4 +969,98 @@ fn a_batch_checked_against_a_kept_collection_finds_the_pairs_a_run_over_both_fin
     assert!(stderr.contains("give --against alone"), "{stderr}");
     let stderr = rejected(&["dedup", s(&sample()), "--add", "--out", s(&at("x"))]);
     assert!(stderr.contains("give --against too"), "{stderr}");
+}
+
+/// A batch's record that is a title and nothing else is far from the whole vector of the
+/// collection's record it copies, and near its title's: the index keeps the title vectors, so
+/// the batch finds every such copy a run over both finds.
+#[test]
+fn a_batch_finds_its_title_only_copies_of_the_collections_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name);
+    let all = at("all.jsonl");
+    ok(&[
+        "gen",
+        "--docs",
+        "3000",
+        "--seed",
+        "5",
+        "--out",
+        s(&all),
+        "-q",
+    ]);
+    let vectors = at("words.txt");
+    random_word_vectors(&all, &vectors);
+    let glove = ["--embedder", "glove", "--glove", s(&vectors), "-q"];
+    let lines: Vec<String> = std::fs::read_to_string(&all)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let (mut new_file, mut old_file) = (String::new(), String::new());
+    let (mut new_ids, mut title_only) = (HashSet::new(), HashSet::new());
+    for (i, line) in lines.iter().enumerate() {
+        let record: serde_json::Value = serde_json::from_str(line).unwrap();
+        let id = record["core_id"].as_str().unwrap().to_owned();
+        if record["processed_abstract"]
+            .as_str()
+            .unwrap_or_default()
+            .is_empty()
+        {
+            title_only.insert(id.clone());
+        }
+        match i % 5 {
+            0 => {
+                new_ids.insert(id);
+                new_file += &format!("{line}\n");
+            }
+            _ => old_file += &format!("{line}\n"),
+        }
+    }
+    let (new, old) = (at("new.jsonl"), at("old.jsonl"));
+    std::fs::write(&new, new_file).unwrap();
+    std::fs::write(&old, old_file).unwrap();
+    let index = at("idx");
+    let args = ["dedup", s(&old), "--index", s(&index)];
+    ok(&[&args[..], &["--out", s(&at("kept"))], &glove[..]].concat());
+    ok(&[&["dedup", s(&all), "--out", s(&at("whole"))], &glove[..]].concat());
+    let args = ["dedup", s(&new), "--against", s(&index)];
+    ok(&[&args[..], &["--out", s(&at("batch"))], &glove[..]].concat());
+
+    let touching = |run: &str| -> HashSet<(String, String)> {
+        pair_ids(&at(run))
+            .into_iter()
+            .filter(|(a, b)| new_ids.contains(a) || new_ids.contains(b))
+            .collect()
+    };
+    let (whole, batch) = (touching("whole"), touching("batch"));
+    // A title-only record of the batch and a collection's record with an abstract.
+    let title_copies = |pairs: &HashSet<(String, String)>| -> HashSet<(String, String)> {
+        pairs
+            .iter()
+            .filter(|(a, b)| {
+                let (new_one, old_one) = if new_ids.contains(a) { (a, b) } else { (b, a) };
+                !new_ids.contains(old_one)
+                    && title_only.contains(new_one)
+                    && !title_only.contains(old_one)
+            })
+            .cloned()
+            .collect()
+    };
+    let expected = title_copies(&whole);
+    assert!(expected.len() >= 5, "{} title-only copies", expected.len());
+    let missed: Vec<_> = expected.difference(&batch).collect();
+    assert!(missed.is_empty(), "missed {missed:?}");
+    // The run read the title vectors from the snapshot the build wrote; without it, from the
+    // store, where they are kept too.
+    std::fs::remove_file(index.join("snapshot.bin")).unwrap();
+    ok(&[&args[..], &["--out", s(&at("from-store"))], &glove[..]].concat());
+    assert_eq!(pair_ids(&at("batch")), pair_ids(&at("from-store")));
+    let shared = whole.intersection(&batch).count();
+    assert!(
+        shared * 100 >= whole.len() * 99 && batch.len() - shared <= whole.len() / 100,
+        "{shared} of {} pairs found, {} more",
+        whole.len(),
+        batch.len() - shared
+    );
 }

@@ -47,13 +47,11 @@ impl DocumentIndex {
 
     /// What the index keeps of a new text (one with no separate title): its vector and sketch.
     pub(super) fn sketch(&self, text: &str) -> Result<(Vec<f32>, Sketch)> {
-        self.sketch_record(&Record::plain(String::new(), text.to_owned()))
-    }
-
-    /// What the index keeps of a record: its vector and sketch.
-    pub(super) fn sketch_record(&self, record: &Record) -> Result<(Vec<f32>, Sketch)> {
-        let vector = self.embed(&[&record.text])?.remove(0);
-        Ok((vector, self.sign(record)))
+        let vector = self.embed(&[text])?.remove(0);
+        Ok((
+            vector,
+            self.sign(&Record::plain(String::new(), text.to_owned())),
+        ))
     }
 
     /// The `k` nearest other documents to the indexed document `id`, each with its verdict.
@@ -97,22 +95,27 @@ impl DocumentIndex {
             text: text.to_owned(),
             title_len: None,
             vector,
+            title: None,
             sketch,
             found,
         })
     }
 
     /// What adding `records` takes, without their neighbours (a run has found them): their
-    /// vectors, embedded together, and sketches; each with its id.
+    /// vectors and those of their titles (where a record has more), embedded together, and
+    /// sketches; each with its id.
     pub fn prepare_records(&self, records: Vec<Record>) -> Result<Vec<(String, NewDocument)>> {
-        let texts: Vec<&str> = records.iter().map(|r| r.text.as_str()).collect();
-        let vectors = self.embed(&texts)?;
+        let texts = records.iter().map(|r| r.text.as_str());
+        let titles = records.iter().filter_map(Record::title_apart);
+        let mut vectors = self.embed(&texts.chain(titles).collect::<Vec<_>>())?;
+        let mut titles = vectors.split_off(records.len()).into_iter();
         Ok(records
             .into_iter()
             .zip(vectors)
             .map(|(record, vector)| {
                 let new = NewDocument {
                     sketch: self.sign(&record),
+                    title: record.title_apart().and_then(|_| titles.next()),
                     text: record.text,
                     title_len: record.title_len,
                     vector,

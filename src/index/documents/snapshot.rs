@@ -1,13 +1,18 @@
 //! A copy of what an index's store holds, kept beside it in one plain file: every document's
-//! id, vector and sketch.
+//! id, vector and sketch, and the title vectors of those with more than a title.
 //!
 //! Reading a whole store point by point (a scroll) took a minute at a million documents, most
 //! of a run that checks a batch against the collection (`dedup --against`); the same read from
-//! a plain file takes seconds. The copy is written after such a read, and any write to the
-//! index removes it first, so that a copy present is the store's as it is. A copy whose count
+//! a plain file takes seconds. The copy is written as the index is built ([`SnapshotSpool`]:
+//! the vectors spilled as they are stored) or after such a read, and any write to the index
+//! removes it first, so that a copy present is the store's as it is. A copy whose count
 //! is not the manifest's (the store's at its last flush) is not read; it is read and written
 //! through [`Collection`], which leaves the store closed. The vectors, most of the file, are
 //! mapped rather than read ([`Floats`]).
+//!
+//! In the file, after a magic line: the counts, the sketches, the ids, and (from a multiple of
+//! 4 bytes) the vectors, each document's row among the title vectors, the title vectors and the
+//! signatures.
 //!
 //! Beside it, `cells.bin` keeps the k-means cells a batch's search learned over those documents
 //! and where each document lies among them ([`CellPlacement`]), so that the next batch neither
@@ -24,13 +29,20 @@ use crate::io::{Floats, read_count, write_count, write_floats};
 use crate::output::AtomicFile;
 use crate::search::CellPlacement;
 use crate::sketch::Signatures;
+use crate::spill::Spill;
 
 /// The copy's file in an index folder.
 pub const SNAPSHOT: &str = "snapshot.bin";
 /// What the file starts with.
-const MAGIC: &[u8] = b"neardup snapshot 3\n";
+const MAGIC: &[u8] = b"neardup snapshot 4\n";
 /// What earlier versions' files started with: read as no snapshot, and written again.
-const EARLIER_MAGICS: [&[u8]; 2] = [b"neardup snapshot 1\n", b"neardup snapshot 2\n"];
+const EARLIER_MAGICS: [&[u8]; 3] = [
+    b"neardup snapshot 1\n",
+    b"neardup snapshot 2\n",
+    b"neardup snapshot 3\n",
+];
+/// A document's row among the title vectors where it has none.
+const NO_TITLE: u32 = u32::MAX;
 /// The file of the cells learned over the snapshot's documents.
 pub const CELLS: &str = "cells.bin";
 /// What the cells' file starts with.
@@ -45,6 +57,35 @@ pub struct Snapshot {
     pub width: usize,
     pub signatures: Signatures,
     pub sketches: SketchFacts,
+    /// The vectors of the titles of the documents stored with one.
+    pub titles: TitleVectors,
+}
+
+/// The vectors of the titles of an index's documents, where they have more than a title.
+pub struct TitleVectors {
+    /// The vectors, row-major, `width` each: mapped from the file where read from one.
+    vectors: Floats,
+    width: usize,
+    /// Each document's row in `vectors`, or [`NO_TITLE`].
+    rows: Vec<u32>,
+}
+
+impl TitleVectors {
+    /// The vector of document `doc`'s title, where it was stored with one.
+    pub fn get(&self, doc: usize) -> Option<&[f32]> {
+        let row = self.rows[doc];
+        (row != NO_TITLE).then(|| &self.vectors[row as usize * self.width..][..self.width])
+    }
+
+    /// How many documents have one.
+    pub fn len(&self) -> usize {
+        self.vectors.len() / self.width.max(1)
+    }
+
+    /// Whether no document has one.
+    pub fn is_empty(&self) -> bool {
+        self.vectors.is_empty()
+    }
 }
 
 impl Snapshot {
@@ -56,6 +97,11 @@ impl Snapshot {
             width,
             signatures: Signatures::new(num_perm),
             sketches: SketchFacts::default(),
+            titles: TitleVectors {
+                vectors: Floats::default(),
+                width,
+                rows: Vec::new(),
+            },
         }
     }
 
@@ -69,11 +115,20 @@ impl Snapshot {
         hasher.digest()
     }
 
-    /// Appends a document.
-    pub fn push(&mut self, id: &str, vector: &[f32], sketch: SketchRef<'_>) {
+    /// Appends a document, with its title's vector where it was stored with one.
+    pub fn push(&mut self, id: &str, vector: &[f32], sketch: SketchRef<'_>, title: Option<&[f32]>) {
         self.ids.push(id.to_owned());
         self.vectors.to_mut().extend_from_slice(vector);
         self.sketches.push_sketch(&mut self.signatures, sketch);
+        let titles = &mut self.titles;
+        let row = match title {
+            Some(title) => {
+                titles.vectors.to_mut().extend_from_slice(title);
+                (titles.len() - 1) as u32
+            }
+            None => NO_TITLE,
+        };
+        titles.rows.push(row);
     }
 }
 
@@ -202,6 +257,97 @@ impl DocumentIndex {
     pub(super) fn forget_snapshot(&self) -> Result<()> {
         self.files().forget()
     }
+
+    /// A snapshot to fill as the index is built, its vectors spilled in the index's folder.
+    pub fn snapshot_spool(&self) -> Result<SnapshotSpool> {
+        Ok(SnapshotSpool {
+            vectors: Spill::create(&self.dir)?,
+            titles: Spill::create(&self.dir)?,
+            width: self.manifest.dimensions,
+            rows: Vec::new(),
+            titled: 0,
+        })
+    }
+
+    /// Keeps `snapshot` as the copy of the store, which it must be: written once the index is
+    /// built and flushed, so that the first batch checked against it need not read the store.
+    pub fn keep_snapshot(&self, snapshot: &Snapshot) -> Result<()> {
+        self.files().write_snapshot(snapshot)
+    }
+}
+
+/// A snapshot's ids and sketches.
+pub type SnapshotParts = (Vec<String>, Signatures, SketchFacts);
+
+/// The vectors of a snapshot, spilled as an index is built (the rest, ids and sketches, the
+/// build holds anyway).
+pub struct SnapshotSpool {
+    vectors: Spill,
+    titles: Spill,
+    width: usize,
+    /// Each document's row among the title vectors, or [`NO_TITLE`].
+    rows: Vec<u32>,
+    titled: usize,
+}
+
+impl SnapshotSpool {
+    /// Appends a document's vector, and its title's where it has one.
+    pub fn push(&mut self, vector: &[f32], title: Option<&[f32]>) -> Result<()> {
+        self.vectors.append(|w| write_floats(w, vector))?;
+        let row = match title {
+            Some(title) => {
+                self.titles.append(|w| write_floats(w, title))?;
+                self.titled += 1;
+                (self.titled - 1) as u32
+            }
+            None => NO_TITLE,
+        };
+        self.rows.push(row);
+        Ok(())
+    }
+
+    /// The snapshot of the documents pushed, with their `ids` and sketches: the vectors
+    /// mapped from the spills. On an error, the ids and sketches are given back.
+    pub fn into_snapshot(
+        self,
+        ids: Vec<String>,
+        signatures: Signatures,
+        sketches: SketchFacts,
+    ) -> std::result::Result<Snapshot, (Error, SnapshotParts)> {
+        let documents = self.rows.len();
+        let width = self.width;
+        let mapped = if ids.len() != documents || signatures.len() != documents {
+            Err(Error::store(format!(
+                "a snapshot of {documents} vectors was given {} ids and {} sketches",
+                ids.len(),
+                signatures.len()
+            )))
+        } else {
+            let titled = self.titled;
+            self.vectors
+                .into_reader()
+                .and_then(|vectors| vectors.map_floats(documents * width))
+                .and_then(|vectors| {
+                    let titles = self.titles.into_reader()?.map_floats(titled * width)?;
+                    Ok((vectors, titles))
+                })
+        };
+        match mapped {
+            Ok((vectors, titles)) => Ok(Snapshot {
+                ids,
+                vectors,
+                width,
+                signatures,
+                sketches,
+                titles: TitleVectors {
+                    vectors: titles,
+                    width,
+                    rows: self.rows,
+                },
+            }),
+            Err(e) => Err((e, (ids, signatures, sketches))),
+        }
+    }
 }
 
 /// An index folder to be read whole (a batch checked against it), through its snapshot: its
@@ -285,6 +431,11 @@ fn write(w: &mut impl Write, snapshot: &Snapshot) -> std::io::Result<()> {
     // The vectors start at a multiple of 4 bytes, where a map of the file reads them.
     w.write_all(&[0u8; 3][..padding(written)])?;
     write_floats(w, &snapshot.vectors)?;
+    let titles = &snapshot.titles;
+    let rows: Vec<u8> = titles.rows.iter().flat_map(|r| r.to_le_bytes()).collect();
+    w.write_all(&rows)?;
+    w.write_all(&(titles.len() as u64).to_le_bytes())?;
+    write_floats(w, &titles.vectors)?;
     snapshot.signatures.write_to(w)
 }
 
@@ -315,7 +466,7 @@ fn read(file: std::fs::File, bytes: u64) -> std::io::Result<Option<Snapshot>> {
     r.read_exact(&mut word)?;
     let sketch_bytes = u64::from_le_bytes(word);
     // What the counts claim must fit in the file before anything is made that large.
-    let claimed = (documents as u128) * (width as u128 * 4 + 4) + u128::from(sketch_bytes);
+    let claimed = (documents as u128) * (width as u128 * 4 + 8) + u128::from(sketch_bytes);
     if claimed > u128::from(bytes) {
         return Err(invalid("it is shorter than its counts say"));
     }
@@ -334,8 +485,35 @@ fn read(file: std::fs::File, bytes: u64) -> std::io::Result<Option<Snapshot>> {
         let offset = offset + padding(offset as usize) as u64;
         let floats = documents * width;
         r.seek(std::io::SeekFrom::Start(offset + floats as u64 * 4))?;
+        let mut rows = vec![0u8; documents * 4];
+        r.read_exact(&mut rows)?;
+        let rows: Vec<u32> = rows
+            .chunks_exact(4)
+            .map(|row| u32::from_le_bytes([row[0], row[1], row[2], row[3]]))
+            .collect();
+        r.read_exact(&mut word)?;
+        let titled = u64::from_le_bytes(word);
+        let titles_at = r.stream_position()?;
+        if u128::from(titles_at) + u128::from(titled) * (width as u128 * 4) > u128::from(bytes) {
+            return Err(invalid("it is shorter than its counts say"));
+        }
+        let titled = titled as usize;
+        if rows
+            .iter()
+            .any(|&row| row != NO_TITLE && row as usize >= titled)
+        {
+            return Err(invalid("a title row is past the title vectors"));
+        }
+        r.seek(std::io::SeekFrom::Start(
+            titles_at + (titled * width) as u64 * 4,
+        ))?;
         let signatures = Signatures::read_from(r)?;
         let vectors = Floats::map(r.get_ref(), offset, floats)?;
+        let titles = TitleVectors {
+            vectors: Floats::map(r.get_ref(), titles_at, titled * width)?,
+            width,
+            rows,
+        };
         let sketches = sketches
             .join()
             .map_err(|_| invalid("its sketches could not be read"))??;
@@ -348,6 +526,7 @@ fn read(file: std::fs::File, bytes: u64) -> std::io::Result<Option<Snapshot>> {
             width,
             signatures,
             sketches,
+            titles,
         }))
     })
 }

@@ -40,8 +40,9 @@ impl DocumentIndex {
                         text: text.clone(),
                         title_len: *title_len,
                     };
-                    let (vector, sketch) = self.sketch_record(&record)?;
-                    self.add(&[id], &[vector], Some(&[sketch.as_ref()]))?;
+                    for (id, new) in self.prepare_records(vec![record])? {
+                        self.add(&[new.point(&id)])?;
+                    }
                 }
                 Entry::Remove { id } => {
                     self.forget_snapshot()?;
@@ -99,7 +100,7 @@ impl DocumentIndex {
                 second: id.to_owned(),
             });
         }
-        self.add(&[id], &[new.vector], Some(&[new.sketch.as_ref()]))?;
+        self.add(&[new.point(id)])?;
         self.journal(&Entry::Insert {
             id: id.to_owned(),
             text: new.text,

@@ -24,7 +24,7 @@ use std::path::Path;
 use crate::confirm::{SketchFacts, proposed_pairs_between};
 use crate::error::{Error, Result};
 use crate::group::KeepPolicy;
-use crate::index::{Collection, DocumentIndex, Snapshot, StoredCells};
+use crate::index::{Collection, DocumentIndex, Snapshot, StoredCells, TitleVectors};
 use crate::io::{Input, ReadOptions, Record, for_each_document};
 use crate::pipeline::{Dedup, Fates, kept_members};
 use crate::progress;
@@ -76,6 +76,21 @@ impl CollectionSide {
         if documents.ids.is_empty() {
             return Ok(None);
         }
+        let titled = (0..documents.ids.len())
+            .filter(|&doc| {
+                let facts = documents.sketches.facts(doc);
+                facts.title.is_some() && facts.body
+            })
+            .count();
+        if documents.titles.is_empty() && titled > 0 {
+            tracing::warn!(
+                records = titled,
+                "the collection keeps no vectors of its records' titles (an index built before \
+                 neardup kept them): the batch's records that are only a title are not compared \
+                 with those titles, and miss some copies a run over both finds; build the index \
+                 again to keep them"
+            );
+        }
         let placement = collection_cells(&against, &documents, whole, config)?;
         Ok(Some(CollectionSide {
             documents,
@@ -121,18 +136,20 @@ impl CollectionSide {
     /// The cells of a batch (its documents' vectors in `queries`, `documents` of them) and the
     /// collection together: the batch's placed in the collection's cells and numbered first,
     /// the collection's after them. Only the batch's documents search, as in a run over both:
-    /// their `k` nearest among both sides. Leaves `queries` rewound.
+    /// their `k` nearest among both sides. Leaves `queries` rewound. With them, the vectors of
+    /// the collection's titles, for its documents as numbered in the cells.
     pub(super) fn into_cells(
         self,
         queries: &mut QueryReader,
         documents: usize,
-    ) -> Result<(Cells, Reachable)> {
+    ) -> Result<(Cells, Reachable, HeldTitles)> {
         let Snapshot {
             ids,
             vectors: held,
             width,
             signatures,
             sketches,
+            titles,
         } = self.documents;
         let batch = queries.document_vectors(documents)?;
         let placement = self.placement.preceded_by(&batch);
@@ -142,7 +159,27 @@ impl CollectionSide {
             signatures,
             sketches,
         };
-        Ok((cells, reachable))
+        let titles = HeldTitles {
+            first: documents,
+            titles,
+        };
+        Ok((cells, reachable, titles))
+    }
+}
+
+/// The vectors of a collection's titles, its documents numbered after the batch's: a title-only
+/// record of the batch lies near the title of the collection's record it copies, not near the
+/// whole record, as a run over both compares them.
+pub(super) struct HeldTitles {
+    first: usize,
+    titles: TitleVectors,
+}
+
+impl HeldTitles {
+    /// The vector of document `doc`'s title, where it is the collection's and has one.
+    pub(super) fn get(&self, doc: u32) -> Option<&[f32]> {
+        let held = (doc as usize).checked_sub(self.first)?;
+        self.titles.get(held)
     }
 }
 
@@ -234,7 +271,7 @@ fn read_collection(
     for (doc, _) in keep.iter().enumerate().filter(|(_, kept)| **kept) {
         let vector = &whole.vectors[doc * whole.width..(doc + 1) * whole.width];
         let sketch = whole.sketches.get(&whole.signatures, doc);
-        kept.push(&whole.ids[doc], vector, sketch);
+        kept.push(&whole.ids[doc], vector, sketch, whole.titles.get(doc));
     }
     Ok((kept, false))
 }
@@ -311,7 +348,13 @@ fn scroll_store(index: &DocumentIndex) -> Result<Snapshot> {
         progress.inc(page.len() as u64);
         for (_, point) in page {
             index.check_signature(&point.payload)?;
-            read.push(&point.payload.id, &point.vector, point.payload.sketch());
+            let payload = &point.payload;
+            read.push(
+                &payload.id,
+                &point.vector,
+                payload.sketch(),
+                payload.title.as_deref(),
+            );
         }
         match next {
             Some(key) => from = Some(key),
@@ -359,7 +402,7 @@ pub fn add_to_collection(
             let mut vectors = Vec::new();
             for (id, document) in index.prepare_records(new)? {
                 if let Some(snapshot) = snapshot.as_mut() {
-                    snapshot.push(&id, document.vector(), document.sketch());
+                    snapshot.push(&id, document.vector(), document.sketch(), document.title());
                 }
                 vectors.extend_from_slice(document.vector());
                 index.insert_in(&id, document, Some(batch))?;

@@ -2,23 +2,24 @@
 //! compact for the confirm stage; an exact copy takes its first's), embed the documents a batch
 //! at a time, upsert each batch into the vector store and spill its vectors into the query
 //! file, so that no stage holds every vector. Titles of records with a body are embedded too,
-//! as queries of their own.
+//! as queries of their own. An index kept for later runs stores each such title's vector with
+//! its record, and gets its snapshot written once it is built.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::time::Instant;
 
 use super::title_only::TitleOnlyStore;
-use crate::confirm::{SignOnce, Signing, SketchFacts, SketchRef};
+use crate::confirm::{SignOnce, Signing, SketchFacts};
 use crate::error::{Error, Result};
-use crate::index::DocumentIndex;
+use crate::index::{DocumentIndex, SnapshotSpool};
 use crate::io::{Corpus, Input, ReadOptions, read_corpus};
 use crate::output::run::StageTimes;
 use crate::pipeline::Part;
 use crate::progress;
 use crate::search::{Query, QueryFile};
 use crate::sketch::Signatures;
-use crate::store::point_key;
+use crate::store::{StoredPoint, point_key};
 use xxhash_rust::xxh3::xxh3_64;
 
 /// Documents embedded, upserted and spilled at a time while reading (bounded memory).
@@ -47,6 +48,15 @@ struct Sketched {
     title: Option<String>,
     /// Whether the record is a title and nothing else.
     title_only: bool,
+}
+
+/// Where a pending record's title vector is among those embedded with its batch.
+#[derive(Clone, Copy, Debug)]
+enum TitleRow {
+    /// The title's query.
+    Query(usize),
+    /// A title met in an earlier batch, embedded again.
+    Repeated(usize),
 }
 
 /// What the loader writes into the store.
@@ -91,6 +101,16 @@ struct Loader<'a> {
     /// The first record of each title text (by its hash) and the later ones that share it.
     first_of_title: HashMap<u64, u32>,
     title_copies: HashMap<u32, Vec<u32>>,
+    /// Where an index keeps each record's title vector: each pending record's, where it has
+    /// more than a title.
+    stored_titles: Vec<Option<TitleRow>>,
+    /// The pending titles by their hash, where they are embedded.
+    pending_titles: HashMap<u64, TitleRow>,
+    /// Pending titles an earlier batch embedded already (as queries): embedded again for the
+    /// store only.
+    repeated_titles: Vec<String>,
+    /// An index kept: its vectors, as they go into the store, for its snapshot.
+    snapshot: Option<SnapshotSpool>,
     embed_seconds: f64,
     upsert_seconds: f64,
     failure: Option<Error>,
@@ -125,6 +145,10 @@ impl<'a> Loader<'a> {
             titles: Vec::new(),
             first_of_title: HashMap::new(),
             title_copies: HashMap::new(),
+            stored_titles: Vec::new(),
+            pending_titles: HashMap::new(),
+            repeated_titles: Vec::new(),
+            snapshot: None,
             embed_seconds: 0.0,
             upsert_seconds: 0.0,
             failure: None,
@@ -154,18 +178,35 @@ impl<'a> Loader<'a> {
         self.ids.push(item.id);
         self.texts.push(item.text);
         self.title_only_texts.push(item.title_only);
+        let mut stored_title = None;
         if let Some(title) = item.title {
             // Copies of a record repeat its title (a fifth of the titles of `neardup gen`).
-            match self.first_of_title.entry(xxh3_64(title.as_bytes())) {
+            let hash = xxh3_64(title.as_bytes());
+            let keeps_titles = self.upsert == Upsert::WithSketches;
+            match self.first_of_title.entry(hash) {
                 Entry::Occupied(first) => {
-                    self.title_copies.entry(*first.get()).or_default().push(doc)
+                    self.title_copies.entry(*first.get()).or_default().push(doc);
+                    if keeps_titles {
+                        let repeated = &mut self.repeated_titles;
+                        let row = *self.pending_titles.entry(hash).or_insert_with(|| {
+                            repeated.push(title);
+                            TitleRow::Repeated(repeated.len() - 1)
+                        });
+                        stored_title = Some(row);
+                    }
                 }
                 Entry::Vacant(slot) => {
                     slot.insert(doc);
                     self.titles.push((doc, title));
+                    let row = TitleRow::Query(self.titles.len() - 1);
+                    if keeps_titles {
+                        self.pending_titles.insert(hash, row);
+                        stored_title = Some(row);
+                    }
                 }
             }
         }
+        self.stored_titles.push(stored_title);
         if self.texts.len() == EMBED_BATCH {
             self.flush();
         }
@@ -184,6 +225,9 @@ impl<'a> Loader<'a> {
         self.texts.clear();
         self.title_only_texts.clear();
         self.titles.clear();
+        self.stored_titles.clear();
+        self.pending_titles.clear();
+        self.repeated_titles.clear();
     }
 
     fn embed_and_store(&mut self) -> Result<()> {
@@ -198,19 +242,40 @@ impl<'a> Loader<'a> {
         self.index.learn_centre(&vectors[..self.texts.len()]);
         self.index.centre_all(&mut vectors);
         let titles = vectors.split_off(self.texts.len());
+        // Apart from the rest: a batch of other texts could change a vector's last bits.
+        let repeated: Vec<&str> = self.repeated_titles.iter().map(String::as_str).collect();
+        let repeated = match repeated.is_empty() {
+            true => Vec::new(),
+            false => self.index.embed(&repeated)?,
+        };
         self.embed_seconds += started.elapsed().as_secs_f64();
 
         let started = Instant::now();
         if matches!(self.upsert, Upsert::WithSketches | Upsert::VectorsOnly) {
-            let ids: Vec<&str> = self.ids.iter().map(String::as_str).collect();
-            let sketches: Option<Vec<SketchRef<'_>>> =
-                (self.upsert == Upsert::WithSketches).then(|| {
-                    self.docs
-                        .iter()
-                        .map(|&d| self.sketches.get(&self.signatures, d as usize))
-                        .collect()
-                });
-            self.index.add(&ids, &vectors, sketches.as_deref())?;
+            let keeps_sketches = self.upsert == Upsert::WithSketches;
+            let title_of = |row: &Option<TitleRow>| match *row {
+                Some(TitleRow::Query(at)) => Some(titles[at].as_slice()),
+                Some(TitleRow::Repeated(at)) => Some(repeated[at].as_slice()),
+                None => None,
+            };
+            let points: Vec<StoredPoint<'_>> = (self.ids.iter().zip(&vectors))
+                .zip(self.docs.iter().zip(&self.stored_titles))
+                .map(|((id, vector), (&doc, title))| {
+                    let sketch =
+                        keeps_sketches.then(|| self.sketches.get(&self.signatures, doc as usize));
+                    StoredPoint::new(id, vector, sketch).with_title(title_of(title))
+                })
+                .collect();
+            self.index.add(&points)?;
+            if let Some(snapshot) = self.snapshot.as_mut()
+                && let Err(e) = (points.iter()).try_for_each(|p| snapshot.push(p.vector, p.title))
+            {
+                tracing::warn!(
+                    "the index's snapshot is not written ({e}): the first batch checked \
+                     against it reads its store instead"
+                );
+                self.snapshot = None;
+            }
         }
         if let Some(title_only) = self.title_only.as_deref_mut()
             && self.slice.is_none()
@@ -262,25 +327,26 @@ pub(super) fn load(
         upsert,
         slice,
     );
-    let corpus = read_corpus(
+    if upsert == Upsert::WithSketches {
+        loader.snapshot = Some(index.snapshot_spool()?);
+    }
+    let mut corpus = read_corpus(
         inputs,
         read,
         |record| Sketched {
             id: record.id.clone(),
             signing: once.sign(record),
             text: record.text.clone(),
-            title: record
-                .title()
-                .filter(|_| !record.body().is_empty())
-                .map(str::to_owned),
+            title: record.title_apart().map(str::to_owned),
             title_only: record.title().is_some() && record.body().is_empty(),
         },
         |item| loader.keep(item),
     )?;
     loader.flush();
     let Loader {
-        signatures,
-        sketches,
+        mut signatures,
+        mut sketches,
+        snapshot,
         doc_of_key,
         embed_seconds,
         upsert_seconds,
@@ -326,6 +392,16 @@ pub(super) fn load(
             let clock = Instant::now();
             let _spinner = progress::spinner("building the vector index");
             let graph = index.finish()?;
+            if let Some(snapshot) = snapshot {
+                let parts = (&mut corpus.ids, &mut signatures, &mut sketches);
+                // The copy saves a later batch a read of the store; the index stands without it.
+                if let Err(e) = keep_snapshot(index, snapshot, parts) {
+                    tracing::warn!(
+                        "the index's snapshot is not written ({e}): the first batch checked \
+                         against it reads its store instead"
+                    );
+                }
+            }
             times.index = clock.elapsed().as_secs_f64();
             tracing::info!(
                 documents = n,
@@ -352,4 +428,38 @@ pub(super) fn load(
         title_copies,
         times,
     })
+}
+
+/// Writes the snapshot of an index just built (`parts`: its ids and sketches, lent to it), so
+/// that the first batch checked against the index need not read its store.
+fn keep_snapshot(
+    index: &DocumentIndex,
+    spool: SnapshotSpool,
+    (ids, signatures, sketches): (&mut Vec<String>, &mut Signatures, &mut SketchFacts),
+) -> Result<()> {
+    let clock = Instant::now();
+    let empty = Signatures::new(signatures.num_perm());
+    let lent = (
+        std::mem::take(ids),
+        std::mem::replace(signatures, empty),
+        std::mem::take(sketches),
+    );
+    let snapshot = spool.into_snapshot(lent.0, lent.1, lent.2);
+    let kept = match snapshot {
+        Ok(snapshot) => {
+            let kept = index.keep_snapshot(&snapshot);
+            (*ids, *signatures, *sketches) = (snapshot.ids, snapshot.signatures, snapshot.sketches);
+            kept
+        }
+        Err((e, lent)) => {
+            (*ids, *signatures, *sketches) = lent;
+            Err(e)
+        }
+    };
+    kept?;
+    tracing::info!(
+        seconds = clock.elapsed().as_secs_f64(),
+        "the index's snapshot written"
+    );
+    Ok(())
 }

@@ -261,17 +261,20 @@ pub(super) fn run(
     let mut proposed =
         use_cells.then(|| minhash_proposals(&signatures, &sketches, config, propose));
     if let (Some(collection), Some(proposed)) = (&collection, proposed.as_mut()) {
-        if propose {
-            let between = collection.proposed_pairs(&signatures, &sketches, config);
-            proposed.pairs.extend(between);
-        }
+        // Even in one cell: the collection's records have no title queries to find the batch's
+        // title-only copies of them, and these proposals, scored at their titles, stand in.
+        let between = collection.proposed_pairs(&signatures, &sketches, config);
+        proposed.pairs.extend(between);
         proposed.title_only.extend(collection.title_only());
     }
     let sketches_aside = SketchesAside::write(&work.dir, signatures, sketches)?;
     let mut search_seconds = clock.elapsed().as_secs_f64();
     let (cells, reachable) = match (use_cells, collection) {
         (true, Some(collection)) => {
-            let (cells, reachable) = collection.into_cells(&mut queries, documents)?;
+            let (cells, reachable, titles) = collection.into_cells(&mut queries, documents)?;
+            if let Some(proposed) = proposed.as_mut() {
+                proposed.held_titles = Some(titles);
+            }
             (Some(cells), Some(reachable))
         }
         (true, None) => {
@@ -414,6 +417,7 @@ fn minhash_proposals(
         title_only: (0..documents)
             .map(|doc| sketches.facts(doc).title_only())
             .collect(),
+        held_titles: None,
     };
     tracing::info!(
         pairs = proposed.pairs.len(),

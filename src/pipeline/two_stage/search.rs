@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use rayon::prelude::*;
 
 use super::TwoStageConfig;
+use super::against::HeldTitles;
 use super::title_only::TitleOnlyStore;
 use crate::error::{Error, Result};
 use crate::index::DocumentIndex;
@@ -25,6 +26,8 @@ pub(super) struct Proposed {
     pub pairs: Vec<(u32, u32)>,
     /// Whether each document is a title and nothing else.
     pub title_only: Vec<bool>,
+    /// The title vectors of a collection's documents, where a batch searches with them.
+    pub held_titles: Option<HeldTitles>,
 }
 
 /// The candidate pairs `(a, b, cosine)` of every query in `queries`: its `top_k` nearest
@@ -76,6 +79,9 @@ pub(super) fn candidates(
         let clock = std::time::Instant::now();
         cells.with_cosines(&proposed.pairs, &mut neighbours);
         by_title = TitleOnlyPartners::of(cells, &neighbours, &proposed.title_only, min_cosine);
+        if let Some(held) = &proposed.held_titles {
+            by_title.score_held(held, min_cosine, &mut neighbours);
+        }
         drop(proposed);
         tracing::info!(
             seconds = clock.elapsed().as_secs_f64(),
@@ -182,6 +188,16 @@ impl<'c> TitleOnlyPartners<'c> {
         TitleOnlyPartners {
             cells: Some(cells),
             partners,
+        }
+    }
+
+    /// Adds to `found` the partners of a collection's documents that their titles (`held`)
+    /// are near: they have no title query of their own.
+    fn score_held(&self, held: &HeldTitles, min_cosine: f32, found: &mut Vec<(u32, u32, f32)>) {
+        for &doc in self.partners.keys() {
+            if let Some(title) = held.get(doc) {
+                self.score(doc, title, min_cosine, found);
+            }
         }
     }
 
