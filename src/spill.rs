@@ -13,7 +13,6 @@ use std::io::{BufReader, BufWriter, Seek};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::io::Floats;
 
 /// Bytes buffered on each side of a file.
 const BUFFER: usize = 1 << 20;
@@ -86,13 +85,9 @@ impl SpillReader {
         self.reader.rewind().map_err(|e| Error::io(&self.dir, e))
     }
 
-    /// The `count` floats the file holds from its start ([`write_floats`](crate::io::write_floats)),
-    /// mapped: the map outlives the file's handle.
-    pub fn map_floats(&self, count: usize) -> Result<Floats> {
-        if count == 0 {
-            return Ok(Floats::default());
-        }
-        Floats::map(self.reader.get_ref(), 0, count).map_err(|e| Error::io(&self.dir, e))
+    /// The file, to map; and the folder that holds it, which errors name.
+    pub fn file(&self) -> (&File, &Path) {
+        (self.reader.get_ref(), &self.dir)
     }
 }
 

@@ -230,6 +230,16 @@ impl Files<'_> {
     }
 }
 
+/// The `count` floats `spill` holds, mapped (the map outlives the file's handle).
+fn map_spill(spill: Spill, count: usize) -> Result<Floats> {
+    if count == 0 {
+        return Ok(Floats::default());
+    }
+    let spill = spill.into_reader()?;
+    let (file, dir) = spill.file();
+    Floats::map(file, 0, count).map_err(|e| Error::io(dir, e))
+}
+
 /// The file at `path` and its length, unless there is none.
 fn open_if_present(path: &Path) -> Result<Option<(std::fs::File, u64)>> {
     let file = match std::fs::File::open(path) {
@@ -276,9 +286,6 @@ impl DocumentIndex {
     }
 }
 
-/// A snapshot's ids and sketches.
-pub type SnapshotParts = (Vec<String>, Signatures, SketchFacts);
-
 /// The vectors of a snapshot, spilled as an index is built (the rest, ids and sketches, the
 /// build holds anyway).
 pub struct SnapshotSpool {
@@ -306,47 +313,26 @@ impl SnapshotSpool {
         Ok(())
     }
 
-    /// The snapshot of the documents pushed, with their `ids` and sketches: the vectors
-    /// mapped from the spills. On an error, the ids and sketches are given back.
-    pub fn into_snapshot(
-        self,
-        ids: Vec<String>,
-        signatures: Signatures,
-        sketches: SketchFacts,
-    ) -> std::result::Result<Snapshot, (Error, SnapshotParts)> {
-        let documents = self.rows.len();
-        let width = self.width;
-        let mapped = if ids.len() != documents || signatures.len() != documents {
-            Err(Error::store(format!(
-                "a snapshot of {documents} vectors was given {} ids and {} sketches",
-                ids.len(),
-                signatures.len()
-            )))
-        } else {
-            let titled = self.titled;
-            self.vectors
-                .into_reader()
-                .and_then(|vectors| vectors.map_floats(documents * width))
-                .and_then(|vectors| {
-                    let titles = self.titles.into_reader()?.map_floats(titled * width)?;
-                    Ok((vectors, titles))
-                })
-        };
-        match mapped {
-            Ok((vectors, titles)) => Ok(Snapshot {
-                ids,
-                vectors,
+    /// How many documents were pushed.
+    pub fn documents(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// The snapshot of the documents pushed, empty of ids and sketches (to be given, one a
+    /// document, in the order pushed): the vectors mapped from the spills.
+    pub fn into_snapshot(self, num_perm: usize) -> Result<Snapshot> {
+        let (width, documents) = (self.width, self.rows.len());
+        let vectors = map_spill(self.vectors, documents * width)?;
+        let titles = map_spill(self.titles, self.titled * width)?;
+        Ok(Snapshot {
+            vectors,
+            titles: TitleVectors {
+                vectors: titles,
                 width,
-                signatures,
-                sketches,
-                titles: TitleVectors {
-                    vectors: titles,
-                    width,
-                    rows: self.rows,
-                },
-            }),
-            Err(e) => Err((e, (ids, signatures, sketches))),
-        }
+                rows: self.rows,
+            },
+            ..Snapshot::empty(width, num_perm)
+        })
     }
 }
 

@@ -12,7 +12,7 @@ use std::time::Instant;
 use super::title_only::TitleOnlyStore;
 use crate::confirm::{SignOnce, Signing, SketchFacts};
 use crate::error::{Error, Result};
-use crate::index::{DocumentIndex, SnapshotSpool};
+use crate::index::{DocumentIndex, Snapshot, SnapshotSpool};
 use crate::io::{Corpus, Input, ReadOptions, read_corpus};
 use crate::output::run::StageTimes;
 use crate::pipeline::Part;
@@ -268,7 +268,9 @@ impl<'a> Loader<'a> {
                 .collect();
             self.index.add(&points)?;
             if let Some(snapshot) = self.snapshot.as_mut()
-                && let Err(e) = (points.iter()).try_for_each(|p| snapshot.push(p.vector, p.title))
+                && let Err(e) = points
+                    .iter()
+                    .try_for_each(|p| snapshot.push(p.vector, p.title))
             {
                 tracing::warn!(
                     "the index's snapshot is not written ({e}): the first batch checked \
@@ -430,32 +432,31 @@ pub(super) fn load(
     })
 }
 
-/// Writes the snapshot of an index just built (`parts`: its ids and sketches, lent to it), so
-/// that the first batch checked against the index need not read its store.
+/// Writes the snapshot of an index just built (`parts`: its ids and sketches), so that the
+/// first batch checked against the index need not read its store.
 fn keep_snapshot(
     index: &DocumentIndex,
     spool: SnapshotSpool,
     (ids, signatures, sketches): (&mut Vec<String>, &mut Signatures, &mut SketchFacts),
 ) -> Result<()> {
     let clock = Instant::now();
-    let empty = Signatures::new(signatures.num_perm());
-    let lent = (
-        std::mem::take(ids),
-        std::mem::replace(signatures, empty),
-        std::mem::take(sketches),
-    );
-    let snapshot = spool.into_snapshot(lent.0, lent.1, lent.2);
-    let kept = match snapshot {
-        Ok(snapshot) => {
-            let kept = index.keep_snapshot(&snapshot);
-            (*ids, *signatures, *sketches) = (snapshot.ids, snapshot.signatures, snapshot.sketches);
-            kept
-        }
-        Err((e, lent)) => {
-            (*ids, *signatures, *sketches) = lent;
-            Err(e)
-        }
+    if spool.documents() != ids.len() {
+        return Err(Error::store(format!(
+            "the snapshot holds {} vectors of {} documents",
+            spool.documents(),
+            ids.len()
+        )));
+    }
+    let mut snapshot = spool.into_snapshot(signatures.num_perm())?;
+    // Lent to the snapshot while it is written, and taken back.
+    let mut swap = |snapshot: &mut Snapshot| {
+        std::mem::swap(&mut snapshot.ids, ids);
+        std::mem::swap(&mut snapshot.signatures, signatures);
+        std::mem::swap(&mut snapshot.sketches, sketches);
     };
+    swap(&mut snapshot);
+    let kept = index.keep_snapshot(&snapshot);
+    swap(&mut snapshot);
     kept?;
     tracing::info!(
         seconds = clock.elapsed().as_secs_f64(),
