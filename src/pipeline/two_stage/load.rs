@@ -109,8 +109,9 @@ struct Loader<'a> {
     /// Pending titles an earlier batch embedded already (as queries): embedded again for the
     /// store only.
     repeated_titles: Vec<String>,
-    /// An index kept: its vectors, as they go into the store, for its snapshot.
-    snapshot: Option<SnapshotSpool>,
+    /// An index kept: its vectors, as they go into the store, for its snapshot; or why they
+    /// could not be kept.
+    snapshot: Option<Result<SnapshotSpool>>,
     embed_seconds: f64,
     upsert_seconds: f64,
     failure: Option<Error>,
@@ -267,16 +268,12 @@ impl<'a> Loader<'a> {
                 })
                 .collect();
             self.index.add(&points)?;
-            if let Some(snapshot) = self.snapshot.as_mut()
+            if let Some(Ok(snapshot)) = self.snapshot.as_mut()
                 && let Err(e) = points
                     .iter()
                     .try_for_each(|p| snapshot.push(p.vector, p.title))
             {
-                tracing::warn!(
-                    "the index's snapshot is not written ({e}): the first batch checked \
-                     against it reads its store instead"
-                );
-                self.snapshot = None;
+                self.snapshot = Some(Err(e));
             }
         }
         if let Some(title_only) = self.title_only.as_deref_mut()
@@ -330,7 +327,7 @@ pub(super) fn load(
         slice,
     );
     if upsert == Upsert::WithSketches {
-        loader.snapshot = Some(index.snapshot_spool()?);
+        loader.snapshot = Some(index.snapshot_spool());
     }
     let mut corpus = read_corpus(
         inputs,
@@ -397,7 +394,7 @@ pub(super) fn load(
             if let Some(snapshot) = snapshot {
                 let parts = (&mut corpus.ids, &mut signatures, &mut sketches);
                 // The copy saves a later batch a read of the store; the index stands without it.
-                if let Err(e) = keep_snapshot(index, snapshot, parts) {
+                if let Err(e) = snapshot.and_then(|spool| keep_snapshot(index, spool, parts)) {
                     tracing::warn!(
                         "the index's snapshot is not written ({e}): the first batch checked \
                          against it reads its store instead"
