@@ -221,7 +221,7 @@ impl<'a> PairRecords<'a> {
             b: x.max(y),
             score_name: self.score_name,
             score: p.score,
-            cosine: p.cosine.map(shortest_f64),
+            cosine: p.cosine.map(Cosine),
         }
     }
 
@@ -263,7 +263,32 @@ struct PairLine<'a> {
     b: &'a str,
     score_name: &'static str,
     score: f64,
-    cosine: Option<f64>,
+    cosine: Option<Cosine>,
+}
+
+/// A cosine as it is written: its shortest decimal form as an `f32` (`0.9123`, not the `f64`
+/// `0.9122999906539917`), in the notation the `f64` of that form takes, so that a reader's
+/// `f64` writes it back the same.
+struct Cosine(f32);
+
+impl serde::Serialize for Cosine {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        // The `f32` is written at once where its shortest form cannot differ from the one
+        // `Display` gives, which the `f64` was made from: where the two notations agree, and
+        // where the value has more than 13 bits after the binary point, so that its decimal
+        // digits run past the 10th and no two shortest forms lie equally near it (0.439453125:
+        // `Display` 0.43945313, the writer's own shortest form 0.43945312).
+        let x = self.0;
+        if (1e-3..=1e3).contains(&x.abs()) && (x * 8192.0).fract() != 0.0 {
+            x.serialize(serializer)
+        } else {
+            let shortest: f64 = x.to_string().parse().unwrap_or(f64::from(x));
+            shortest.serialize(serializer)
+        }
+    }
 }
 
 impl serde::Serialize for PairLine<'_> {
@@ -276,22 +301,20 @@ impl serde::Serialize for PairLine<'_> {
         map.serialize_entry("id_a", self.a)?;
         map.serialize_entry("id_b", self.b)?;
         // The scores in the order of their names, as a `PairRecord`'s map writes them.
-        let method = (self.score_name, Some(self.score));
-        let mut scores = [("cosine", self.cosine), method];
-        scores.sort_unstable_by_key(|(name, _)| *name);
-        for (name, score) in scores {
-            if let Some(score) = score {
-                map.serialize_entry(name, &score)?;
-            }
+        let cosine_first = "cosine" < self.score_name;
+        let cosine = |map: &mut S::SerializeMap| match &self.cosine {
+            Some(cosine) => map.serialize_entry("cosine", cosine),
+            None => Ok(()),
+        };
+        if cosine_first {
+            cosine(&mut map)?;
+        }
+        map.serialize_entry(self.score_name, &self.score)?;
+        if !cosine_first {
+            cosine(&mut map)?;
         }
         map.end()
     }
-}
-
-/// An `f32` as the `f64` with the same shortest decimal form, so that it prints as `0.9123`,
-/// not `0.9122999906539917`.
-fn shortest_f64(x: f32) -> f64 {
-    x.to_string().parse().unwrap_or(f64::from(x))
 }
 
 /// What became of each document: its group and the member kept in each group.
@@ -547,6 +570,35 @@ mod tests {
             assert_eq!(order, [("a10", "a9"), ("a9", "b"), ("b", "c")]);
             assert_eq!(read[1].scores["cosine"], 0.9123);
             assert!(!read[0].scores.contains_key("cosine"));
+        }
+    }
+
+    /// A cosine written as an `f32` reads the same as the `f64` of its shortest decimal form,
+    /// which is how it was written before: byte for byte, down to the smallest `f32`.
+    #[test]
+    fn a_cosine_is_written_as_the_f64_of_its_shortest_form() {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let special = [
+            0.0f32, -0.0, 1.0, 1.0000002, -1.0, 0.25, 1e-8, 1.17e-38, 1e-45,
+        ];
+        let random = (0..200_000).map(|_| match rng.random_range(0..3) {
+            0 => rng.random::<f32>() * 2.0 - 1.0,
+            1 => 1.0 + (rng.random::<f32>() - 0.5) * 1e-5,
+            _ => f32::from_bits(rng.random::<u32>()),
+        });
+        // Values of few binary digits, whose shortest forms may tie.
+        let short =
+            (0..1u32 << 14).flat_map(|m| (0..40).map(move |k| m as f32 / (1u64 << k) as f32));
+        // Cosines, a little above 1 at most.
+        let cosines = (special.into_iter().chain(random).chain(short)).filter(|x| x.abs() <= 1.01);
+        for x in cosines {
+            let as_f64: f64 = x.to_string().parse().unwrap();
+            assert_eq!(
+                serde_json::to_string(&Cosine(x)).unwrap(),
+                serde_json::to_string(&as_f64).unwrap(),
+                "{x:e}"
+            );
         }
     }
 

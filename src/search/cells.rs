@@ -348,6 +348,13 @@ impl Cells {
         best.lists().map(<[_]>::to_vec).collect()
     }
 
+    /// How many queries to give [`Cells::nearest_among`] at once: enough that each cell's
+    /// product holds about a block of the scan's 64 rows (a product of fewer is padded to
+    /// them), from 16,384 up to 65,536 (100 MB of vectors at 384 dimensions).
+    pub(crate) fn queries_at_once(&self) -> usize {
+        (self.members.len() * 64 / self.placement.probes).clamp(1 << 14, 1 << 16)
+    }
+
     /// Searches each cell: the queries of `probing[cell]` (numbers that `query` turns into
     /// vectors) are compared with the documents of `members[cell]` in one matrix product, and
     /// each query's `k` best there, as `(cosine, document)`, go to `merge` with the queries.
@@ -433,14 +440,15 @@ impl Ranked {
         }
     }
 
-    /// Offers query `query` the hits `(cosine, key)` of one more search.
+    /// Offers query `query` the hits `(cosine, key)` of one more search, highest cosine first.
     fn offer(&mut self, query: u32, hits: Vec<(f32, u64)>) {
-        let start = query as usize * self.k;
+        let places = &mut self.places[query as usize * self.k..][..self.k];
         for (cosine, key) in hits {
-            place(
-                &mut self.places[start..start + self.k],
-                (cosine, key as u32),
-            );
+            // Below the last place held, this hit and those after it place nowhere.
+            if places.last().is_some_and(|last| cosine < last.0) {
+                break;
+            }
+            place(places, (cosine, key as u32));
         }
     }
 
@@ -461,11 +469,7 @@ fn many_copies(vectors: &[f32], width: usize) -> Vec<(u32, u32)> {
     let mut keyed: Vec<(u64, u32)> = vectors
         .par_chunks_exact(width)
         .enumerate()
-        .map_init(Vec::new, |bytes, (doc, v)| {
-            bytes.clear();
-            bytes.extend(v.iter().flat_map(|x| x.to_bits().to_le_bytes()));
-            (xxh3_64(bytes), doc as u32)
-        })
+        .map(|(doc, v)| (xxh3_64(bytemuck::cast_slice(v)), doc as u32))
         .collect();
     keyed.par_sort_unstable();
     let mut copies = Vec::new();

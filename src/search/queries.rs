@@ -106,6 +106,31 @@ impl QueryReader {
         Ok(vectors)
     }
 
+    /// The next (at most) `max` title queries and their vectors, concatenated, the document
+    /// queries among them passed over. `None` once every query was read.
+    pub fn next_titles(&mut self, max: usize) -> Result<Option<(Vec<Query>, Vec<f32>)>> {
+        let width = self.dimensions;
+        let (mut titles, mut vectors) = (Vec::new(), Vec::new());
+        while titles.len() < max {
+            let Some((batch, flat)) = self.next_batch(DOCUMENTS_READ.min(max - titles.len()))?
+            else {
+                break;
+            };
+            for (query, vector) in batch.iter().zip(flat.chunks_exact(width)) {
+                if query.title {
+                    titles.push(*query);
+                    vectors.extend_from_slice(vector);
+                }
+            }
+        }
+        Ok((!titles.is_empty()).then_some((titles, vectors)))
+    }
+
+    /// How many queries were read since the first (or since [`QueryReader::rewind`]).
+    pub fn read(&self) -> usize {
+        self.next
+    }
+
     /// The next (at most) `max` queries and their vectors, concatenated. `None` once every
     /// query was read.
     pub fn next_batch(&mut self, max: usize) -> Result<Option<(Vec<Query>, Vec<f32>)>> {
@@ -158,5 +183,18 @@ mod tests {
         reader.rewind().unwrap();
         let (queries, vectors) = reader.next_batch(1).unwrap().unwrap();
         assert_eq!((queries, vectors), (vec![query(0)], vec![0.0, -0.0, 0.0]));
+
+        // Titles alone: the documents between them passed over, every query read.
+        reader.rewind().unwrap();
+        let (queries, vectors) = reader.next_titles(1).unwrap().unwrap();
+        assert_eq!(
+            (queries, vectors),
+            (vec![query(1)], vec![1.0, -1.0, 1.0 / 3.0])
+        );
+        assert_eq!(reader.read(), 2);
+        let (queries, _) = reader.next_titles(5).unwrap().unwrap();
+        assert_eq!(queries, [query(3)]);
+        assert_eq!(reader.read(), 5);
+        assert!(reader.next_titles(5).unwrap().is_none());
     }
 }

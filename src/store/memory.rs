@@ -22,6 +22,8 @@ use crate::error::{Error, Result};
 /// Queries whose cosines one thread computes at a time: a block's scores (`64 x n`) stay
 /// within a core's cache for the sets this scans.
 const QUERY_BLOCK: usize = 64;
+/// The most scores (a block's, `64 x n`) a thread keeps for its next block: 4 MB.
+const KEPT_SCORES: usize = 1 << 20;
 
 /// Unit vectors with their documents' ids and sketches, in memory, searched exactly by cosine.
 pub struct MemoryStore {
@@ -265,43 +267,117 @@ pub fn scan(
     queries
         .par_chunks(QUERY_BLOCK)
         .flat_map_iter(|block| {
-            // A short block is padded to a whole one: gemm takes another path for fewer
-            // rows, which rounds differently, and a query's cosines must not depend on
-            // how many queries came with it.
-            let mut rows = vec![0.0f32; QUERY_BLOCK * width];
-            for (query, row) in block.iter().zip(rows.chunks_exact_mut(width)) {
-                row.copy_from_slice(query);
-            }
-            let mut scores = vec![0.0f32; QUERY_BLOCK * n];
-            crate::matrix::dot_products(&mut scores, &rows, vectors, width);
-            scores
-                .chunks_exact(n)
-                .take(block.len())
-                .map(|row| best(row, keys, k))
-                .collect::<Vec<_>>()
+            SCAN_BUFFERS.with_borrow_mut(|(rows, scores)| {
+                // A short block is padded to a whole one: gemm takes another path for fewer
+                // rows, which rounds differently, and a query's cosines must not depend on
+                // how many queries came with it. The rows past the block's keep what an
+                // earlier block left there: each row's cosines are its own, and theirs are
+                // not read.
+                rows.resize(QUERY_BLOCK * width, 0.0);
+                for (query, row) in block.iter().zip(rows.chunks_exact_mut(width)) {
+                    row.copy_from_slice(query);
+                }
+                scores.resize(QUERY_BLOCK * n, 0.0);
+                crate::matrix::dot_products(scores, rows, vectors, width);
+                let found: Vec<_> = (scores.chunks_exact(n))
+                    .take(block.len())
+                    .map(|row| best(row, keys, k))
+                    .collect();
+                // The scores of a scan over many points are not held by the thread after it.
+                if scores.len() > KEPT_SCORES {
+                    *scores = Vec::new();
+                }
+                found
+            })
         })
         .collect()
 }
 
+thread_local! {
+    /// A thread's query rows and their scores in [`scan`], kept from one block to the next:
+    /// a cell searched with a few queries costs its product, not fresh pages for a whole
+    /// block's.
+    static SCAN_BUFFERS: std::cell::RefCell<(Vec<f32>, Vec<f32>)> = const {
+        std::cell::RefCell::new((Vec::new(), Vec::new()))
+    };
+}
+
 /// The `k` best points of one query's `scores`, best first.
 fn best(scores: &[f32], keys: &[u64], k: usize) -> Vec<(f32, u64)> {
-    // As many places as there are points to fill them: no empty place is left.
-    let mut best = vec![(f32::NEG_INFINITY, u64::MAX); k.min(keys.len())];
+    let k = k.min(keys.len());
+    // Points gather in a buffer of twice `k`; when it is full its best `k` stay, and the
+    // `k`th's score becomes the floor a later point must reach, so that most points are turned
+    // away by one comparison instead of each being ranked among the best held. Each is held
+    // as one number that sorts in their rank order.
+    let mut held: Vec<u128> = Vec::with_capacity(2 * k);
+    let mut floor = f32::NEG_INFINITY;
     for (&score, &key) in scores.iter().zip(keys) {
-        place(&mut best, (score, key));
+        if score < floor {
+            continue;
+        }
+        if held.len() == 2 * k {
+            keep_best(&mut held, k);
+            floor = unrank(held[k - 1]).0;
+            if score < floor {
+                continue;
+            }
+        }
+        held.push(rank(score, key));
     }
-    best.into_iter()
-        .map(|(score, key)| (unit_cosine(score), key))
+    keep_best(&mut held, k);
+    held.sort_unstable();
+    held.into_iter()
+        .map(|ranked| {
+            let (score, key) = unrank(ranked);
+            (unit_cosine(score), key)
+        })
         .collect()
+}
+
+/// Keeps the best `k` of `held` (the `k`th best last, the rest in no order).
+fn keep_best(held: &mut Vec<u128>, k: usize) {
+    if held.len() > k {
+        held.select_nth_unstable(k - 1);
+        held.truncate(k);
+    }
+}
+
+/// A point as one number, lower for a better rank in the order of [`ranked`]: the score's
+/// place in `f32::total_cmp`'s order, turned around, above the key.
+fn rank(score: f32, key: u64) -> u128 {
+    let bits = score.to_bits();
+    let ascending = if bits >> 31 == 1 {
+        !bits
+    } else {
+        bits | 1 << 31
+    };
+    (u128::from(!ascending) << 64) | u128::from(key)
+}
+
+/// The score and key that [`rank`] made `ranked` of.
+fn unrank(ranked: u128) -> (f32, u64) {
+    let ascending = !((ranked >> 64) as u32);
+    let bits = if ascending >> 31 == 1 {
+        ascending & !(1 << 31)
+    } else {
+        !ascending
+    };
+    (f32::from_bits(bits), ranked as u64)
+}
+
+/// The order of ranked points: a higher score first, of equal ones the lower key.
+fn ranked<K: Ord>(a: &(f32, K), b: &(f32, K)) -> std::cmp::Ordering {
+    b.0.total_cmp(&a.0).then(a.1.cmp(&b.1))
 }
 
 /// Places `candidate` (a score and a key) among the ranked `held`, best first (a higher score,
 /// or the same and a lower key), dropping the last; one that ranks below them all is left out.
 /// Places not yet filled hold a score of minus infinity.
 pub fn place<K: Ord + Copy>(held: &mut [(f32, K)], candidate: (f32, K)) {
-    let before = |a: &(f32, K), b: &(f32, K)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).is_lt();
-    // Most candidates lose to the last held at once; only the others are placed.
+    let before = |a: &(f32, K), b: &(f32, K)| ranked(a, b).is_lt();
+    // Most candidates lose to the last held at once, by a plain comparison of scores.
     match held.last() {
+        Some(last) if candidate.0 < last.0 => return,
         Some(last) if before(&candidate, last) => {}
         _ => return,
     }
@@ -436,6 +512,54 @@ mod tests {
         assert_eq!(store.vector_bytes(), 3 * 2 * 4);
         let ids: Vec<String> = store.into_points().into_iter().map(|(id, _)| id).collect();
         assert_eq!(ids, ["c", "a", "b"]);
+    }
+
+    /// The best `k` by a full sort, best first: what [`best`] and [`place`] must keep.
+    fn sorted_best(scores: &[f32], keys: &[u64], k: usize) -> Vec<(f32, u64)> {
+        let mut all: Vec<(f32, u64)> = scores.iter().copied().zip(keys.iter().copied()).collect();
+        all.sort_by(ranked);
+        all.truncate(k);
+        all
+    }
+
+    /// Many tied scores (few distinct values, -0.0 beside 0.0), keys in no order: the best
+    /// kept by the buffer and by placing one at a time are those of a full sort, in its order.
+    #[test]
+    fn the_best_kept_are_those_of_a_full_sort_ties_ranked_by_key() {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        for round in 0..400 {
+            let n = rng.random_range(1..300usize);
+            let k = rng.random_range(1..40usize);
+            let levels = [0.0f32, -0.0, 0.25, 0.5, -0.5, 1.0];
+            let scores: Vec<f32> = (0..n)
+                .map(|_| match round % 2 {
+                    0 => levels[rng.random_range(0..levels.len())],
+                    _ => rng.random::<f32>() - 0.5,
+                })
+                .collect();
+            let mut keys: Vec<u64> = (0..n as u64).map(|key| key * 7919 % 1_000_003).collect();
+            keys.reverse();
+            let expected = sorted_best(&scores, &keys, k);
+            let bits = |v: &[(f32, u64)]| {
+                v.iter()
+                    .map(|&(s, key)| (s.to_bits(), key))
+                    .collect::<Vec<_>>()
+            };
+            let cosines: Vec<(f32, u64)> = (expected.iter())
+                .map(|&(score, key)| (unit_cosine(score), key))
+                .collect();
+            assert_eq!(
+                bits(&best(&scores, &keys, k)),
+                bits(&cosines),
+                "round {round}: {n} scores, k {k}"
+            );
+            let mut placed = vec![(f32::NEG_INFINITY, u64::MAX); k.min(n)];
+            for (&score, &key) in scores.iter().zip(&keys) {
+                place(&mut placed, (score, key));
+            }
+            assert_eq!(bits(&placed), bits(&expected), "round {round}: placed");
+        }
     }
 
     /// A deletion moves the last point into the freed place; every other point keeps its

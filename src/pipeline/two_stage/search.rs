@@ -16,9 +16,6 @@ use crate::search::{Cells, InCells, InStore, NeighbourSearch, Query, QueryReader
 
 /// Queries per search call.
 const SEARCH_BATCH: usize = 2048;
-/// Queries read at a time within cells: each cell is one matrix product with the titles of a
-/// batch that probe it, so a batch is many times the cells.
-const CELL_SEARCH_BATCH: usize = 1 << 14;
 
 /// The pairs MinHash proposed, to join the neighbours found within cells.
 pub(super) struct Proposed {
@@ -68,6 +65,7 @@ pub(super) fn candidates(
             exact,
         })
     };
+    let titles_at_once = (cells.as_ref()).map_or(0, |(cells, _)| cells.queries_at_once());
     let (documents_in, titles_in): (Option<Box<dyn NeighbourSearch>>, Box<dyn NeighbourSearch>) =
         match &cells {
             Some((cells, proposed)) => {
@@ -100,11 +98,11 @@ pub(super) fn candidates(
     let clock = std::time::Instant::now();
     // Titles searched on their own count beside the documents.
     let bar = progress::items(queries.len() as u64, "searching documents and titles");
-    let batch_size = match documents_in {
-        Some(_) => SEARCH_BATCH,
-        None => CELL_SEARCH_BATCH,
+    let next_batch = |queries: &mut QueryReader| match documents_in {
+        Some(_) => queries.next_batch(SEARCH_BATCH),
+        None => queries.next_titles(titles_at_once),
     };
-    while let Some((batch, flat)) = queries.next_batch(batch_size)? {
+    while let Some((batch, flat)) = next_batch(&mut queries)? {
         if crate::cancel::requested() {
             return Err(Error::Interrupted);
         }
@@ -138,7 +136,7 @@ pub(super) fn candidates(
                 }
             }
         }
-        bar.inc(batch.len() as u64);
+        bar.set_position(queries.read() as u64);
     }
     bar.finish_and_clear();
     drop(queries);
