@@ -34,7 +34,7 @@ use super::queries::QueryReader;
 use crate::error::Result;
 use crate::io::{Floats, read_count, read_list, write_count, write_list};
 use crate::progress;
-use crate::store::{place, scan};
+use crate::store::{place, ranked, scan};
 
 /// Sampled vectors per cell the centroids are learned from.
 const SAMPLE_PER_CELL: usize = 32;
@@ -443,6 +443,19 @@ impl Ranked {
     /// Offers query `query` the hits `(cosine, key)` of one more search, highest cosine first.
     fn offer(&mut self, query: u32, hits: Vec<(f32, u64)>) {
         let places = &mut self.places[query as usize * self.k..][..self.k];
+        // The first hits offered fill the empty places as they come, sorted again only where
+        // clamping to 1 made cosines equal in another order of keys.
+        if places
+            .first()
+            .is_some_and(|first| first.0 == f32::NEG_INFINITY)
+            && hits.len() <= places.len()
+        {
+            for (place, (cosine, key)) in places.iter_mut().zip(&hits) {
+                *place = (*cosine, *key as u32);
+            }
+            places[..hits.len()].sort_unstable_by(ranked);
+            return;
+        }
         for (cosine, key) in hits {
             // Below the last place held, this hit and those after it place nowhere.
             if places.last().is_some_and(|last| cosine < last.0) {
@@ -547,6 +560,46 @@ mod tests {
         }
         let mut queries = file.into_reader().unwrap();
         Cells::learn(&mut queries, vectors.len(), count, probes).unwrap()
+    }
+
+    /// Lists of hits offered one after another keep what placing each hit would keep, in the
+    /// same order, also where cosines clamped to 1 tie with their keys out of order.
+    #[test]
+    fn offered_hits_keep_what_placing_each_keeps() {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
+        for round in 0..300 {
+            let k = rng.random_range(1..25usize);
+            let mut offered = Ranked::new(1, k);
+            let mut placed = vec![(f32::NEG_INFINITY, u32::MAX); k];
+            for _ in 0..rng.random_range(1..4) {
+                let mut hits: Vec<(f32, u64)> = (0..rng.random_range(0..30))
+                    .map(|_| {
+                        let score = [1.0000002f32, 1.0000001, 1.0, 0.5][rng.random_range(0..4)];
+                        (score, rng.random_range(0..1000u64))
+                    })
+                    .collect();
+                hits.sort_by(ranked);
+                hits.dedup_by_key(|hit| hit.1);
+                hits.truncate(k);
+                // As a scan gives them: ranked by score, then clamped.
+                let hits: Vec<(f32, u64)> =
+                    hits.iter().map(|&(s, key)| (s.min(1.0), key)).collect();
+                for &(cosine, key) in &hits {
+                    place(&mut placed, (cosine, key as u32));
+                }
+                offered.offer(0, hits);
+            }
+            let kept: Vec<_> = placed
+                .into_iter()
+                .filter(|p| p.0 > f32::NEG_INFINITY)
+                .collect();
+            assert_eq!(
+                offered.lists().next().unwrap(),
+                kept.as_slice(),
+                "round {round}"
+            );
+        }
     }
 
     #[test]

@@ -366,7 +366,7 @@ fn unrank(ranked: u128) -> (f32, u64) {
 }
 
 /// The order of ranked points: a higher score first, of equal ones the lower key.
-fn ranked<K: Ord>(a: &(f32, K), b: &(f32, K)) -> std::cmp::Ordering {
+pub fn ranked<K: Ord>(a: &(f32, K), b: &(f32, K)) -> std::cmp::Ordering {
     b.0.total_cmp(&a.0).then(a.1.cmp(&b.1))
 }
 

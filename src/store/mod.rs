@@ -26,7 +26,7 @@ mod server;
 
 #[cfg(feature = "edge")]
 pub use edge::EdgeStore;
-pub use memory::{MemoryStore, place, scan};
+pub use memory::{MemoryStore, place, ranked, scan};
 
 #[cfg(feature = "qdrant")]
 pub use server::ServerStore;
