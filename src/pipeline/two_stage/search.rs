@@ -65,7 +65,8 @@ pub(super) fn candidates(
             exact,
         })
     };
-    let titles_at_once = (cells.as_ref()).map_or(0, |(cells, _)| cells.queries_at_once());
+    // Within cells only titles are left to search, many at a time.
+    let titles_at_once = (cells.as_ref()).map(|(cells, _)| cells.queries_at_once());
     let (documents_in, titles_in): (Option<Box<dyn NeighbourSearch>>, Box<dyn NeighbourSearch>) =
         match &cells {
             Some((cells, proposed)) => {
@@ -98,9 +99,9 @@ pub(super) fn candidates(
     let clock = std::time::Instant::now();
     // Titles searched on their own count beside the documents.
     let bar = progress::items(queries.len() as u64, "searching documents and titles");
-    let next_batch = |queries: &mut QueryReader| match documents_in {
-        Some(_) => queries.next_batch(SEARCH_BATCH),
-        None => queries.next_titles(titles_at_once),
+    let next_batch = |queries: &mut QueryReader| match titles_at_once {
+        Some(titles) => queries.next_titles(titles),
+        None => queries.next_batch(SEARCH_BATCH),
     };
     while let Some((batch, flat)) = next_batch(&mut queries)? {
         if crate::cancel::requested() {
