@@ -125,8 +125,8 @@ impl StaticEmbedder {
     /// A streaming mean: the text is tokenized a piece at a time, so that a long document costs
     /// memory for one piece's tokens, not for all of them.
     fn embed_one(&self, text: &str) -> Result<Vec<f32>> {
-        let mut sum = WeightedSum::new(self.dimensions);
-        self.each_token_run(text, |ids| sum.add(&self.vectors, &self.weights, ids))?;
+        let mut sum = WeightedSum::new(&self.vectors, &self.weights, self.dimensions);
+        self.each_token_run(text, |ids| sum.add(ids))?;
         Ok(sum.mean(Some(&self.mean)))
     }
 
@@ -185,51 +185,61 @@ fn token_ids(tokenizer: &Tokenizer, text: &str) -> Result<Vec<u32>> {
 }
 
 /// A running IDF-weighted sum of token vectors, for the mean of a text read in pieces. Tokens
-/// are added in `f32` (four or eight to an instruction) into a block that is folded into an
-/// `f64` total every [`BLOCK_TOKENS`] tokens: a long document sums hundreds of thousands of
-/// vectors, and `f32` rounding over all of them would be amplified by the centring that
-/// follows.
-struct WeightedSum {
+/// are added in `f32` into a block that is folded into an `f64` total every [`BLOCK_TOKENS`]
+/// tokens: a long document sums hundreds of thousands of vectors, and `f32` rounding over all
+/// of them would be amplified by the centring that follows. A block's tokens wait until it is
+/// full (or the text ends) and are then added together ([`add_rows`]).
+struct WeightedSum<'m> {
+    /// Row-major `[vocabulary, dimensions]`, and each token's weight.
+    vectors: &'m [f32],
+    weights: &'m [f32],
     sum: Vec<f64>,
     block: Vec<f32>,
-    in_block: usize,
+    /// The block's tokens, not added yet.
+    pending: Vec<u32>,
     total: f64,
 }
 
 /// Tokens summed in `f32` before the block is folded into the `f64` total.
 const BLOCK_TOKENS: usize = 256;
 
-impl WeightedSum {
-    fn new(dimensions: usize) -> Self {
+impl<'m> WeightedSum<'m> {
+    fn new(vectors: &'m [f32], weights: &'m [f32], dimensions: usize) -> Self {
         WeightedSum {
+            vectors,
+            weights,
             sum: vec![0.0; dimensions],
             block: vec![0.0; dimensions],
-            in_block: 0,
+            pending: Vec::with_capacity(BLOCK_TOKENS),
             total: 0.0,
         }
     }
 
     /// Adds the vectors of tokens `ids`, each by its weight.
-    fn add(&mut self, vectors: &[f32], weights: &[f32], ids: &[u32]) {
+    fn add(&mut self, ids: &[u32]) {
         let mut rest = ids;
         while !rest.is_empty() {
-            let (now, later) = rest.split_at(rest.len().min(BLOCK_TOKENS - self.in_block));
-            self.total += add_weighted(&mut self.block, vectors, weights, now);
-            self.in_block += now.len();
-            if self.in_block == BLOCK_TOKENS {
+            let room = BLOCK_TOKENS - self.pending.len();
+            let (now, later) = rest.split_at(rest.len().min(room));
+            // The weights of each run of tokens are summed apart, then added to the total.
+            let weight = (now.iter()).fold(0.0, |t, &id| t + f64::from(self.weights[id as usize]));
+            self.total += weight;
+            self.pending.extend_from_slice(now);
+            if self.pending.len() == BLOCK_TOKENS {
                 self.fold();
             }
             rest = later;
         }
     }
 
-    /// Moves the block into the `f64` total.
+    /// Adds the block's tokens and moves the block into the `f64` total.
     fn fold(&mut self) {
+        add_rows(&mut self.block, self.vectors, self.weights, &self.pending);
+        self.pending.clear();
         for (s, b) in self.sum.iter_mut().zip(&mut self.block) {
             *s += f64::from(*b);
             *b = 0.0;
         }
-        self.in_block = 0;
     }
 
     /// The weighted mean, less `centre` if given, normalised.
@@ -250,44 +260,100 @@ impl WeightedSum {
     }
 }
 
-/// Adds the rows of `vectors` for tokens `ids` into `block`, each times its weight, and returns
-/// the sum of the weights. Eight lanes at a time where the CPU has AVX2; the sums are the same
-/// as the plain loop's (a multiply, then an add: no fused multiply-add).
-fn add_weighted(block: &mut [f32], vectors: &[f32], weights: &[f32], ids: &[u32]) -> f64 {
+/// Dimensions summed at a time in [`add_rows`] with AVX2: their sums stay in eight of its
+/// sixteen registers while every token's row passes.
+const ROW_CHUNK: usize = 64;
+/// The same with AVX-512, which has 32 registers, each twice as wide: eight of them.
+const WIDE_ROW_CHUNK: usize = 128;
+
+/// Adds the rows of `vectors` for tokens `ids` into `block`, each times its weight. A token's
+/// products are added in token order, a multiply and then an add (no fused multiply-add), so
+/// the sums are the same however wide the vector instructions: compiled for AVX-512 or AVX2
+/// where the CPU has it, plain otherwise.
+pub(super) fn add_rows(block: &mut [f32], vectors: &[f32], weights: &[f32], ids: &[u32]) {
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has just been checked to support AVX2.
-        return unsafe { add_weighted_avx2(block, vectors, weights, ids) };
+    {
+        if std::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has just been checked to support AVX-512F.
+            return unsafe { add_rows_avx512(block, vectors, weights, ids) };
+        }
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has just been checked to support AVX2.
+            return unsafe { add_rows_avx2(block, vectors, weights, ids) };
+        }
     }
-    add_weighted_plain(block, vectors, weights, ids)
+    add_rows_plain(block, vectors, weights, ids)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn add_rows_avx512(block: &mut [f32], vectors: &[f32], weights: &[f32], ids: &[u32]) {
+    add_rows_in::<WIDE_ROW_CHUNK>(block, vectors, weights, ids)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn add_weighted_avx2(
+fn add_rows_avx2(block: &mut [f32], vectors: &[f32], weights: &[f32], ids: &[u32]) {
+    add_rows_in::<ROW_CHUNK>(block, vectors, weights, ids)
+}
+
+/// A way of adding rows: [`add_rows`] or one of the kernels it chooses from.
+#[cfg(test)]
+pub(super) type AddRows = fn(&mut [f32], &[f32], &[f32], &[u32]);
+
+/// [`add_rows`] as each kernel this CPU has compiles it, by name, for tests to compare.
+#[cfg(test)]
+pub(super) fn row_kernels() -> Vec<(&'static str, AddRows)> {
+    let mut kernels: Vec<(&'static str, AddRows)> = vec![("plain", add_rows_plain)];
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has just been checked to support AVX-512F.
+            kernels.push(("avx512f", |b, v, w, i| unsafe { add_rows_avx512(b, v, w, i) }));
+        }
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has just been checked to support AVX2.
+            kernels.push(("avx2", |b, v, w, i| unsafe { add_rows_avx2(b, v, w, i) }));
+        }
+    }
+    kernels
+}
+
+fn add_rows_plain(block: &mut [f32], vectors: &[f32], weights: &[f32], ids: &[u32]) {
+    add_rows_in::<ROW_CHUNK>(block, vectors, weights, ids)
+}
+
+/// [`add_rows`], `CHUNK` dimensions at a time.
+#[inline(always)]
+fn add_rows_in<const CHUNK: usize>(
     block: &mut [f32],
     vectors: &[f32],
     weights: &[f32],
     ids: &[u32],
-) -> f64 {
-    add_weighted_plain(block, vectors, weights, ids)
-}
-
-#[inline(always)]
-fn add_weighted_plain(block: &mut [f32], vectors: &[f32], weights: &[f32], ids: &[u32]) -> f64 {
+) {
     let d = block.len();
-    let mut total = 0.0;
-    for &id in ids {
+    let add_row = |sums: &mut [f32], start: usize, id: u32| {
         let id = id as usize;
         let weight = weights[id];
-        let row = &vectors[id * d..(id + 1) * d];
-        block
-            .iter_mut()
+        let row = &vectors[id * d + start..][..sums.len()];
+        sums.iter_mut()
             .zip(row)
             .for_each(|(s, &x)| *s += weight * x);
-        total += f64::from(weight);
+    };
+    let mut chunks = block.chunks_exact_mut(CHUNK);
+    for (chunk, block) in chunks.by_ref().enumerate() {
+        let mut sums = [0f32; CHUNK];
+        sums.copy_from_slice(block);
+        for &id in ids {
+            add_row(&mut sums, chunk * CHUNK, id);
+        }
+        block.copy_from_slice(&sums);
     }
-    total
+    let tail = chunks.into_remainder();
+    let start = d - tail.len();
+    for &id in ids {
+        add_row(tail, start, id);
+    }
 }
 
 /// Derives a static model from `model` into `dir`: each vocabulary token's pooled output
@@ -341,8 +407,8 @@ pub fn derive_static(
     let weights = idf(&documents, vocabulary);
     let mut mean = vec![0f32; dimensions];
     for ids in &documents {
-        let mut sum = WeightedSum::new(dimensions);
-        sum.add(&vectors, &weights, ids);
+        let mut sum = WeightedSum::new(&vectors, &weights, dimensions);
+        sum.add(ids);
         let v = sum.mean(None);
         mean.iter_mut().zip(&v).for_each(|(m, x)| *m += x);
     }

@@ -374,6 +374,49 @@ fn a_long_text_is_read_only_as_far_as_it_is_embedded() {
     assert!(cosine(&a[0], &b[0]) > 0.99999);
 }
 
+/// Rows added a block at a time, in registers, on every kernel this CPU has, give the sums of
+/// adding each token's weighted row in turn, bit for bit: at widths of whole register chunks,
+/// with a tail, and narrower than one chunk, for no token, one, and many with repeats.
+#[test]
+fn a_block_of_rows_sums_as_adding_each_token_in_turn() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+    let vocabulary = 50;
+    for d in [384, 200, 64, 3] {
+        let vectors: Vec<f32> = (0..vocabulary * d)
+            .map(|_| rng.random_range(-1.0f32..1.0))
+            .collect();
+        let weights: Vec<f32> = (0..vocabulary)
+            .map(|_| rng.random_range(0.1f32..12.0))
+            .collect();
+        for tokens in [0, 1, 7, 256] {
+            let ids: Vec<u32> = (0..tokens)
+                .map(|_| rng.random_range(0..vocabulary as u32))
+                .collect();
+            let start: Vec<f32> = (0..d).map(|_| rng.random_range(-3.0f32..3.0)).collect();
+            let mut expected = start.clone();
+            for &id in &ids {
+                let row = &vectors[id as usize * d..][..d];
+                for (s, &x) in expected.iter_mut().zip(row) {
+                    *s += weights[id as usize] * x;
+                }
+            }
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            let mut chosen = start.clone();
+            static_model::add_rows(&mut chosen, &vectors, &weights, &ids);
+            assert_eq!(bits(&chosen), bits(&expected), "{d} wide, {tokens} tokens");
+            for (name, kernel) in static_model::row_kernels() {
+                let mut block = start.clone();
+                kernel(&mut block, &vectors, &weights, &ids);
+                assert_eq!(
+                    bits(&block),
+                    bits(&expected),
+                    "{name}: {d} wide, {tokens} tokens"
+                );
+            }
+        }
+    }
+}
+
 /// The word cache must give the tokenizer's own ids for whole texts: real records, and words
 /// where normalizing or pre-tokenizing could reach across a word (accents, punctuation, CJK,
 /// control characters, odd whitespace).

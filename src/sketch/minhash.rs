@@ -7,8 +7,9 @@
 //! The permutations are Dietzfelbinger's multiply-add-shift family on 32-bit keys,
 //! `π(x) = ⌊(a·x + b) mod 2^64 / 2^32⌋` with random 64-bit `a, b`: strongly universal (pairwise
 //! independent), the same guarantee as the textbook `(a·h + b) mod p` family, but with only
-//! 64-bit arithmetic, so the 128 permutations of a token run as vector instructions (AVX2 when
-//! the CPU has it, chosen at run time; plain code otherwise, same results). Each shingle's
+//! 64-bit arithmetic, so the 128 permutations of a token run as vector instructions (AVX-512
+//! or AVX2 when the CPU has it, chosen at run time; plain code otherwise, same results: see
+//! [`kernel`](mod@kernel)). Each shingle's
 //! 64-bit hash is folded to the 32-bit key (a key collision costs 2^-32 per pair of shingles).
 //! `a, b` come from a seeded ChaCha8 stream, whose output is fixed by its specification: the
 //! same seed gives the same signatures on every platform.
@@ -26,7 +27,10 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
+use self::kernel::Permutations;
 use crate::io::{read_count, read_words_into, write_count, write_words};
+
+mod kernel;
 
 /// How a signature's slots are drawn from a shingle set.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
@@ -56,39 +60,13 @@ fn bin_of(x: u64, bins: usize) -> usize {
     (((x >> 32) * bins as u64) >> 32) as usize
 }
 
-/// The 32-bit key of a 64-bit shingle hash.
-#[inline]
-fn key(hash: u64) -> u64 {
-    (hash ^ (hash >> 32)) & 0xffff_ffff
-}
-
-/// Folds each shingle into the running minima: the hot loop of the whole method, written so
-/// that the compiler turns the inner loop into vector instructions.
-#[inline(always)]
-fn fold_minima(a: &[u64], b: &[u64], shingles: &[u64], out: &mut [u32]) {
-    for &h in shingles {
-        let x = key(h);
-        for ((slot, &a), &b) in out.iter_mut().zip(a).zip(b) {
-            let v = (a.wrapping_mul(x).wrapping_add(b) >> 32) as u32;
-            *slot = (*slot).min(v);
-        }
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn fold_minima_avx2(a: &[u64], b: &[u64], shingles: &[u64], out: &mut [u32]) {
-    fold_minima(a, b, shingles, out);
-}
-
 /// The value a slot keeps when a document has no shingles at all.
 pub const EMPTY_SLOT: u32 = u32::MAX;
 
 /// A seeded family of permutations that turns shingle sets into signatures.
 #[derive(Clone, Debug)]
 pub struct MinHasher {
-    a: Vec<u64>,
-    b: Vec<u64>,
+    permutations: Permutations,
     seed: u64,
     hashing: Hashing,
 }
@@ -113,8 +91,7 @@ impl MinHasher {
             b.push(rng.next_u64());
         }
         MinHasher {
-            a,
-            b,
+            permutations: Permutations::new(a, b),
             seed,
             hashing: Hashing::Permutations,
         }
@@ -122,7 +99,7 @@ impl MinHasher {
 
     /// How many permutations (signature slots) this uses.
     pub fn num_perm(&self) -> usize {
-        self.a.len()
+        self.permutations.len()
     }
 
     /// The seed the permutations were drawn from.
@@ -138,13 +115,7 @@ impl MinHasher {
         if self.hashing == Hashing::OnePermutation {
             return self.sign_one_permutation(shingles, out);
         }
-        #[cfg(target_arch = "x86_64")]
-        if std::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has just been checked to support AVX2.
-            unsafe { fold_minima_avx2(&self.a, &self.b, shingles, out) };
-            return;
-        }
-        fold_minima(&self.a, &self.b, shingles, out);
+        self.permutations.fold(shingles, out);
     }
 
     /// One hash a shingle into `out`'s bins, then optimal densification. The first
@@ -157,7 +128,7 @@ impl MinHasher {
         let bins = out.len();
         let mut filled = vec![false; bins];
         for &h in shingles {
-            let x = mix(h ^ self.a[0]);
+            let x = mix(h ^ self.permutations.a[0]);
             let bin = bin_of(x, bins);
             out[bin] = out[bin].min(x as u32);
             filled[bin] = true;
@@ -170,7 +141,10 @@ impl MinHasher {
             let mut attempt = 0u64;
             let source = loop {
                 attempt += 1;
-                let probe = bin_of(mix(self.b[0] ^ ((bin as u64) << 32) ^ attempt), bins);
+                let probe = bin_of(
+                    mix(self.permutations.b[0] ^ ((bin as u64) << 32) ^ attempt),
+                    bins,
+                );
                 if filled[probe] {
                     break probe;
                 }
@@ -379,17 +353,6 @@ impl Signatures {
 mod tests {
     use super::*;
     use crate::text::Shingler;
-
-    #[test]
-    fn vector_and_plain_kernels_agree() {
-        let hasher = MinHasher::new(128, 3);
-        let shingles: Vec<u64> = (0..500u64)
-            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
-            .collect();
-        let mut plain = vec![EMPTY_SLOT; 128];
-        fold_minima(&hasher.a, &hasher.b, &shingles, &mut plain);
-        assert_eq!(hasher.sign(&shingles), plain);
-    }
 
     #[test]
     fn same_seed_same_signature_other_seed_other_signature() {
