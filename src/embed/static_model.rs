@@ -309,7 +309,9 @@ pub(super) fn row_kernels() -> Vec<(&'static str, AddRows)> {
     {
         if std::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU has just been checked to support AVX-512F.
-            kernels.push(("avx512f", |b, v, w, i| unsafe { add_rows_avx512(b, v, w, i) }));
+            kernels.push(("avx512f", |b, v, w, i| unsafe {
+                add_rows_avx512(b, v, w, i)
+            }));
         }
         if std::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has just been checked to support AVX2.

@@ -9,8 +9,8 @@
 //! independent), the same guarantee as the textbook `(a·h + b) mod p` family, but with only
 //! 64-bit arithmetic, so the 128 permutations of a token run as vector instructions (AVX-512
 //! or AVX2 when the CPU has it, chosen at run time; plain code otherwise, same results: see
-//! [`kernel`](mod@kernel)). Each shingle's
-//! 64-bit hash is folded to the 32-bit key (a key collision costs 2^-32 per pair of shingles).
+//! [`kernel`](mod@kernel)). Each shingle's 64-bit hash is folded to the 32-bit key (a key
+//! collision costs 2^-32 per pair of shingles).
 //! `a, b` come from a seeded ChaCha8 stream, whose output is fixed by its specification: the
 //! same seed gives the same signatures on every platform.
 //!

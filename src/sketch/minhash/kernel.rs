@@ -94,7 +94,7 @@ impl Permutations {
     }
 
     /// [`Permutations::fold`] in plain code, for the slots from `first` on.
-    pub fn fold_plain(&self, first: usize, shingles: &[u64], out: &mut [u32]) {
+    fn fold_plain(&self, first: usize, shingles: &[u64], out: &mut [u32]) {
         let (a, b) = (&self.a[first..], &self.b[first..]);
         for &h in shingles {
             let x = key(h);
