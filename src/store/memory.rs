@@ -305,6 +305,9 @@ thread_local! {
 /// The `k` best points of one query's `scores`, best first.
 fn best(scores: &[f32], keys: &[u64], k: usize) -> Vec<(f32, u64)> {
     let k = k.min(keys.len());
+    if k == 0 {
+        return Vec::new();
+    }
     // Points gather in a buffer of twice `k`; when it is full its best `k` stay, and the
     // `k`th's score becomes the floor a later point must reach, so that most points are turned
     // away by one comparison instead of each being ranked among the best held. Each is held
@@ -560,6 +563,9 @@ mod tests {
             }
             assert_eq!(bits(&placed), bits(&expected), "round {round}: placed");
         }
+        // Asked for none, or over no points, it keeps none.
+        assert!(best(&[0.5, 0.25], &[1, 2], 0).is_empty());
+        assert!(best(&[], &[], 3).is_empty());
     }
 
     /// A deletion moves the last point into the freed place; every other point keeps its
