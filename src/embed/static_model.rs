@@ -271,18 +271,35 @@ const WIDE_ROW_CHUNK: usize = 128;
 /// the sums are the same however wide the vector instructions: compiled for AVX-512 or AVX2
 /// where the CPU has it, plain otherwise.
 pub(super) fn add_rows(block: &mut [f32], vectors: &[f32], weights: &[f32], ids: &[u32]) {
+    let add = row_kernels().find_map(|(_, kernel)| kernel);
+    add.expect("plain code runs anywhere")(block, vectors, weights, ids)
+}
+
+/// A way of adding rows: [`add_rows`] or one of the kernels it chooses from.
+pub(super) type AddRows = fn(&mut [f32], &[f32], &[f32], &[u32]);
+
+/// The ways [`add_rows`] chooses from, fastest first, by the instruction set each needs:
+/// `None` where this CPU lacks it. Plain code comes last and runs anywhere.
+pub(super) fn row_kernels() -> impl Iterator<Item = (&'static str, Option<AddRows>)> {
     #[cfg(target_arch = "x86_64")]
-    {
-        if std::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU has just been checked to support AVX-512F.
-            return unsafe { add_rows_avx512(block, vectors, weights, ids) };
-        }
-        if std::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has just been checked to support AVX2.
-            return unsafe { add_rows_avx2(block, vectors, weights, ids) };
-        }
-    }
-    add_rows_plain(block, vectors, weights, ids)
+    let vector: [(&str, Option<AddRows>); 2] = [
+        (
+            "avx512f",
+            // SAFETY: given out only where the CPU has been checked to support AVX-512F.
+            std::is_x86_feature_detected!("avx512f")
+                .then_some(|b, v, w, i| unsafe { add_rows_avx512(b, v, w, i) }),
+        ),
+        (
+            "avx2",
+            // SAFETY: given out only where the CPU has been checked to support AVX2.
+            std::is_x86_feature_detected!("avx2")
+                .then_some(|b, v, w, i| unsafe { add_rows_avx2(b, v, w, i) }),
+        ),
+    ];
+    #[cfg(not(target_arch = "x86_64"))]
+    let vector: [(&str, Option<AddRows>); 0] = [];
+    let plain: AddRows = add_rows_plain;
+    vector.into_iter().chain([("plain", Some(plain))])
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -295,30 +312,6 @@ fn add_rows_avx512(block: &mut [f32], vectors: &[f32], weights: &[f32], ids: &[u
 #[target_feature(enable = "avx2")]
 fn add_rows_avx2(block: &mut [f32], vectors: &[f32], weights: &[f32], ids: &[u32]) {
     add_rows_in::<ROW_CHUNK>(block, vectors, weights, ids)
-}
-
-/// A way of adding rows: [`add_rows`] or one of the kernels it chooses from.
-#[cfg(test)]
-pub(super) type AddRows = fn(&mut [f32], &[f32], &[f32], &[u32]);
-
-/// [`add_rows`] as each kernel this CPU has compiles it, by name, for tests to compare.
-#[cfg(test)]
-pub(super) fn row_kernels() -> Vec<(&'static str, AddRows)> {
-    let mut kernels: Vec<(&'static str, AddRows)> = vec![("plain", add_rows_plain)];
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU has just been checked to support AVX-512F.
-            kernels.push(("avx512f", |b, v, w, i| unsafe {
-                add_rows_avx512(b, v, w, i)
-            }));
-        }
-        if std::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has just been checked to support AVX2.
-            kernels.push(("avx2", |b, v, w, i| unsafe { add_rows_avx2(b, v, w, i) }));
-        }
-    }
-    kernels
 }
 
 fn add_rows_plain(block: &mut [f32], vectors: &[f32], weights: &[f32], ids: &[u32]) {

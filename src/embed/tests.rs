@@ -405,6 +405,10 @@ fn a_block_of_rows_sums_as_adding_each_token_in_turn() {
             static_model::add_rows(&mut chosen, &vectors, &weights, &ids);
             assert_eq!(bits(&chosen), bits(&expected), "{d} wide, {tokens} tokens");
             for (name, kernel) in static_model::row_kernels() {
+                let Some(kernel) = kernel else {
+                    eprintln!("this CPU has no {name}: its kernel is not checked");
+                    continue;
+                };
                 let mut block = start.clone();
                 kernel(&mut block, &vectors, &weights, &ids);
                 assert_eq!(

@@ -73,24 +73,19 @@ impl Permutations {
         self.a.len()
     }
 
-    /// Folds the keys of `shingles` into the minima `out`, one a slot.
+    /// Folds the keys of `shingles` into the minima `out`, one a slot: the whole chunks by the
+    /// fastest vector kernel this CPU has, the slots after them in plain code.
     pub fn fold(&self, shingles: &[u64], out: &mut [u32]) {
         assert_eq!(out.len(), self.len(), "a minimum a slot");
-        let whole = self.chunks.len() * CHUNK_SLOTS;
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::is_x86_feature_detected!("avx512f") {
-                // SAFETY: the CPU has just been checked to support AVX-512F.
-                unsafe { fold_avx512(&self.chunks, shingles, &mut out[..whole]) };
-                return self.fold_plain(whole, shingles, out);
+        let whole = match vector_kernels().find_map(|(_, kernel)| kernel) {
+            Some(kernel) => {
+                let whole = self.chunks.len() * CHUNK_SLOTS;
+                kernel(&self.chunks, shingles, &mut out[..whole]);
+                whole
             }
-            if std::is_x86_feature_detected!("avx2") {
-                // SAFETY: the CPU has just been checked to support AVX2.
-                unsafe { fold_avx2(&self.chunks, shingles, &mut out[..whole]) };
-                return self.fold_plain(whole, shingles, out);
-            }
-        }
-        self.fold_plain(0, shingles, out);
+            None => 0,
+        };
+        self.fold_plain(whole, shingles, out);
     }
 
     /// [`Permutations::fold`] in plain code, for the slots from `first` on.
@@ -110,6 +105,32 @@ impl Permutations {
 #[inline]
 fn key(hash: u64) -> u64 {
     (hash ^ (hash >> 32)) & 0xffff_ffff
+}
+
+/// A fold of shingles into the minima of whole chunks.
+type ChunkFold = fn(&[Chunk], &[u64], &mut [u32]);
+
+/// The vector kernels, fastest first, by the instruction set each needs: `None` where this CPU
+/// lacks it.
+fn vector_kernels() -> impl Iterator<Item = (&'static str, Option<ChunkFold>)> {
+    #[cfg(target_arch = "x86_64")]
+    let kernels: [(&str, Option<ChunkFold>); 2] = [
+        (
+            "avx512f",
+            // SAFETY: given out only where the CPU has been checked to support AVX-512F.
+            std::is_x86_feature_detected!("avx512f")
+                .then_some(|c, s, o| unsafe { fold_avx512(c, s, o) }),
+        ),
+        (
+            "avx2",
+            // SAFETY: given out only where the CPU has been checked to support AVX2.
+            std::is_x86_feature_detected!("avx2")
+                .then_some(|c, s, o| unsafe { fold_avx2(c, s, o) }),
+        ),
+    ];
+    #[cfg(not(target_arch = "x86_64"))]
+    let kernels: [(&str, Option<ChunkFold>); 0] = [];
+    kernels.into_iter()
 }
 
 /// The fold over whole chunks, one chunk to a register.
@@ -208,35 +229,19 @@ mod tests {
                 let mut chosen = vec![u32::MAX; slots];
                 permutations.fold(&set, &mut chosen);
                 assert_eq!(chosen, plain, "{slots} slots, {shingles} shingles");
-                #[cfg(target_arch = "x86_64")]
-                {
-                    let whole = permutations.chunks.len() * CHUNK_SLOTS;
-                    let kernels = [
-                        (
-                            fold_avx2 as unsafe fn(&[Chunk], &[u64], &mut [u32]),
-                            "avx2",
-                            std::arch::is_x86_feature_detected!("avx2"),
-                        ),
-                        (
-                            fold_avx512,
-                            "avx512f",
-                            std::arch::is_x86_feature_detected!("avx512f"),
-                        ),
-                    ];
-                    for (kernel, present, detected) in kernels {
-                        if !detected {
-                            eprintln!("this CPU has no {present}: its kernel is not checked");
-                            continue;
-                        }
-                        let mut minima = vec![u32::MAX; slots];
-                        // SAFETY: the CPU has just been checked to support the kernel's set.
-                        unsafe { kernel(&permutations.chunks, &set, &mut minima[..whole]) };
-                        permutations.fold_plain(whole, &set, &mut minima);
-                        assert_eq!(
-                            minima, plain,
-                            "{present}: {slots} slots, {shingles} shingles"
-                        );
-                    }
+                let whole = permutations.chunks.len() * CHUNK_SLOTS;
+                for (set_name, kernel) in vector_kernels() {
+                    let Some(kernel) = kernel else {
+                        eprintln!("this CPU has no {set_name}: its kernel is not checked");
+                        continue;
+                    };
+                    let mut minima = vec![u32::MAX; slots];
+                    kernel(&permutations.chunks, &set, &mut minima[..whole]);
+                    permutations.fold_plain(whole, &set, &mut minima);
+                    assert_eq!(
+                        minima, plain,
+                        "{set_name}: {slots} slots, {shingles} shingles"
+                    );
                 }
             }
         }
