@@ -7,13 +7,15 @@
 //! embeddings at scale (SemDeDup, NeMo Curator) cut the vectors into k-means clusters and
 //! compare exactly inside each. Here each document is compared with every document of its
 //! `probes` nearest cells, and the documents that share a nearest cell are compared together,
-//! as one matrix product against the documents of all the cells they probe
-//! ([`crate::store::scan`]): the work per document grows with the cells' size, not with the
-//! corpus, and the answer within those cells is exact.
+//! as one product against the documents of all the cells they probe: the work per document
+//! grows with the cells' size, not with the corpus, and the answer within those cells is
+//! exact.
 //!
-//! The vectors are the ones the store holds (read back from the spilled queries). Qdrant's own
-//! filtered search can do the same one query at a time, through a payload index on the cell,
-//! at many times the cost of one matrix product per cell (docs/decisions/0004).
+//! The cells hold the documents' vectors (read back from the spilled queries) as int8 codes
+//! ([`super::codes`]): they learn, place and compare on the codes, so a cosine within the cells
+//! is an exact sum of integers. Qdrant's own filtered search can do the same one query at a
+//! time, through a payload index on the cell, at many times the cost of one product per cell
+//! (docs/decisions/0004).
 //!
 //! The cells are learned by spherical k-means (unit centroids, cosine assignment) on an evenly
 //! spaced sample of the vectors: a few Lloyd iterations, each one matrix product. This is
@@ -30,11 +32,12 @@ use rayon::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;
 
 use self::router::Router;
+use super::codes::{Code, Codes, cosine};
 use super::queries::QueryReader;
 use crate::error::Result;
-use crate::io::{Floats, read_count, read_list, write_count, write_list};
+use crate::io::{read_count, read_list, write_count, write_list};
 use crate::progress;
-use crate::store::{place, ranked, scan};
+use crate::store::{best_by_blocks, place, ranked};
 
 /// Sampled vectors per cell the centroids are learned from.
 const SAMPLE_PER_CELL: usize = 32;
@@ -54,11 +57,11 @@ pub const MANY_COPIES: usize = 100;
 /// The documents' vectors cut into cells.
 pub(crate) struct Cells {
     width: usize,
-    /// Every document's vector, row-major by document number: those of `vectors`, then those
-    /// of `after` (a collection's, mapped from its snapshot, after a batch's). The documents of
-    /// `vectors` search for their neighbours; those of `after` are searched among only.
-    vectors: Vec<f32>,
-    after: Floats,
+    /// Every document's vector as codes, by document number: those of `vectors`, then those
+    /// of `after` (a collection's, after a batch's). The documents of `vectors` search for
+    /// their neighbours; those of `after` are searched among only.
+    vectors: Codes,
+    after: Codes,
     /// The cells' centroids and each document's nearest cells.
     placement: CellPlacement,
     /// The documents whose nearest cell each cell is, ascending; copies left out.
@@ -80,23 +83,18 @@ pub struct CellPlacement {
 }
 
 impl CellPlacement {
-    /// Learns `count` cells from `vectors` (each document's, `width` wide, by document number)
-    /// and finds each document's `probes` nearest.
-    pub fn learn(vectors: &[f32], width: usize, count: usize, probes: usize) -> CellPlacement {
-        let documents = vectors.len() / width;
+    /// Learns `count` cells from `vectors` (each document's, by document number) and finds
+    /// each document's `probes` nearest.
+    pub(crate) fn learn(vectors: &Codes, count: usize, probes: usize) -> CellPlacement {
+        let documents = vectors.len();
         let count = count.clamp(1, documents.max(1));
         let stride = (documents / (count * SAMPLE_PER_CELL)).max(1);
-        let sample: Vec<f32> = vectors
-            .chunks_exact(width)
-            .step_by(stride)
-            .flatten()
-            .copied()
-            .collect();
+        let sample: Vec<usize> = (0..documents).step_by(stride).collect();
         let mut placement = CellPlacement {
-            router: Router::learn(&sample, width, count),
+            router: Router::learn(&vectors.decoded(&sample), vectors.width(), count),
             probes: probes.clamp(1, count),
             nearest: Vec::with_capacity(documents * probes),
-            copies: many_copies(vectors, width),
+            copies: many_copies(vectors),
         };
         placement.place(vectors);
         placement
@@ -104,10 +102,13 @@ impl CellPlacement {
 
     /// Finds the nearest cells of more documents, `vectors` numbered after those placed (their
     /// copies, if any, are searched each).
-    pub fn place(&mut self, vectors: &[f32]) {
-        let rows: Vec<&[f32]> = vectors.chunks_exact(self.router.width()).collect();
-        for rows in rows.chunks(ROUTE_BLOCK) {
-            for cells in self.router.nearest(rows, self.probes) {
+    pub(crate) fn place(&mut self, vectors: &Codes) {
+        let width = self.router.width();
+        let all: Vec<usize> = (0..vectors.len()).collect();
+        for block in all.chunks(ROUTE_BLOCK) {
+            let decoded = vectors.decoded(block);
+            let rows: Vec<&[f32]> = decoded.chunks_exact(width).collect();
+            for cells in self.router.nearest(&rows, self.probes) {
                 self.nearest.extend(
                     cells
                         .iter()
@@ -121,7 +122,7 @@ impl CellPlacement {
 
     /// This placement with the documents of `vectors` placed before its own, which are then
     /// numbered after them.
-    pub fn preceded_by(self, vectors: &[f32]) -> CellPlacement {
+    pub(crate) fn preceded_by(self, vectors: &Codes) -> CellPlacement {
         let mut placement = CellPlacement {
             router: self.router,
             probes: self.probes,
@@ -199,34 +200,34 @@ impl Cells {
         count: usize,
         probes: usize,
     ) -> Result<Cells> {
-        let vectors = queries.document_vectors(documents)?;
-        Ok(Cells::of(vectors, queries.dimensions(), count, probes))
+        let vectors = queries.document_codes(documents)?;
+        Ok(Cells::of(vectors, count, probes))
     }
 
-    /// Learns `count` cells from `vectors` (each document's, `width` wide, by document number)
-    /// and finds each document's `probes` nearest.
-    pub(crate) fn of(vectors: Vec<f32>, width: usize, count: usize, probes: usize) -> Cells {
-        let placement = CellPlacement::learn(&vectors, width, count, probes);
-        Cells::placed(vectors, width, placement)
+    /// Learns `count` cells from `vectors` (each document's, by document number) and finds
+    /// each document's `probes` nearest.
+    pub(crate) fn of(vectors: Codes, count: usize, probes: usize) -> Cells {
+        let placement = CellPlacement::learn(&vectors, count, probes);
+        Cells::placed(vectors, placement)
     }
 
-    /// The cells of `vectors` (each document's, `width` wide, by document number) placed as
-    /// `placement` says, which must hold every document.
-    pub(crate) fn placed(vectors: Vec<f32>, width: usize, placement: CellPlacement) -> Cells {
-        Cells::searching_among(vectors, Floats::default(), width, placement)
+    /// The cells of `vectors` (each document's, by document number) placed as `placement`
+    /// says, which must hold every document.
+    pub(crate) fn placed(vectors: Codes, placement: CellPlacement) -> Cells {
+        let none = Codes::new(vectors.width());
+        Cells::searching_among(vectors, none, placement)
     }
 
-    /// The cells of a batch's vectors and a collection's (each `width` wide, the batch's
-    /// numbered first), placed as `placement` says, which must hold every document. Only the
-    /// batch's documents search for their neighbours ([`Cells::neighbours`]), among both.
+    /// The cells of a batch's vectors and a collection's (the batch's numbered first), placed
+    /// as `placement` says, which must hold every document. Only the batch's documents search
+    /// for their neighbours ([`Cells::neighbours`]), among both.
     pub(crate) fn searching_among(
-        batch: Vec<f32>,
-        collection: Floats,
-        width: usize,
+        batch: Codes,
+        collection: Codes,
         placement: CellPlacement,
     ) -> Cells {
         assert_eq!(
-            placement.documents() * width,
+            placement.documents(),
             batch.len() + collection.len(),
             "a placement of every document"
         );
@@ -248,7 +249,7 @@ impl Cells {
             "documents placed in cells"
         );
         Cells {
-            width,
+            width: batch.width(),
             vectors: batch,
             after: collection,
             placement,
@@ -264,7 +265,7 @@ impl Cells {
     /// ([`Cells::search_cells`]). A copy of a vector that many documents hold is paired with
     /// the first of them instead ([`MANY_COPIES`]).
     pub(crate) fn neighbours(&self, k: usize, found: &mut Vec<(u32, u32, f32)>) {
-        let documents = self.vectors.len() / self.width;
+        let documents = self.vectors.len();
         let mut copy = self
             .placement
             .copies
@@ -329,15 +330,19 @@ impl Cells {
         members: &[Vec<u32>],
         k: usize,
     ) -> Vec<Vec<(f32, u32)>> {
+        let codes = Codes::of_rows(queries, self.width);
+        // Routed as the documents were: by their codes.
+        let decoded = codes.decoded(&(0..codes.len()).collect::<Vec<_>>());
+        let rows: Vec<&[f32]> = decoded.chunks_exact(self.width).collect();
         let probing = probing(
             members.len(),
-            (self.placement.router).nearest(queries, self.placement.probes),
+            (self.placement.router).nearest(&rows, self.placement.probes),
         );
         let mut best = Ranked::new(queries.len(), k);
         self.search_cells(
             &probing,
             members,
-            |query| queries[query as usize],
+            |query| codes.row(query as usize),
             k,
             |probing, hits| {
                 for (&query, hits) in probing.iter().zip(hits) {
@@ -364,9 +369,9 @@ impl Cells {
         &self,
         probing: &[Vec<u32>],
         members: &[Vec<u32>],
-        query: impl Fn(u32) -> &'q [f32] + Sync,
+        query: impl Fn(u32) -> Code<'q> + Sync,
         k: usize,
-        mut merge: impl FnMut(&[u32], Vec<Vec<(f32, u64)>>),
+        mut merge: impl FnMut(&[u32], Vec<Vec<(f32, u32)>>),
     ) {
         let cells: Vec<usize> = (0..members.len()).collect();
         for cells in cells.chunks(MERGE_CELLS) {
@@ -381,16 +386,15 @@ impl Cells {
                     if queries.is_empty() || members.is_empty() {
                         return (queries.as_slice(), Vec::new());
                     }
-                    let mut pool = Vec::with_capacity(members.len() * self.width);
+                    let mut pool = Codes::new(self.width);
                     for &doc in members {
-                        pool.extend_from_slice(self.vector(doc));
+                        pool.push_code(self.vector(doc));
                     }
-                    let keys: Vec<u64> = members.iter().map(|&d| u64::from(d)).collect();
-                    let vectors: Vec<&[f32]> = queries.iter().map(|&q| query(q)).collect();
-                    (
-                        queries.as_slice(),
-                        scan(&pool, &keys, self.width, &vectors, k),
-                    )
+                    let codes: Vec<Code> = queries.iter().map(|&q| query(q)).collect();
+                    let hits = best_by_blocks(members, &codes, k, |block, scores| {
+                        super::codes::cosines(block, &pool, scores)
+                    });
+                    (queries.as_slice(), hits)
                 })
                 .collect();
             for (queries, hits) in found {
@@ -404,20 +408,20 @@ impl Cells {
         found.par_extend(
             pairs
                 .par_iter()
-                .map(|&(a, b)| (a, b, crate::embed::cosine(self.vector(a), self.vector(b)))),
+                .map(|&(a, b)| (a, b, cosine(self.vector(a), self.vector(b)))),
         );
     }
 
-    /// The cosine of `vector` and document `doc`'s.
+    /// The cosine of `vector` and document `doc`'s, as the codes give it.
     pub(crate) fn cosine_to(&self, vector: &[f32], doc: u32) -> f32 {
-        crate::embed::cosine(vector, self.vector(doc))
+        cosine(Codes::of(vector, self.width).row(0), self.vector(doc))
     }
 
-    fn vector(&self, doc: u32) -> &[f32] {
-        let start = doc as usize * self.width;
-        match start.checked_sub(self.vectors.len()) {
-            None => &self.vectors[start..start + self.width],
-            Some(start) => &self.after[start..start + self.width],
+    fn vector(&self, doc: u32) -> Code<'_> {
+        let doc = doc as usize;
+        match doc.checked_sub(self.vectors.len()) {
+            None => self.vectors.row(doc),
+            Some(doc) => self.after.row(doc),
         }
     }
 }
@@ -441,7 +445,7 @@ impl Ranked {
     }
 
     /// Offers query `query` the hits `(cosine, key)` of one more search, highest cosine first.
-    fn offer(&mut self, query: u32, hits: Vec<(f32, u64)>) {
+    fn offer(&mut self, query: u32, hits: Vec<(f32, u32)>) {
         let places = &mut self.places[query as usize * self.k..][..self.k];
         // The first hits offered fill the empty places as they come, sorted again only where
         // clamping to 1 made cosines equal in another order of keys.
@@ -451,7 +455,7 @@ impl Ranked {
             && hits.len() <= places.len()
         {
             for (place, (cosine, key)) in places.iter_mut().zip(&hits) {
-                *place = (*cosine, *key as u32);
+                *place = (*cosine, *key);
             }
             places[..hits.len()].sort_unstable_by(ranked);
             return;
@@ -461,7 +465,7 @@ impl Ranked {
             if places.last().is_some_and(|last| cosine < last.0) {
                 break;
             }
-            place(places, (cosine, key as u32));
+            place(places, (cosine, key));
         }
     }
 
@@ -475,14 +479,13 @@ impl Ranked {
     }
 }
 
-/// The documents whose vector more than [`MANY_COPIES`] documents hold, bit for bit, each with
-/// the first of them: `(copy, first)`, ascending by copy.
-fn many_copies(vectors: &[f32], width: usize) -> Vec<(u32, u32)> {
-    let row = |doc: u32| &vectors[doc as usize * width..(doc as usize + 1) * width];
-    let mut keyed: Vec<(u64, u32)> = vectors
-        .par_chunks_exact(width)
-        .enumerate()
-        .map(|(doc, v)| (xxh3_64(bytemuck::cast_slice(v)), doc as u32))
+/// The documents whose vector's codes more than [`MANY_COPIES`] documents hold, each with the
+/// first of them: `(copy, first)`, ascending by copy.
+fn many_copies(vectors: &Codes) -> Vec<(u32, u32)> {
+    let row = |doc: u32| vectors.bytes(doc as usize);
+    let mut keyed: Vec<(u64, u32)> = (0..vectors.len())
+        .into_par_iter()
+        .map(|doc| (xxh3_64(vectors.bytes(doc)), doc as u32))
         .collect();
     keyed.par_sort_unstable();
     let mut copies = Vec::new();
@@ -573,20 +576,20 @@ mod tests {
             let mut offered = Ranked::new(1, k);
             let mut placed = vec![(f32::NEG_INFINITY, u32::MAX); k];
             for _ in 0..rng.random_range(1..4) {
-                let mut hits: Vec<(f32, u64)> = (0..rng.random_range(0..30))
+                let mut hits: Vec<(f32, u32)> = (0..rng.random_range(0..30))
                     .map(|_| {
                         let score = [1.0000002f32, 1.0000001, 1.0, 0.5][rng.random_range(0..4)];
-                        (score, rng.random_range(0..1000u64))
+                        (score, rng.random_range(0..1000u32))
                     })
                     .collect();
                 hits.sort_by(ranked);
                 hits.dedup_by_key(|hit| hit.1);
                 hits.truncate(k);
                 // As a scan gives them: ranked by score, then clamped.
-                let hits: Vec<(f32, u64)> =
+                let hits: Vec<(f32, u32)> =
                     hits.iter().map(|&(s, key)| (s.min(1.0), key)).collect();
                 for &(cosine, key) in &hits {
-                    place(&mut placed, (cosine, key as u32));
+                    place(&mut placed, (cosine, key));
                 }
                 offered.offer(0, hits);
             }
@@ -618,24 +621,23 @@ mod tests {
             by_doc[a as usize].push((b, cosine));
             by_doc[b as usize].push((a, cosine));
         }
-        let dot = crate::embed::cosine;
+        let codes = Codes::of(&vectors.concat(), width);
+        let dot = |a: usize, b: usize| cosine(codes.row(a), codes.row(b));
         for doc in 0..documents as u32 {
             let probed = &cells.placement.nearest[doc as usize * 3..doc as usize * 3 + 3];
             let mut expected: Vec<(f32, u32)> = probed
                 .iter()
                 .flat_map(|&c| &cells.members[c as usize])
                 .filter(|&&other| other != doc)
-                .map(|&other| (dot(&vectors[doc as usize], &vectors[other as usize]), other))
+                .map(|&other| (dot(doc as usize, other as usize), other))
                 .collect();
             expected.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
-            // Its own top k are among its pairs (others may have found it too).
+            // Its own top k are among its pairs (others may have found it too), with the
+            // cosines of their codes, bit for bit.
             for &(cosine, other) in expected.iter().take(k) {
                 let held = by_doc[doc as usize].iter().find(|p| p.0 == other);
                 let (_, held) = held.unwrap_or_else(|| panic!("{doc} lacks {other}"));
-                assert!(
-                    (held - cosine).abs() < 1e-4,
-                    "{doc}-{other}: {held} against {cosine}"
-                );
+                assert_eq!(held.to_bits(), cosine.to_bits(), "{doc}-{other}");
             }
         }
     }
@@ -692,39 +694,43 @@ mod tests {
         for _ in 0..=MANY_COPIES {
             collection.extend_from_within(..width);
         }
-        let placement = CellPlacement::learn(&collection, width, 30, probes);
+        let collection = Codes::of(&collection, width);
+        let placement = CellPlacement::learn(&collection, 30, probes);
         assert!(!placement.copies.is_empty());
         let batch: Vec<f32> = random_vectors(300, width, 22).concat();
-        let batch_docs = batch.len() / width;
-        let all: Vec<f32> = [&batch[..], &collection[..]].concat();
-        let cells = Cells::searching_among(
-            batch,
-            Floats::Owned(collection),
-            width,
-            placement.preceded_by(&all[..batch_docs * width]),
-        );
+        let batch = Codes::of(&batch, width);
+        let batch_docs = batch.len();
+        let mut all = batch.clone();
+        (0..collection.len()).for_each(|doc| all.push_code(collection.row(doc)));
+        let placement = placement.preceded_by(&batch);
+        let cells = Cells::searching_among(batch, collection, placement);
         let mut found = Vec::new();
         cells.neighbours(k, &mut found);
         assert!(found.iter().all(|&(a, _, _)| (a as usize) < batch_docs));
-        let row = |doc: u32| &all[doc as usize * width..(doc as usize + 1) * width];
         for doc in 0..batch_docs as u32 {
             let probed = &cells.placement.nearest[doc as usize * probes..][..probes];
+            let decoded = all.decoded(&[doc as usize]);
             assert_eq!(
                 probed,
-                cells.placement.router.nearest(&[row(doc)], probes)[0]
+                cells.placement.router.nearest(&[&decoded], probes)[0]
             );
             let mut expected: Vec<(f32, u32)> = probed
                 .iter()
                 .flat_map(|&c| &cells.members[c as usize])
                 .filter(|&&other| other != doc)
-                .map(|&other| (crate::embed::cosine(row(doc), row(other)), other))
+                .map(|&other| {
+                    (
+                        cosine(all.row(doc as usize), all.row(other as usize)),
+                        other,
+                    )
+                })
                 .collect();
             expected.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
             for &(cosine, other) in expected.iter().take(k) {
                 let (a, b) = (doc.min(other), doc.max(other));
                 let held = found.iter().find(|p| (p.0, p.1) == (a, b));
                 let held = held.unwrap_or_else(|| panic!("{doc} lacks {other}"));
-                assert!((held.2 - cosine).abs() < 1e-4, "{doc}-{other}");
+                assert_eq!(held.2.to_bits(), cosine.to_bits(), "{doc}-{other}");
             }
         }
     }
@@ -740,13 +746,14 @@ mod tests {
         for _ in 0..=MANY_COPIES {
             vectors_with_copies.extend_from_slice(&vectors[..width]);
         }
-        let learned = Cells::of(vectors_with_copies.clone(), width, 1100, 3);
+        let vectors_with_copies = Codes::of(&vectors_with_copies, width);
+        let learned = Cells::of(vectors_with_copies.clone(), 1100, 3);
         assert!(learned.placement.router.coarse_cells() > 1);
         assert!(!learned.placement.copies.is_empty());
         let mut bytes = Vec::new();
         learned.placement.write_to(&mut bytes).unwrap();
         let read = CellPlacement::read_from(&mut bytes.as_slice()).unwrap();
-        let read = Cells::placed(vectors_with_copies, width, read);
+        let read = Cells::placed(vectors_with_copies, read);
         let (mut before, mut after) = (Vec::new(), Vec::new());
         learned.neighbours(k, &mut before);
         read.neighbours(k, &mut after);
@@ -756,10 +763,11 @@ mod tests {
         assert!(cut.is_err());
 
         // The first 2,000 learned, the rest placed: each of those finds itself first.
-        let mut placement = CellPlacement::learn(&vectors[..2000 * width], width, 40, 3);
-        placement.place(&vectors[2000 * width..]);
+        let first = Codes::of(&vectors[..2000 * width], width);
+        let mut placement = CellPlacement::learn(&first, 40, 3);
+        placement.place(&Codes::of(&vectors[2000 * width..], width));
         assert_eq!(placement.documents(), 3000);
-        let cells = Cells::placed(vectors.clone(), width, placement);
+        let cells = Cells::placed(Codes::of(&vectors, width), placement);
         let later: Vec<&[f32]> = vectors[2000 * width..].chunks_exact(width).collect();
         for (doc, found) in (2000u32..).zip(cells.nearest_among(&later, &cells.members, 1)) {
             assert_eq!(found[0].1, doc);
@@ -777,12 +785,14 @@ mod tests {
             members.iter().map(Vec::len).sum::<usize>(),
             documents.div_ceil(3)
         );
+        let codes = Codes::of(&vectors.concat(), width);
         let titles = random_vectors(20, width, 12);
         let titles: Vec<&[f32]> = titles.iter().map(Vec::as_slice).collect();
         for (title, found) in titles.iter().zip(cells.nearest_among(&titles, &members, k)) {
+            let title = Codes::of(title, width);
             let mut expected: Vec<(f32, u32)> = (0..documents as u32)
                 .filter(|&d| kept[d as usize])
-                .map(|d| (crate::embed::cosine(title, &vectors[d as usize]), d))
+                .map(|d| (cosine(title.row(0), codes.row(d as usize)), d))
                 .collect();
             expected.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
             let ids = |v: &[(f32, u32)]| v.iter().map(|p| p.1).collect::<Vec<_>>();

@@ -13,10 +13,12 @@
 //! also owns what the ways share: the settings' defaults and limits.
 
 mod cells;
+mod codes;
 mod neighbours;
 mod queries;
 
 pub(crate) use cells::{CellPlacement, Cells};
+pub(crate) use codes::Codes;
 pub(crate) use neighbours::InCells;
 pub use neighbours::{InStore, NeighbourSearch};
 pub(crate) use queries::{Query, QueryFile, QueryReader};

@@ -9,6 +9,7 @@
 
 use std::path::Path;
 
+use super::codes::Codes;
 use crate::error::Result;
 use crate::io::{read_floats, write_floats};
 use crate::spill::{Spill, SpillReader};
@@ -76,11 +77,6 @@ impl QueryReader {
         self.queries.len()
     }
 
-    /// The length of every vector.
-    pub fn dimensions(&self) -> usize {
-        self.dimensions
-    }
-
     /// Starts reading from the first query again.
     pub fn rewind(&mut self) -> Result<()> {
         self.vectors.rewind()?;
@@ -88,22 +84,22 @@ impl QueryReader {
         Ok(())
     }
 
-    /// The vectors of the first `documents` documents (titles are not documents), row-major
-    /// by document number. Leaves the reader rewound.
-    pub fn document_vectors(&mut self, documents: usize) -> Result<Vec<f32>> {
+    /// The codes of the first `documents` documents' vectors (titles are not documents), by
+    /// document number. Leaves the reader rewound.
+    pub(crate) fn document_codes(&mut self, documents: usize) -> Result<Codes> {
         let width = self.dimensions;
-        let mut vectors = vec![0f32; documents * width];
+        let mut codes = Codes::zeroed(width, documents);
         self.rewind()?;
         while let Some((batch, flat)) = self.next_batch(DOCUMENTS_READ)? {
-            for (query, vector) in batch.iter().zip(flat.chunks_exact(width)) {
-                let start = query.doc as usize * width;
+            let coded = Codes::of(&flat, width);
+            for (row, query) in batch.iter().enumerate() {
                 if !query.title {
-                    vectors[start..start + width].copy_from_slice(vector);
+                    codes.set_code(query.doc as usize, coded.row(row));
                 }
             }
         }
         self.rewind()?;
-        Ok(vectors)
+        Ok(codes)
     }
 
     /// The next (at most) `max` title queries and their vectors, concatenated, the document

@@ -253,13 +253,38 @@ impl VectorStore for MemoryStore {
 /// The `k` of the row-major `width`-wide `vectors` (keyed by `keys`) of highest cosine to each
 /// query, as `(cosine, key)`, best first; of equal cosines the lower key first.
 /// [`MemoryStore`]'s search, over a set held elsewhere.
-pub fn scan(
+pub fn scan<K: Key>(
     vectors: &[f32],
-    keys: &[u64],
+    keys: &[K],
     width: usize,
     queries: &[&[f32]],
     k: usize,
-) -> Vec<Vec<(f32, u64)>> {
+) -> Vec<Vec<(f32, K)>> {
+    best_by_blocks(keys, queries, k, |block, scores| {
+        SCAN_ROWS.with_borrow_mut(|rows| {
+            // A short block is padded to a whole one: gemm takes another path for fewer rows,
+            // which rounds differently, and a query's cosines must not depend on how many
+            // queries came with it. The rows past the block's keep what an earlier block left
+            // there: each row's cosines are its own, and theirs are not read.
+            rows.resize(QUERY_BLOCK * width, 0.0);
+            for (query, row) in block.iter().zip(rows.chunks_exact_mut(width)) {
+                row.copy_from_slice(query);
+            }
+            crate::matrix::dot_products(scores, rows, vectors, width);
+        })
+    })
+}
+
+/// Each of `queries`' `k` best of the points `keys`, as `(score, key)`, best first; of equal
+/// scores the lower key first. The queries are scored a block of up to [`QUERY_BLOCK`] at a
+/// time, on every core, by `score(block, scores)`: a row of `keys.len()` scores a query, in
+/// `scores`, which holds rows for a whole block.
+pub fn best_by_blocks<Q: Sync, K: Key>(
+    keys: &[K],
+    queries: &[Q],
+    k: usize,
+    score: impl Fn(&[Q], &mut [f32]) + Sync,
+) -> Vec<Vec<(f32, K)>> {
     if keys.is_empty() || k == 0 {
         return vec![Vec::new(); queries.len()];
     }
@@ -267,18 +292,9 @@ pub fn scan(
     queries
         .par_chunks(QUERY_BLOCK)
         .flat_map_iter(|block| {
-            SCAN_BUFFERS.with_borrow_mut(|(rows, scores)| {
-                // A short block is padded to a whole one: gemm takes another path for fewer
-                // rows, which rounds differently, and a query's cosines must not depend on
-                // how many queries came with it. The rows past the block's keep what an
-                // earlier block left there: each row's cosines are its own, and theirs are
-                // not read.
-                rows.resize(QUERY_BLOCK * width, 0.0);
-                for (query, row) in block.iter().zip(rows.chunks_exact_mut(width)) {
-                    row.copy_from_slice(query);
-                }
+            SCAN_SCORES.with_borrow_mut(|scores| {
                 scores.resize(QUERY_BLOCK * n, 0.0);
-                crate::matrix::dot_products(scores, rows, vectors, width);
+                score(block, scores);
                 let found: Vec<_> = (scores.chunks_exact(n))
                     .take(block.len())
                     .map(|row| best(row, keys, k))
@@ -294,16 +310,15 @@ pub fn scan(
 }
 
 thread_local! {
-    /// A thread's query rows and their scores in [`scan`], kept from one block to the next:
-    /// a cell searched with a few queries costs its product, not fresh pages for a whole
-    /// block's.
-    static SCAN_BUFFERS: std::cell::RefCell<(Vec<f32>, Vec<f32>)> = const {
-        std::cell::RefCell::new((Vec::new(), Vec::new()))
-    };
+    /// A thread's query rows and scores in [`scan`] and [`best_by_blocks`], kept from one
+    /// block to the next: a cell searched with a few queries costs its product, not fresh
+    /// pages for a whole block's.
+    static SCAN_ROWS: std::cell::RefCell<Vec<f32>> = const { std::cell::RefCell::new(Vec::new()) };
+    static SCAN_SCORES: std::cell::RefCell<Vec<f32>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// The `k` best points of one query's `scores`, best first.
-fn best(scores: &[f32], keys: &[u64], k: usize) -> Vec<(f32, u64)> {
+fn best<K: Key>(scores: &[f32], keys: &[K], k: usize) -> Vec<(f32, K)> {
     let k = k.min(keys.len());
     if k == 0 {
         return Vec::new();
@@ -312,7 +327,7 @@ fn best(scores: &[f32], keys: &[u64], k: usize) -> Vec<(f32, u64)> {
     // `k`th's score becomes the floor a later point must reach, so that most points are turned
     // away by one comparison instead of each being ranked among the best held. Each is held
     // as one number that sorts in their rank order.
-    let mut held: Vec<u128> = Vec::with_capacity(2 * k);
+    let mut held: Vec<K::Ranked> = Vec::with_capacity(2 * k);
     let mut floor = f32::NEG_INFINITY;
     for (&score, &key) in scores.iter().zip(keys) {
         if score < floor {
@@ -320,52 +335,82 @@ fn best(scores: &[f32], keys: &[u64], k: usize) -> Vec<(f32, u64)> {
         }
         if held.len() == 2 * k {
             keep_best(&mut held, k);
-            floor = unrank(held[k - 1]).0;
+            floor = K::unrank(held[k - 1]).0;
             if score < floor {
                 continue;
             }
         }
-        held.push(rank(score, key));
+        held.push(K::rank(score, key));
     }
     keep_best(&mut held, k);
     held.sort_unstable();
     held.into_iter()
         .map(|ranked| {
-            let (score, key) = unrank(ranked);
+            let (score, key) = K::unrank(ranked);
             (unit_cosine(score), key)
         })
         .collect()
 }
 
 /// Keeps the best `k` of `held` (the `k`th best last, the rest in no order).
-fn keep_best(held: &mut Vec<u128>, k: usize) {
+fn keep_best<R: Ord>(held: &mut Vec<R>, k: usize) {
     if held.len() > k {
         held.select_nth_unstable(k - 1);
         held.truncate(k);
     }
 }
 
-/// A point as one number, lower for a better rank in the order of [`ranked`]: the score's
-/// place in `f32::total_cmp`'s order, turned around, above the key.
-fn rank(score: f32, key: u64) -> u128 {
+/// A point's key, as [`best`] holds it: beside its score, in one number that sorts in the
+/// points' rank order ([`ranked`]), lower for a better rank.
+pub trait Key: Copy + Send + Sync {
+    /// The score and key as one number.
+    type Ranked: Ord + Copy;
+    fn rank(score: f32, key: Self) -> Self::Ranked;
+    fn unrank(ranked: Self::Ranked) -> (f32, Self);
+}
+
+/// A store's point keys.
+impl Key for u64 {
+    type Ranked = u128;
+    fn rank(score: f32, key: u64) -> u128 {
+        (u128::from(descending(score)) << 64) | u128::from(key)
+    }
+    fn unrank(ranked: u128) -> (f32, u64) {
+        (score_of((ranked >> 64) as u32), ranked as u64)
+    }
+}
+
+/// Document numbers: ranked in half the width, which selects faster.
+impl Key for u32 {
+    type Ranked = u64;
+    fn rank(score: f32, key: u32) -> u64 {
+        (u64::from(descending(score)) << 32) | u64::from(key)
+    }
+    fn unrank(ranked: u64) -> (f32, u32) {
+        (score_of((ranked >> 32) as u32), ranked as u32)
+    }
+}
+
+/// The score's place in `f32::total_cmp`'s order, turned around: lower for a higher score.
+fn descending(score: f32) -> u32 {
     let bits = score.to_bits();
     let ascending = if bits >> 31 == 1 {
         !bits
     } else {
         bits | 1 << 31
     };
-    (u128::from(!ascending) << 64) | u128::from(key)
+    !ascending
 }
 
-/// The score and key that [`rank`] made `ranked` of.
-fn unrank(ranked: u128) -> (f32, u64) {
-    let ascending = !((ranked >> 64) as u32);
+/// The score whose [`descending`] place is `place`.
+fn score_of(place: u32) -> f32 {
+    let ascending = !place;
     let bits = if ascending >> 31 == 1 {
         ascending & !(1 << 31)
     } else {
         !ascending
     };
-    (f32::from_bits(bits), ranked as u64)
+    f32::from_bits(bits)
 }
 
 /// The order of ranked points: a higher score first, of equal ones the lower key.
@@ -526,7 +571,8 @@ mod tests {
     }
 
     /// Many tied scores (few distinct values, -0.0 beside 0.0), keys in no order: the best
-    /// kept by the buffer and by placing one at a time are those of a full sort, in its order.
+    /// kept by the buffer (for both kinds of key) and by placing one at a time are those of a
+    /// full sort, in its order.
     #[test]
     fn the_best_kept_are_those_of_a_full_sort_ties_ranked_by_key() {
         use rand::{RngExt, SeedableRng};
@@ -557,6 +603,12 @@ mod tests {
                 bits(&cosines),
                 "round {round}: {n} scores, k {k}"
             );
+            // Document numbers, ranked in half the width, keep the same.
+            let numbers: Vec<u32> = keys.iter().map(|&key| key as u32).collect();
+            let widened: Vec<(f32, u64)> = (best(&scores, &numbers, k).into_iter())
+                .map(|(score, key)| (score, u64::from(key)))
+                .collect();
+            assert_eq!(bits(&widened), bits(&cosines), "round {round}: as u32");
             let mut placed = vec![(f32::NEG_INFINITY, u64::MAX); k.min(n)];
             for (&score, &key) in scores.iter().zip(&keys) {
                 place(&mut placed, (score, key));
@@ -564,8 +616,8 @@ mod tests {
             assert_eq!(bits(&placed), bits(&expected), "round {round}: placed");
         }
         // Asked for none, or over no points, it keeps none.
-        assert!(best(&[0.5, 0.25], &[1, 2], 0).is_empty());
-        assert!(best(&[], &[], 3).is_empty());
+        assert!(best(&[0.5, 0.25], &[1u64, 2], 0).is_empty());
+        assert!(best::<u32>(&[], &[], 3).is_empty());
     }
 
     /// A deletion moves the last point into the freed place; every other point keeps its

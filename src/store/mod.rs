@@ -26,7 +26,7 @@ mod server;
 
 #[cfg(feature = "edge")]
 pub use edge::EdgeStore;
-pub use memory::{MemoryStore, place, ranked, scan};
+pub use memory::{Key, MemoryStore, best_by_blocks, place, ranked, scan};
 
 #[cfg(feature = "qdrant")]
 pub use server::ServerStore;

@@ -28,7 +28,7 @@ use crate::index::{Collection, DocumentIndex, Snapshot, StoredCells, TitleVector
 use crate::io::{Input, ReadOptions, Record, for_each_document};
 use crate::pipeline::{Dedup, Fates, kept_members};
 use crate::progress;
-use crate::search::{CellPlacement, Cells, QueryReader, cells_for};
+use crate::search::{CellPlacement, Cells, Codes, QueryReader, cells_for};
 use crate::sketch::Signatures;
 use crate::store::point_key;
 
@@ -151,9 +151,9 @@ impl CollectionSide {
             sketches,
             titles,
         } = self.documents;
-        let batch = queries.document_vectors(documents)?;
+        let batch = queries.document_codes(documents)?;
         let placement = self.placement.preceded_by(&batch);
-        let cells = Cells::searching_among(batch, held, width, placement);
+        let cells = Cells::searching_among(batch, Codes::of(&held, width), placement);
         let reachable = Reachable {
             ids,
             signatures,
@@ -303,7 +303,8 @@ fn collection_cells(
         return Ok(stored.placement);
     }
     let spinner = progress::spinner("learning the collection's cells");
-    let placement = CellPlacement::learn(&collection.vectors, collection.width, count, probes);
+    let vectors = Codes::of(&collection.vectors, collection.width);
+    let placement = CellPlacement::learn(&vectors, count, probes);
     drop(spinner);
     if !whole {
         return Ok(placement);
@@ -409,7 +410,9 @@ pub fn add_to_collection(
                 added += 1;
             }
             if let Some(cells) = cells.as_mut() {
-                cells.placement.place(&vectors);
+                cells
+                    .placement
+                    .place(&Codes::of(&vectors, index.embedder().dimensions()));
             }
             progress.inc(chunk.len() as u64);
         }
@@ -447,7 +450,7 @@ mod tests {
             count,
             learned_on,
             of_ids: 0,
-            placement: CellPlacement::learn(&vectors, 2, 2, 1),
+            placement: CellPlacement::learn(&Codes::of(&vectors, 2), 2, 1),
         };
         let held = 1_000_000;
         let default = cells_for(held);

@@ -144,22 +144,22 @@ impl Router {
         if self.coarse.is_empty() {
             return nearest_of_all(rows, &self.centroids, width, probes);
         }
-        let coarse_cells: Vec<u64> = (0..self.coarse_cells() as u64).collect();
+        let coarse_cells: Vec<u32> = (0..self.coarse_cells() as u32).collect();
         let routed = scan(&self.coarse, &coarse_cells, width, rows, COARSE_PROBES);
         let probing = probing(
             self.coarse_cells(),
             routed
                 .into_iter()
-                .map(|coarse| coarse.into_iter().map(|(_, cell)| cell as u32)),
+                .map(|coarse| coarse.into_iter().map(|(_, cell)| cell)),
         );
         // A coarse cell at a time, its cells compared with the rows routed to it in one
         // matrix product.
-        let found: Vec<Vec<Vec<(f32, u64)>>> = probing
+        let found: Vec<Vec<Vec<(f32, u32)>>> = probing
             .par_iter()
             .enumerate()
             .map(|(coarse, routed)| {
                 let cells = self.bounds[coarse]..self.bounds[coarse + 1];
-                let keys: Vec<u64> = cells.clone().map(|cell| cell as u64).collect();
+                let keys: Vec<u32> = cells.clone().map(|cell| cell as u32).collect();
                 let queries: Vec<&[f32]> = routed.iter().map(|&row| rows[row as usize]).collect();
                 let centroids = &self.centroids[cells.start * width..cells.end * width];
                 scan(centroids, &keys, width, &queries, probes)
@@ -220,10 +220,10 @@ fn nearest_of_all(
     width: usize,
     probes: usize,
 ) -> Vec<Vec<u32>> {
-    let cells: Vec<u64> = (0..(centroids.len() / width) as u64).collect();
+    let cells: Vec<u32> = (0..(centroids.len() / width) as u32).collect();
     scan(centroids, &cells, width, rows, probes)
         .into_iter()
-        .map(|nearest| nearest.into_iter().map(|(_, cell)| cell as u32).collect())
+        .map(|nearest| nearest.into_iter().map(|(_, cell)| cell).collect())
         .collect()
 }
 
