@@ -146,8 +146,9 @@ pub(crate) fn cosine(a: Code<'_>, b: Code<'_>) -> f32 {
     from_dot(dot(a.codes, b.codes), a.inverse_length, b.inverse_length)
 }
 
-/// A cosine from its codes' dot product and their inverse lengths. The dot product of two
-/// codes of up to 1,000 components is exact in an `f32` (under 2^24).
+/// A cosine from its codes' dot product and their inverse lengths. The same inputs give the
+/// same bits: the dot product is exact, and so is its `f32` below 2^24 (any two codes of up to
+/// 1,000 components).
 fn from_dot(dot: i32, a: f32, b: f32) -> f32 {
     dot as f32 * (a * b)
 }
