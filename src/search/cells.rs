@@ -288,13 +288,8 @@ impl Cells {
             &probing,
             &self.members,
             |doc| self.vector(doc),
-            k + 1,
-            |docs, hits| {
-                for (&doc, hits) in docs.iter().zip(hits) {
-                    best.offer(doc, hits);
-                }
-                bar.inc(1);
-            },
+            &mut best,
+            |cells| bar.inc(cells as u64),
         );
         bar.finish_and_clear();
         found.extend(best.lists().enumerate().flat_map(|(doc, best)| {
@@ -343,12 +338,8 @@ impl Cells {
             &probing,
             members,
             |query| codes.row(query as usize),
-            k,
-            |probing, hits| {
-                for (&query, hits) in probing.iter().zip(hits) {
-                    best.offer(query, hits);
-                }
-            },
+            &mut best,
+            |_| {},
         );
         best.lists().map(<[_]>::to_vec).collect()
     }
@@ -361,24 +352,27 @@ impl Cells {
     }
 
     /// Searches each cell: the queries of `probing[cell]` (numbers that `query` turns into
-    /// vectors) are compared with the documents of `members[cell]` in one matrix product, and
-    /// each query's `k` best there, as `(cosine, document)`, go to `merge` with the queries.
+    /// vectors) are compared with the documents of `members[cell]` in one product, and each
+    /// query's best there, as `(cosine, document)`, are offered to its places in `best`.
     /// Cells are searched a few dozen at a time on every core, so that only their answers
-    /// wait to be merged.
+    /// wait to be merged; `searched` hears how many cells each such round searched. A query
+    /// takes from a cell only what reaches its last place from the cells searched before.
     fn search_cells<'q>(
         &self,
         probing: &[Vec<u32>],
         members: &[Vec<u32>],
         query: impl Fn(u32) -> Code<'q> + Sync,
-        k: usize,
-        mut merge: impl FnMut(&[u32], Vec<Vec<(f32, u32)>>),
+        best: &mut Ranked,
+        mut searched: impl FnMut(usize),
     ) {
+        let k = best.k;
         let cells: Vec<usize> = (0..members.len()).collect();
         for cells in cells.chunks(MERGE_CELLS) {
             // Stopped on request, the search ends short: its caller looks, and reports.
             if crate::cancel::requested() {
                 return;
             }
+            let held = &*best;
             let found: Vec<_> = cells
                 .par_iter()
                 .map(|&cell| {
@@ -391,15 +385,19 @@ impl Cells {
                         pool.push_code(self.vector(doc));
                     }
                     let codes: Vec<Code> = queries.iter().map(|&q| query(q)).collect();
-                    let hits = best_by_blocks(members, &codes, k, |block, scores| {
+                    let floor = |at: usize| held.last_place(queries[at]);
+                    let hits = best_by_blocks(members, &codes, k, floor, |block, scores| {
                         super::codes::cosines(block, &pool, scores)
                     });
                     (queries.as_slice(), hits)
                 })
                 .collect();
             for (queries, hits) in found {
-                merge(queries, hits);
+                for (&query, hits) in queries.iter().zip(hits) {
+                    best.offer(query, hits);
+                }
             }
+            searched(cells.len());
         }
     }
 
@@ -466,6 +464,14 @@ impl Ranked {
                 break;
             }
             place(places, (cosine, key));
+        }
+    }
+
+    /// The cosine of query `query`'s last place: minus infinity while a place is empty.
+    fn last_place(&self, query: u32) -> f32 {
+        match self.k {
+            0 => f32::INFINITY,
+            k => self.places[(query as usize + 1) * k - 1].0,
         }
     }
 

@@ -260,29 +260,38 @@ pub fn scan<K: Key>(
     queries: &[&[f32]],
     k: usize,
 ) -> Vec<Vec<(f32, K)>> {
-    best_by_blocks(keys, queries, k, |block, scores| {
-        SCAN_ROWS.with_borrow_mut(|rows| {
-            // A short block is padded to a whole one: gemm takes another path for fewer rows,
-            // which rounds differently, and a query's cosines must not depend on how many
-            // queries came with it. The rows past the block's keep what an earlier block left
-            // there: each row's cosines are its own, and theirs are not read.
-            rows.resize(QUERY_BLOCK * width, 0.0);
-            for (query, row) in block.iter().zip(rows.chunks_exact_mut(width)) {
-                row.copy_from_slice(query);
-            }
-            crate::matrix::dot_products(scores, rows, vectors, width);
-        })
-    })
+    best_by_blocks(
+        keys,
+        queries,
+        k,
+        |_| f32::NEG_INFINITY,
+        |block, scores| {
+            SCAN_ROWS.with_borrow_mut(|rows| {
+                // A short block is padded to a whole one: gemm takes another path for fewer rows,
+                // which rounds differently, and a query's cosines must not depend on how many
+                // queries came with it. The rows past the block's keep what an earlier block left
+                // there: each row's cosines are its own, and theirs are not read.
+                rows.resize(QUERY_BLOCK * width, 0.0);
+                for (query, row) in block.iter().zip(rows.chunks_exact_mut(width)) {
+                    row.copy_from_slice(query);
+                }
+                crate::matrix::dot_products(scores, rows, vectors, width);
+            })
+        },
+    )
 }
 
-/// Each of `queries`' `k` best of the points `keys`, as `(score, key)`, best first; of equal
-/// scores the lower key first. The queries are scored a block of up to [`QUERY_BLOCK`] at a
-/// time, on every core, by `score(block, scores)`: a row of `keys.len()` scores a query, in
-/// `scores`, which holds rows for a whole block.
+/// Each of `queries`' `k` best of the points `keys` that score at least its `floor`, as
+/// `(score, key)`, best first; of equal scores the lower key first. A floor is what a query
+/// has already found elsewhere (its `k`th best so far): a point below it would be dropped when
+/// the two are merged. The queries are scored a block of up to [`QUERY_BLOCK`] at a time, on
+/// every core, by `score(block, scores)`: a row of `keys.len()` scores a query, in `scores`,
+/// which holds rows for a whole block.
 pub fn best_by_blocks<Q: Sync, K: Key>(
     keys: &[K],
     queries: &[Q],
     k: usize,
+    floor: impl Fn(usize) -> f32 + Sync,
     score: impl Fn(&[Q], &mut [f32]) + Sync,
 ) -> Vec<Vec<(f32, K)>> {
     if keys.is_empty() || k == 0 {
@@ -291,13 +300,15 @@ pub fn best_by_blocks<Q: Sync, K: Key>(
     let n = keys.len();
     queries
         .par_chunks(QUERY_BLOCK)
-        .flat_map_iter(|block| {
+        .enumerate()
+        .flat_map_iter(|(at, block)| {
             SCAN_SCORES.with_borrow_mut(|scores| {
                 scores.resize(QUERY_BLOCK * n, 0.0);
                 score(block, scores);
                 let found: Vec<_> = (scores.chunks_exact(n))
                     .take(block.len())
-                    .map(|row| best(row, keys, k))
+                    .enumerate()
+                    .map(|(i, row)| best(row, keys, k, floor(at * QUERY_BLOCK + i)))
                     .collect();
                 // The scores of a scan over many points are not held by the thread after it.
                 if scores.len() > KEPT_SCORES {
@@ -317,8 +328,8 @@ thread_local! {
     static SCAN_SCORES: std::cell::RefCell<Vec<f32>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// The `k` best points of one query's `scores`, best first.
-fn best<K: Key>(scores: &[f32], keys: &[K], k: usize) -> Vec<(f32, K)> {
+/// The `k` best points of one query's `scores` that reach `floor`, best first.
+fn best<K: Key>(scores: &[f32], keys: &[K], k: usize, floor: f32) -> Vec<(f32, K)> {
     let k = k.min(keys.len());
     if k == 0 {
         return Vec::new();
@@ -328,7 +339,7 @@ fn best<K: Key>(scores: &[f32], keys: &[K], k: usize) -> Vec<(f32, K)> {
     // away by one comparison instead of each being ranked among the best held. Each is held
     // as one number that sorts in their rank order.
     let mut held: Vec<K::Ranked> = Vec::with_capacity(2 * k);
-    let mut floor = f32::NEG_INFINITY;
+    let mut floor = floor;
     for (&score, &key) in scores.iter().zip(keys) {
         if score < floor {
             continue;
@@ -571,8 +582,8 @@ mod tests {
     }
 
     /// Many tied scores (few distinct values, -0.0 beside 0.0), keys in no order: the best
-    /// kept by the buffer (for both kinds of key) and by placing one at a time are those of a
-    /// full sort, in its order.
+    /// kept by the buffer (for both kinds of key, and under a floor: those that reach it) and by
+    /// placing one at a time are those of a full sort, in its order.
     #[test]
     fn the_best_kept_are_those_of_a_full_sort_ties_ranked_by_key() {
         use rand::{RngExt, SeedableRng};
@@ -599,16 +610,29 @@ mod tests {
                 .map(|&(score, key)| (unit_cosine(score), key))
                 .collect();
             assert_eq!(
-                bits(&best(&scores, &keys, k)),
+                bits(&best(&scores, &keys, k, f32::NEG_INFINITY)),
                 bits(&cosines),
                 "round {round}: {n} scores, k {k}"
             );
             // Document numbers, ranked in half the width, keep the same.
             let numbers: Vec<u32> = keys.iter().map(|&key| key as u32).collect();
-            let widened: Vec<(f32, u64)> = (best(&scores, &numbers, k).into_iter())
+            let widened: Vec<(f32, u64)> = (best(&scores, &numbers, k, f32::NEG_INFINITY))
+                .into_iter()
                 .map(|(score, key)| (score, u64::from(key)))
                 .collect();
             assert_eq!(bits(&widened), bits(&cosines), "round {round}: as u32");
+            // Under a floor (one of the best's scores): those of the best that reach it.
+            let floor = expected[(round / 2) % expected.len()].0;
+            let reaching: Vec<(f32, u64)> = (expected.iter())
+                .filter(|&&(score, _)| score >= floor)
+                .map(|&(score, key)| (unit_cosine(score), key))
+                .collect();
+            let found = best(&scores, &keys, k, floor);
+            assert_eq!(
+                bits(&found),
+                bits(&reaching),
+                "round {round}: floor {floor}"
+            );
             let mut placed = vec![(f32::NEG_INFINITY, u64::MAX); k.min(n)];
             for (&score, &key) in scores.iter().zip(&keys) {
                 place(&mut placed, (score, key));
@@ -616,8 +640,9 @@ mod tests {
             assert_eq!(bits(&placed), bits(&expected), "round {round}: placed");
         }
         // Asked for none, or over no points, it keeps none.
-        assert!(best(&[0.5, 0.25], &[1u64, 2], 0).is_empty());
-        assert!(best::<u32>(&[], &[], 3).is_empty());
+        let none = f32::NEG_INFINITY;
+        assert!(best(&[0.5, 0.25], &[1u64, 2], 0, none).is_empty());
+        assert!(best::<u32>(&[], &[], 3, none).is_empty());
     }
 
     /// A deletion moves the last point into the freed place; every other point keeps its
