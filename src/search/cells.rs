@@ -56,7 +56,6 @@ pub const MANY_COPIES: usize = 100;
 
 /// The documents' vectors cut into cells.
 pub(crate) struct Cells {
-    width: usize,
     /// Every document's vector as codes, by document number: those of `vectors`, then those
     /// of `after` (a collection's, after a batch's). The documents of `vectors` search for
     /// their neighbours; those of `after` are searched among only.
@@ -249,7 +248,6 @@ impl Cells {
             "documents placed in cells"
         );
         Cells {
-            width: batch.width(),
             vectors: batch,
             after: collection,
             placement,
@@ -325,10 +323,10 @@ impl Cells {
         members: &[Vec<u32>],
         k: usize,
     ) -> Vec<Vec<(f32, u32)>> {
-        let codes = Codes::of_rows(queries, self.width);
+        let codes = Codes::of_rows(queries, self.vectors.width());
         // Routed as the documents were: by their codes.
         let decoded = codes.decoded(&(0..codes.len()).collect::<Vec<_>>());
-        let rows: Vec<&[f32]> = decoded.chunks_exact(self.width).collect();
+        let rows: Vec<&[f32]> = decoded.chunks_exact(self.vectors.width()).collect();
         let probing = probing(
             members.len(),
             (self.placement.router).nearest(&rows, self.placement.probes),
@@ -380,7 +378,7 @@ impl Cells {
                     if queries.is_empty() || members.is_empty() {
                         return (queries.as_slice(), Vec::new());
                     }
-                    let mut pool = Codes::new(self.width);
+                    let mut pool = Codes::new(self.vectors.width());
                     for &doc in members {
                         pool.push_code(self.vector(doc));
                     }
@@ -412,7 +410,10 @@ impl Cells {
 
     /// The cosine of `vector` and document `doc`'s, as the codes give it.
     pub(crate) fn cosine_to(&self, vector: &[f32], doc: u32) -> f32 {
-        cosine(Codes::of(vector, self.width).row(0), self.vector(doc))
+        cosine(
+            Codes::of(vector, self.vectors.width()).row(0),
+            self.vector(doc),
+        )
     }
 
     fn vector(&self, doc: u32) -> Code<'_> {

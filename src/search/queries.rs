@@ -91,11 +91,14 @@ impl QueryReader {
         let mut codes = Codes::zeroed(width, documents);
         self.rewind()?;
         while let Some((batch, flat)) = self.next_batch(DOCUMENTS_READ)? {
-            let coded = Codes::of(&flat, width);
-            for (row, query) in batch.iter().enumerate() {
-                if !query.title {
-                    codes.set_code(query.doc as usize, coded.row(row));
-                }
+            let (documents, vectors): (Vec<u32>, Vec<&[f32]>) = (batch.iter())
+                .zip(flat.chunks_exact(width))
+                .filter(|(query, _)| !query.title)
+                .map(|(query, vector)| (query.doc, vector))
+                .unzip();
+            let coded = Codes::of_rows(&vectors, width);
+            for (row, &doc) in documents.iter().enumerate() {
+                codes.set_code(doc as usize, coded.row(row));
             }
         }
         self.rewind()?;
