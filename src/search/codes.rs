@@ -75,6 +75,14 @@ impl Codes {
         self.inverse_lengths[row] = code.inverse_length;
     }
 
+    /// Adds the codes of `vector` after the others.
+    pub(crate) fn push(&mut self, vector: &[f32]) {
+        let start = self.codes.len();
+        self.codes.resize(start + self.width, 0);
+        let inverse_length = encode(vector, &mut self.codes[start..]);
+        self.inverse_lengths.push(inverse_length);
+    }
+
     /// Adds `code`, as it is, after the others.
     pub(crate) fn push_code(&mut self, code: Code<'_>) {
         self.codes.extend_from_slice(code.codes);
@@ -413,5 +421,23 @@ mod tests {
         let decoded = codes.decoded(&[7]);
         let length: f32 = decoded.iter().map(|x| x * x).sum::<f32>().sqrt();
         assert!((length - 1.0).abs() < 1e-5, "{length}");
+    }
+
+    #[test]
+    fn the_codes_of_decoded_codes_are_the_codes() {
+        // What a file of codes hands a search as vectors is encoded again by it.
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        for width in [384, 100, 3, 1] {
+            let mut vectors: Vec<f32> = (0..200 * width)
+                .map(|_| (rng.random::<f32>() - 0.5) * 10f32.powi(rng.random_range(-3..3)))
+                .collect();
+            vectors[..width].fill(0.0);
+            // Components tied at the largest magnitude, of either sign.
+            vectors[width..2 * width].fill(-0.25);
+            vectors[width] = 0.25;
+            let codes = Codes::of(&vectors, width);
+            let rows: Vec<usize> = (0..codes.len()).collect();
+            assert_eq!(Codes::of(&codes.decoded(&rows), width), codes, "{width}");
+        }
     }
 }

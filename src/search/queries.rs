@@ -6,10 +6,16 @@
 //! documents take 1.5 GB at 384 dimensions; here they are appended to a [`Spill`] file in the
 //! index folder as each batch is embedded and read back a batch at a time, so memory stays
 //! flat however large the corpus.
+//!
+//! A search within cells compares codes only ([`super::codes`]), so its queries are spilled
+//! as codes ([`QueryFile::of_codes`]): 388 bytes a query at 384 dimensions, not 1,536. Read
+//! back as vectors, a code gives the unit vector whose code it is again, so a search that
+//! encodes what it reads compares what it would have compared on the vectors themselves.
 
+use std::io::{Read, Write};
 use std::path::Path;
 
-use super::codes::Codes;
+use super::codes::{Code, Codes};
 use crate::error::Result;
 use crate::io::{read_floats, write_floats};
 use crate::spill::{Spill, SpillReader};
@@ -27,19 +33,39 @@ pub struct Query {
     pub title: bool,
 }
 
+/// How a query file holds its vectors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Form {
+    /// As the embedder made them: what a search of the vector store asks with.
+    Vectors,
+    /// As codes: all a search within cells compares.
+    Codes,
+}
+
 /// Query vectors being written, each with what it stands for.
 pub struct QueryFile {
     vectors: Spill,
     dimensions: usize,
+    form: Form,
     queries: Vec<Query>,
 }
 
 impl QueryFile {
-    /// An empty file in `dir`.
+    /// An empty file in `dir` that keeps the vectors as they are.
     pub fn create(dir: &Path, dimensions: usize) -> Result<Self> {
+        QueryFile::new(dir, dimensions, Form::Vectors)
+    }
+
+    /// An empty file in `dir` that keeps each vector's codes only.
+    pub fn of_codes(dir: &Path, dimensions: usize) -> Result<Self> {
+        QueryFile::new(dir, dimensions, Form::Codes)
+    }
+
+    fn new(dir: &Path, dimensions: usize, form: Form) -> Result<Self> {
         Ok(QueryFile {
             vectors: Spill::create(dir)?,
             dimensions,
+            form,
             queries: Vec::new(),
         })
     }
@@ -47,7 +73,14 @@ impl QueryFile {
     /// Appends the vector of `query`.
     pub fn append(&mut self, query: Query, vector: &[f32]) -> Result<()> {
         debug_assert_eq!(vector.len(), self.dimensions);
-        self.vectors.append(|w| write_floats(w, vector))?;
+        match self.form {
+            Form::Vectors => self.vectors.append(|w| write_floats(w, vector))?,
+            Form::Codes => {
+                let mut code = Codes::new(self.dimensions);
+                code.push(vector);
+                self.vectors.append(|w| write_code(w, code.row(0)))?;
+            }
+        }
         self.queries.push(query);
         Ok(())
     }
@@ -57,16 +90,24 @@ impl QueryFile {
         Ok(QueryReader {
             vectors: self.vectors.into_reader()?,
             dimensions: self.dimensions,
+            form: self.form,
             queries: self.queries,
             next: 0,
         })
     }
 }
 
+/// Writes a code as a file of codes holds it: its bytes, then its inverse length.
+fn write_code(w: &mut impl Write, code: Code<'_>) -> std::io::Result<()> {
+    w.write_all(bytemuck::cast_slice(code.codes))?;
+    write_floats(w, &[code.inverse_length])
+}
+
 /// Query vectors read back, a batch at a time.
 pub struct QueryReader {
     vectors: SpillReader,
     dimensions: usize,
+    form: Form,
     queries: Vec<Query>,
     next: usize,
 }
@@ -90,15 +131,11 @@ impl QueryReader {
         let width = self.dimensions;
         let mut codes = Codes::zeroed(width, documents);
         self.rewind()?;
-        while let Some((batch, flat)) = self.next_batch(DOCUMENTS_READ)? {
-            let (documents, vectors): (Vec<u32>, Vec<&[f32]>) = (batch.iter())
-                .zip(flat.chunks_exact(width))
-                .filter(|(query, _)| !query.title)
-                .map(|(query, vector)| (query.doc, vector))
-                .unzip();
-            let coded = Codes::of_rows(&vectors, width);
-            for (row, &doc) in documents.iter().enumerate() {
-                codes.set_code(doc as usize, coded.row(row));
+        while let Some((batch, coded)) = self.next_codes(DOCUMENTS_READ)? {
+            for (row, query) in batch.iter().enumerate() {
+                if !query.title {
+                    codes.set_code(query.doc as usize, coded.row(row));
+                }
             }
         }
         self.rewind()?;
@@ -130,18 +167,66 @@ impl QueryReader {
         self.next
     }
 
-    /// The next (at most) `max` queries and their vectors, concatenated. `None` once every
-    /// query was read.
+    /// The next (at most) `max` queries and their vectors, concatenated (a file of codes gives
+    /// the unit vectors of its codes). `None` once every query was read.
     pub fn next_batch(&mut self, max: usize) -> Result<Option<(Vec<Query>, Vec<f32>)>> {
+        match self.form {
+            Form::Vectors => {
+                let Some(queries) = self.next_queries(max) else {
+                    return Ok(None);
+                };
+                let count = queries.len() * self.dimensions;
+                let vectors = self.vectors.read(|r| read_floats(r, count))?;
+                Ok(Some((queries, vectors)))
+            }
+            Form::Codes => Ok(self.next_codes(max)?.map(|(queries, codes)| {
+                let rows: Vec<usize> = (0..codes.len()).collect();
+                (queries, codes.decoded(&rows))
+            })),
+        }
+    }
+
+    /// The next (at most) `max` queries and their vectors' codes. `None` once every query was
+    /// read.
+    pub(crate) fn next_codes(&mut self, max: usize) -> Result<Option<(Vec<Query>, Codes)>> {
+        let width = self.dimensions;
+        match self.form {
+            Form::Vectors => Ok(self.next_batch(max)?.map(|(queries, vectors)| {
+                let rows: Vec<&[f32]> = vectors.chunks_exact(width.max(1)).collect();
+                (queries, Codes::of_rows(&rows, width))
+            })),
+            Form::Codes => {
+                let Some(queries) = self.next_queries(max) else {
+                    return Ok(None);
+                };
+                // A code's bytes, then its inverse length's.
+                let mut bytes = vec![0u8; queries.len() * (width + 4)];
+                self.vectors.read(|r| r.read_exact(&mut bytes))?;
+                let mut codes = Codes::new(width);
+                for row in bytes.chunks_exact(width + 4) {
+                    let (code, inverse_length) = row.split_at(width);
+                    codes.push_code(Code {
+                        codes: bytemuck::cast_slice(code),
+                        inverse_length: f32::from_le_bytes(
+                            inverse_length.try_into().expect("4 bytes"),
+                        ),
+                    });
+                }
+                Ok(Some((queries, codes)))
+            }
+        }
+    }
+
+    /// What the next (at most) `max` queries stand for, counted as read; `None` once every
+    /// query was read.
+    fn next_queries(&mut self, max: usize) -> Option<Vec<Query>> {
         let n = max.min(self.queries.len() - self.next);
         if n == 0 {
-            return Ok(None);
+            return None;
         }
-        let count = n * self.dimensions;
-        let vectors = self.vectors.read(|r| read_floats(r, count))?;
         let queries = self.queries[self.next..self.next + n].to_vec();
         self.next += n;
-        Ok(Some((queries, vectors)))
+        Some(queries)
     }
 }
 
@@ -195,5 +280,49 @@ mod tests {
         assert_eq!(queries, [query(3)]);
         assert_eq!(reader.read(), 5);
         assert!(reader.next_titles(5).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_file_of_codes_gives_back_the_codes_of_its_vectors() {
+        let dir = tempfile::tempdir().unwrap();
+        let width = 5;
+        let vectors: Vec<Vec<f32>> = (0..7u32)
+            .map(|i| {
+                (0..width)
+                    .map(|j| ((i * 7 + j as u32) % 11) as f32 - 5.0)
+                    .collect()
+            })
+            .collect();
+        let query = |doc: u32| Query {
+            doc,
+            title: doc % 3 == 2,
+        };
+        let mut file = QueryFile::of_codes(dir.path(), width).unwrap();
+        for (doc, vector) in (0..7).zip(&vectors) {
+            file.append(query(doc), vector).unwrap();
+        }
+        let expected = Codes::of(&vectors.concat(), width);
+        let mut reader = file.into_reader().unwrap();
+        let (queries, codes) = reader.next_codes(4).unwrap().unwrap();
+        assert_eq!(queries, (0..4).map(query).collect::<Vec<_>>());
+        for row in 0..4 {
+            assert_eq!(codes.bytes(row), expected.bytes(row));
+        }
+        let (queries, vectors) = reader.next_batch(10).unwrap().unwrap();
+        assert_eq!(queries, (4..7).map(query).collect::<Vec<_>>());
+        assert_eq!(vectors, expected.decoded(&[4, 5, 6]));
+        assert!(reader.next_codes(1).unwrap().is_none());
+
+        // Each document's codes by its number; titles (2 and 5) are left as zeros.
+        let documents = reader.document_codes(7).unwrap();
+        for doc in [0, 1, 3, 4, 6] {
+            assert_eq!(documents.row(doc).codes, expected.row(doc).codes);
+            assert_eq!(
+                documents.row(doc).inverse_length.to_bits(),
+                expected.row(doc).inverse_length.to_bits()
+            );
+        }
+        assert!(documents.row(2).codes.iter().all(|&c| c == 0));
+        assert_eq!(reader.read(), 0, "left rewound");
     }
 }

@@ -219,7 +219,11 @@ pub(super) fn run(
         }
         None => open_index(&work.dir, config, models, use_cells)?,
     };
-    let mut queries = QueryFile::create(&work.dir, index.embedder().dimensions())?;
+    let dimensions = index.embedder().dimensions();
+    let mut queries = match use_cells {
+        true => QueryFile::of_codes(&work.dir, dimensions)?,
+        false => QueryFile::create(&work.dir, dimensions)?,
+    };
     let mut title_only = TitleOnlyStore::beside(&index, &work.title_only, config.part);
     // Within cells, the titles are searched among the cells' own title-only members.
     let title_store = (!use_cells).then_some(&mut title_only);
