@@ -1,7 +1,9 @@
 # Slurm on loopback for the scripts beside this one (sourced, not run): munged, slurmctld and
 # slurmd configured in a scratch folder ($work, nothing in /etc), one node of $cpus CPUs, a
-# `submit` that prints what it submits, and a `show` that prints a command and runs it; job
-# scripts see $MEASURE (GNU time) and log each task's wall and peak memory.
+# `submit` that prints what it submits, a `show` that prints a command and runs it, a
+# `wait_for` that waits for jobs and prints their logs, and a `same_files` that compares two
+# runs' files; job scripts see $MEASURE (GNU time) and log each
+# task's wall and peak memory.
 # Everything stops and $work is removed on exit; a script that starts more sets `stop_more`.
 work=$(mktemp -d)
 # munged wants the folder of its socket open to all.
@@ -17,6 +19,37 @@ stop() {
 }
 trap stop EXIT
 show() { echo "\$ $*"; "$@"; }
+# Shows the queue, waits until the jobs given (comma-separated ids) have left it, and prints
+# each job's log (its output, then its wall and peak memory).
+wait_for() {
+  local log
+  sleep 2
+  show squeue
+  while squeue -h -j "$1" 2> /dev/null | grep -q .; do sleep 2; done
+  for log in neardup-*.log; do
+    echo "$log: $(cat "$log")"
+  done
+}
+# Compares the run files of two run folders by the length and XXH3-64 digest each summary.json
+# records ("None" for a file a run did not write); prints each, and fails if any differs.
+same_files() {
+  local same=true file ours theirs
+  for file in pairs.jsonl candidates.jsonl groups.jsonl unique.jsonl annotated.jsonl; do
+    ours=$(digest "$1" "$file")
+    theirs=$(digest "$2" "$file")
+    if [[ $ours == "$theirs" ]]; then
+      echo "$file: byte-equal ($ours)"
+    else
+      echo "$file: DIFFERS ($1 $ours, $2 $theirs)"
+      same=false
+    fi
+  done
+  $same
+}
+digest() {
+  python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["files"].get(sys.argv[2]))' \
+    "$1/summary.json" "$2"
+}
 submit() {
   echo "\$ sbatch $*" >&2
   local job

@@ -10,25 +10,8 @@
 # signing and to the one run, e.g. --no-annotate). SEED picks the generated corpus (default 1);
 # CORPUS names one to read instead.
 # Needs `apt-get install slurm-wlm munge`; NEARDUP names a neardup binary.
-set -euo pipefail
-cd "$(dirname "$0")/../.."
-docs=${1:-100000}
-parts=${2:-4}
-shift $(($# < 2 ? $# : 2))
-if [[ -z ${NEARDUP:-} ]]; then
-  cargo build --release --quiet
-  NEARDUP=target/release/neardup
-fi
-NEARDUP=$(realpath "$NEARDUP")
-export NEARDUP
-here=$PWD
-cpus=$parts
-# shellcheck source=eval/slurm/loopback.sh
-source eval/slurm/loopback.sh
-
-corpus=${CORPUS:-$work/corpus.jsonl}
-[[ -n ${CORPUS:-} ]] || "$NEARDUP" gen --docs "$docs" --seed "${SEED:-1}" --out "$corpus" -q > /dev/null
-cd "$work"
+# shellcheck source=eval/slurm/generated.sh
+source "$(dirname "$0")/generated.sh"
 sign=$(submit --array="1-$parts" "$here/eval/slurm/minhash-sign.sbatch" "$corpus" "$work" "$@")
 band=$(submit --array="1-$parts" --dependency="afterok:$sign" \
   "$here/eval/slurm/minhash-stage.sbatch" "$work/signed" "$work/banded")
@@ -36,12 +19,7 @@ confirm=$(submit --array="1-$parts" --dependency="afterok:$band" \
   "$here/eval/slurm/minhash-stage.sbatch" "$work/banded" "$work/confirmed")
 join=$(submit --dependency="afterok:$confirm" "$here/eval/slurm/merge.sbatch" \
   "$work/confirmed" "$work/joined")
-sleep 2
-show squeue
-while squeue -h -j "$sign,$band,$confirm,$join" 2> /dev/null | grep -q .; do sleep 2; done
-for log in neardup-*.log; do
-  echo "$log: $(cat "$log")"
-done
+wait_for "$sign,$band,$confirm,$join"
 [[ -f $work/joined/summary.json ]] || { echo "the join did not finish: see above"; exit 1; }
 
 du -sh "$work"/signed1 "$work"/banded1 "$work"/confirmed1 "$work"/joined
@@ -49,20 +27,4 @@ rm -rf "$work"/signed* "$work"/banded* "$work"/confirmed*
 find "$work/joined" -type f ! -name summary.json -delete
 # shellcheck disable=SC2086 # $MEASURE is a command and its flags, or nothing.
 $MEASURE "$NEARDUP" dedup "$corpus" --method minhash --out "$work/whole" -q "$@" > /dev/null
-# A file's length and digest as a run's summary records it ("None" if the run wrote none).
-digest() {
-  python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["files"].get(sys.argv[2]))' \
-    "$1/summary.json" "$2"
-}
-same=true
-for file in pairs.jsonl candidates.jsonl groups.jsonl unique.jsonl annotated.jsonl; do
-  joined=$(digest "$work/joined" "$file")
-  whole=$(digest "$work/whole" "$file")
-  if [[ $joined == "$whole" ]]; then
-    echo "$file: byte-equal ($joined)"
-  else
-    echo "$file: DIFFERS (joined $joined, one run $whole)"
-    same=false
-  fi
-done
-$same
+same_files "$work/joined" "$work/whole"

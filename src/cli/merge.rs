@@ -13,6 +13,9 @@ use crate::pipeline::{self, Part};
 /// records, as one run would have written them.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  \
+    two-stage, four workers each signing and embedding a share, one process searching:\n  \
+    neardup dedup corpus.jsonl --part 1/4 --out embedded1/   # ... up to 4/4\n  \
+    neardup merge embedded1/ embedded2/ embedded3/ embedded4/ --out out/\n\n  \
     two-stage, four workers sharing one index:\n  \
     neardup index corpus.jsonl --index idx/\n  \
     neardup dedup corpus.jsonl --index idx/ --part 1/4 --out part1/   # ... up to 4/4\n  \

@@ -48,11 +48,7 @@ pub fn execute(spec: &PipelineSpec, models: &Path) -> Result<()> {
     let read = spec.input.read_options();
     // A format the inputs cannot be written in is refused before the work.
     spec.output.format(&inputs)?;
-    let part = match &spec.method {
-        Method::TwoStage(c) => c.part,
-        Method::MinHash(c) => c.part,
-        _ => None,
-    };
+    let part = spec.method.part();
     if spec.eval.is_some() && part.is_some() {
         return Err(Error::Usage(
             "a part of a split run is scored once the parts are merged: drop [eval], and run \
@@ -71,6 +67,21 @@ pub fn execute(spec: &PipelineSpec, models: &Path) -> Result<()> {
             part.count
         );
         super::report_skipped(&signed.skipped);
+        return Ok(());
+    }
+    if let (Method::TwoStage(c), Some(part)) = (&spec.method, part)
+        && c.index_dir.is_none()
+    {
+        let embedded = pipeline::embed_part(spec, lock, models)?;
+        outln!(
+            "part {part}: signed and embedded {} documents, its share of the input -> {}; when \
+             all {} parts are embedded, search them with `neardup merge EMBEDDED_FOLDERS... \
+             --out DIR`",
+            embedded.summary.documents,
+            spec.output.dir.display(),
+            part.count
+        );
+        super::report_skipped(&embedded.skipped);
         return Ok(());
     }
     let dedup = pipeline::dedup(&inputs, &read, &spec.method, models)?;

@@ -93,10 +93,14 @@ impl PartFolder {
 /// the candidates each part found, once each with its highest cosine, confirmed against the
 /// input (read and signed again), grouped. `out` is recorded as the run's output folder.
 ///
-/// The stages of a split MinHash run are joined instead (see `pipeline/stages.rs`).
+/// The stages of a split MinHash run are joined instead (see `pipeline/stages.rs`), and so are
+/// the embedded parts of a two-stage run in stages (`pipeline/two_stage/staged.rs`).
 pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
     if dirs.first().is_some_and(|d| super::is_stage(d)) {
-        let (spec, inputs, read, found) = super::stages::join(dirs, out)?;
+        let (spec, inputs, read, found) = match super::stages::is_embedded(&dirs[0]) {
+            true => super::two_stage::join_embedded(dirs, out)?,
+            false => super::stages::join(dirs, out)?,
+        };
         let dedup = super::group(found, &spec.method, false);
         return Ok(Merged {
             spec,

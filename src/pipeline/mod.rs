@@ -34,7 +34,7 @@ pub use rethreshold::rethreshold;
 pub use simhash::SimHashConfig;
 pub use spec::{EvalSpec, InputSpec, OutputSpec, PipelineSpec};
 pub use stages::{Signed, advance, is_stage, sign_part};
-pub use two_stage::{BuiltIndex, TwoStageConfig, build_index};
+pub use two_stage::{BuiltIndex, Embedded, TwoStageConfig, build_index, embed_part};
 
 use std::path::Path;
 use std::sync::Arc;
@@ -157,6 +157,24 @@ impl Method {
             Method::Resemblance(c) => c.validate(),
             Method::SimHash(c) => c.validate(),
             Method::TwoStage(c) => c.validate(),
+        }
+    }
+
+    /// The part of a split run this method's settings name, if any.
+    pub fn part(&self) -> Option<Part> {
+        match self {
+            Method::MinHash(c) => c.part,
+            Method::TwoStage(c) => c.part,
+            _ => None,
+        }
+    }
+
+    /// Names `part` (a method that splits) or none.
+    pub fn set_part(&mut self, part: Option<Part>) {
+        match self {
+            Method::MinHash(c) => c.part = part,
+            Method::TwoStage(c) => c.part = part,
+            _ => debug_assert!(part.is_none(), "only MinHash and two-stage split"),
         }
     }
 
@@ -560,10 +578,7 @@ pub fn add_where_asked<'m>(
 /// `keep_similarity`, the run keeps the similarity it grouped by, to group again.
 fn group(mut found: Found, method: &Method, keep_similarity: bool) -> Dedup {
     let clock = Instant::now();
-    let part = match method {
-        Method::TwoStage(c) => c.part,
-        _ => None,
-    };
+    let part = method.part();
     let edges: Vec<(u32, u32)> = found.pairs.iter().map(|p| (p.a, p.b)).collect();
     // A part's pairs are a slice of the run's: its groups are the merge's to find.
     let groups = match part {

@@ -13,7 +13,11 @@
 //! - The rounding moves a cosine by a few thousandths at most; decision 0017 has what it did
 //!   to accuracy.
 
+use std::io::{self, Read, Write};
+
 use rayon::prelude::*;
+
+use crate::io::{read_count, read_floats, write_count, write_floats};
 
 /// The largest code: a component of the largest magnitude becomes ±127.
 const LARGEST: f32 = 127.0;
@@ -123,6 +127,31 @@ impl Codes {
     /// The bytes of row `row`'s codes: equal for equal codes (and so equal lengths).
     pub(crate) fn bytes(&self, row: usize) -> &[u8] {
         bytemuck::cast_slice(self.row(row).codes)
+    }
+
+    /// Writes what [`Codes::read_from`] reads.
+    pub(crate) fn write_to(&self, w: &mut impl Write) -> io::Result<()> {
+        write_count(w, self.width)?;
+        write_count(w, self.len())?;
+        w.write_all(bytemuck::cast_slice(&self.codes))?;
+        write_floats(w, &self.inverse_lengths)
+    }
+
+    /// Reads what [`Codes::write_to`] wrote.
+    pub(crate) fn read_from(r: &mut impl Read) -> io::Result<Codes> {
+        let width = read_count(r)?;
+        let rows = read_count(r)?;
+        let bytes = rows.checked_mul(width).ok_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidData, "more codes than memory holds")
+        })?;
+        let mut codes = vec![0i8; bytes];
+        r.read_exact(bytemuck::cast_slice_mut(&mut codes))?;
+        let inverse_lengths = read_floats(r, rows)?;
+        Ok(Codes {
+            width,
+            codes,
+            inverse_lengths,
+        })
     }
 }
 

@@ -85,6 +85,14 @@ impl QueryFile {
         Ok(())
     }
 
+    /// Appends the codes of `query`'s vector, to a file of codes.
+    pub(crate) fn append_code(&mut self, query: Query, code: Code<'_>) -> Result<()> {
+        debug_assert!(self.form == Form::Codes && code.codes.len() == self.dimensions);
+        self.vectors.append(|w| write_code(w, code))?;
+        self.queries.push(query);
+        Ok(())
+    }
+
     /// Finishes writing; the queries are then read back in file order.
     pub fn into_reader(self) -> Result<QueryReader> {
         Ok(QueryReader {
@@ -116,6 +124,11 @@ impl QueryReader {
     /// How many queries there are in all.
     pub fn len(&self) -> usize {
         self.queries.len()
+    }
+
+    /// How many components a query vector has.
+    pub fn dimensions(&self) -> usize {
+        self.dimensions
     }
 
     /// Starts reading from the first query again.
@@ -298,8 +311,14 @@ mod tests {
             title: doc % 3 == 2,
         };
         let mut file = QueryFile::of_codes(dir.path(), width).unwrap();
-        for (doc, vector) in (0..7).zip(&vectors) {
+        for (doc, vector) in (0..5).zip(&vectors) {
             file.append(query(doc), vector).unwrap();
+        }
+        // Codes appended as they are: those of a part read back.
+        let coded = Codes::of(&vectors[5..].concat(), width);
+        for row in 0..2 {
+            file.append_code(query(5 + row as u32), coded.row(row))
+                .unwrap();
         }
         let expected = Codes::of(&vectors.concat(), width);
         let mut reader = file.into_reader().unwrap();

@@ -374,7 +374,7 @@ pub const SETTINGS: &[Setting] = &[
         .scopes(&[]),
     setting("add", &[TwoStage], || json!(false), TWO_STAGE, Kind::Switch, "Two-stage, with --against: then add the batch's new records (those in unique.*) to the collection, as one batch that a crash undoes whole")
         .scopes(&[]),
-    setting("part", &[TwoStage, Minhash], || Value::Null, TWO_STAGE, Kind::Text, "Split the run over machines: part I of N (e.g. 2/4). Two-stage: search and confirm only part I of the documents in the shared --index, and write its candidates; MinHash: sign the records that start in the Ith of N equal byte ranges of the input (reading no other), and write their sketches and band keys; then `neardup merge`")
+    setting("part", &[TwoStage, Minhash], || Value::Null, TWO_STAGE, Kind::Text, "Split the run over machines: part I of N (e.g. 2/4). MinHash, and two-stage without --index: sign (and embed, for two-stage) the records that start in the Ith of N equal byte ranges of the input (reading no other), and write their sketches (band keys, query vectors); two-stage with a shared --index: search and confirm only part I of the documents in it, and write its candidates; then `neardup merge`")
         .scopes(&[]),
 ];
 

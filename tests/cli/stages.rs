@@ -289,3 +289,115 @@ fn a_signed_part_reads_its_share_and_the_join_refuses_what_parts_cannot_see() {
         "{err}"
     );
 }
+
+#[test]
+fn two_stage_signed_and_embedded_in_parts_writes_the_files_of_one_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let at = |name: &str| tmp.path().join(name);
+    // Enough documents to centre on (1,000), in parts of fewer than one run's first batch,
+    // whose mean they must centre on; vectors that lean one way, so that the centre matters.
+    let data = at("corpus.jsonl");
+    ok(&[
+        "gen",
+        "--docs",
+        "2500",
+        "--seed",
+        "5",
+        "--out",
+        s(&data),
+        "-q",
+    ]);
+    let vectors = at("words.txt");
+    word_vectors_around(&data, &vectors, 0.3);
+    // Many cells, so that MinHash's proposals join the search, and one (the default here).
+    for cells in [&["--cells", "12"][..], &[]] {
+        let label = cells.len();
+        let mut settings = vec!["--embedder", "glove", "--glove", s(&vectors), "-q"];
+        settings.extend(cells);
+        let whole = at(&format!("whole{label}"));
+        ok(&[&["dedup", s(&data), "--out", s(&whole)][..], &settings[..]].concat());
+        for count in [1, 3] {
+            let parts: Vec<PathBuf> = (1..=count)
+                .map(|i| at(&format!("embedded{label}-{i}of{count}")))
+                .collect();
+            for (i, dir) in parts.iter().enumerate() {
+                let part = format!("{}/{count}", i + 1);
+                let args = ["dedup", s(&data), "--part", &part, "--out", s(dir)];
+                ok(&[&args[..], &settings[..]].concat());
+                assert!(!dir.join("pairs.jsonl").exists());
+            }
+            let joined = at(&format!("joined{label}-{count}"));
+            let mut args: Vec<&str> = vec!["merge"];
+            args.extend(parts.iter().rev().map(|d| s(d)));
+            ok(&[&args[..], &["--out", s(&joined), "-q"]].concat());
+            let read = |dir: &Path, file: &str| std::fs::read(dir.join(file)).unwrap();
+            for file in RUN_FILES {
+                assert!(
+                    read(&joined, file) == read(&whole, file),
+                    "{file} of {count} parts, cells {cells:?}"
+                );
+            }
+            let (mut ours, mut theirs) = (summary(&joined), summary(&whole));
+            for summary in [&mut ours, &mut theirs] {
+                for key in ["run", "files", "seconds", "write_seconds"] {
+                    summary.as_object_mut().unwrap().remove(key);
+                }
+                summary["settings"]["output"]["dir"] = serde_json::Value::Null;
+            }
+            assert_eq!(ours, theirs, "{count} parts, cells {cells:?}");
+        }
+        let found = summary(&whole);
+        assert!(found["pairs"].as_u64().unwrap() > 100, "{found}");
+    }
+
+    // What a split two-stage run cannot do is refused, naming why.
+    let refused = at("refused");
+    let out = s(&refused);
+    let glove = ["--embedder", "glove", "--glove", s(&vectors)];
+    let err = rejected(
+        &[
+            &[
+                "dedup",
+                s(&data),
+                "--part",
+                "1/2",
+                "--exact-search",
+                "--out",
+                out,
+            ][..],
+            &glove,
+        ]
+        .concat(),
+    );
+    assert!(err.contains("searches every share within cells"), "{err}");
+    let parts: Vec<PathBuf> = (1..=3).map(|i| at(&format!("embedded0-{i}of3"))).collect();
+    let err = rejected(&["merge", s(&parts[0]), s(&parts[2]), "--out", out]);
+    assert!(err.contains("part 2/3 missing"), "{err}");
+    let mut args: Vec<&str> = vec!["merge"];
+    args.extend(parts.iter().map(|d| s(d)));
+    let err = rejected(&[&args[..], &["--part", "1/3", "--out", out]].concat());
+    assert!(err.contains("searched in one process"), "{err}");
+    let signed = at("signed");
+    let minhash = ["dedup", s(&data), "--method", "minhash", "--part", "2/3"];
+    ok(&[&minhash[..], &["--out", s(&signed), "-q"]].concat());
+    let err = rejected(&[
+        "merge",
+        s(&parts[0]),
+        s(&signed),
+        s(&parts[2]),
+        "--out",
+        out,
+    ]);
+    assert!(err.contains("give the folders of one stage"), "{err}");
+    // Codes changed after the part wrote them are refused.
+    let queries = parts[1].join("queries.bin");
+    let mut bytes = std::fs::read(&queries).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&queries, bytes).unwrap();
+    let err = rejected(&[&args[..], &["--out", out]].concat());
+    assert!(
+        err.contains("queries.bin") && err.contains("changed after the run"),
+        "{err}"
+    );
+}

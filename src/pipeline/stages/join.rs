@@ -64,6 +64,7 @@ pub(in crate::pipeline) fn join(
                 .collect::<Result<Vec<_>>>()?;
             merge_held(lists)?
         }
+        Stage::Embedded => unreachable!("two-stage parts are joined by `two_stage::staged`"),
         Stage::Confirmed => {
             let mut files = folders
                 .iter()
@@ -211,7 +212,7 @@ impl Iterator for ScoredFile<'_> {
 /// Checks that the corpus read again holds each part's documents where the part said: as
 /// many, with the same ids. Else the input changed since signing, or an id repeats in two
 /// parts (each part refuses repeats within itself only).
-fn check_signed(signed: &SignedParts, corpus: &Corpus) -> Result<()> {
+pub(in crate::pipeline) fn check_signed(signed: &SignedParts, corpus: &Corpus) -> Result<()> {
     let documents = signed.documents();
     if corpus.ids.len() != documents {
         return Err(Error::Usage(format!(

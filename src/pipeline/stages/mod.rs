@@ -38,7 +38,8 @@ mod confirm;
 mod join;
 mod sign;
 
-pub(super) use join::join;
+pub(super) use join::{check_signed, join};
+pub(in crate::pipeline) use sign::write_sketches;
 pub use sign::{Signed, sign_part};
 
 use std::path::{Path, PathBuf};
@@ -54,7 +55,7 @@ use crate::output::run::{RunFolder, RunSummary, RunWriter, SUMMARY as RUN_SUMMAR
 use crate::sketch::Signatures;
 
 /// The sketches of a signed part's documents.
-const SKETCHES: &str = "sketches.bin";
+pub(in crate::pipeline) const SKETCHES: &str = "sketches.bin";
 /// A confirmed part's candidates, scored.
 const SCORED: &str = "scored.bin";
 /// The band number that marks a title key among the band keys.
@@ -96,10 +97,12 @@ fn scored_of(words: [u32; SCORED_WORDS]) -> Scored {
 
 /// Which stage wrote a folder: the `stage` of its summary's settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Stage {
+pub(in crate::pipeline) enum Stage {
     Signed,
     Banded,
     Confirmed,
+    /// A two-stage part: signed and embedded (`pipeline::two_stage::staged`).
+    Embedded,
 }
 
 impl Stage {
@@ -108,18 +111,20 @@ impl Stage {
             Stage::Signed => "signed",
             Stage::Banded => "banded",
             Stage::Confirmed => "confirmed",
+            Stage::Embedded => "embedded",
         }
     }
 }
 
 /// A stage's folder and what its summary says: the run it is a part of.
-struct StageFolder {
-    dir: PathBuf,
-    folder: RunFolder,
-    stage: Stage,
-    spec: PipelineSpec,
-    config: MinHashConfig,
-    part: Part,
+pub(in crate::pipeline) struct StageFolder {
+    pub dir: PathBuf,
+    pub folder: RunFolder,
+    pub stage: Stage,
+    pub spec: PipelineSpec,
+    /// How its documents are signed and confirmed (a two-stage part's own MinHash settings).
+    pub config: MinHashConfig,
+    pub part: Part,
 }
 
 impl StageFolder {
@@ -128,8 +133,8 @@ impl StageFolder {
         let settings = &folder.summary.settings;
         let not_a_stage = |problem: String| {
             Error::Usage(format!(
-                "{} is not a stage of a split MinHash run ({problem}); give the folders that \
-                 `neardup dedup --method minhash --part I/N` or `neardup merge --part J/N` wrote",
+                "{} is not a stage of a split run ({problem}); give the folders that \
+                 `neardup dedup --part I/N` or `neardup merge --part J/N` wrote",
                 dir.display()
             ))
         };
@@ -137,11 +142,26 @@ impl StageFolder {
             Some("signed") => Stage::Signed,
             Some("banded") => Stage::Banded,
             Some("confirmed") => Stage::Confirmed,
+            Some("embedded") => Stage::Embedded,
             _ => return Err(not_a_stage("its summary names no stage".into())),
         };
         let spec = super::part::spec_of(settings).map_err(not_a_stage)?;
-        let Method::MinHash(config) = spec.method.clone() else {
-            return Err(not_a_stage("its method is not minhash".into()));
+        let config = match (&spec.method, stage) {
+            (Method::MinHash(config), Stage::Signed | Stage::Banded | Stage::Confirmed) => {
+                config.clone()
+            }
+            (Method::TwoStage(config), Stage::Embedded) => MinHashConfig {
+                confirm: config.settings.confirm.clone(),
+                linkage: config.linkage,
+                part: config.part,
+            },
+            (method, _) => {
+                return Err(not_a_stage(format!(
+                    "its method, {}, writes no {} stage",
+                    method.name().as_str(),
+                    stage.name()
+                )));
+            }
         };
         let part = config
             .part
@@ -158,9 +178,9 @@ impl StageFolder {
 
     /// The settings every part of the run shares: its pipeline without the part.
     fn run(&self) -> Value {
-        let mut config = self.config.clone();
-        config.part = None;
-        serde_json::json!([self.spec.input, config])
+        let mut method = self.spec.method.clone();
+        method.set_part(None);
+        serde_json::json!([self.spec.input, method])
     }
 
     /// The folders of the signed parts this folder's stage read (its own, if it is one).
@@ -177,7 +197,7 @@ impl StageFolder {
 }
 
 /// Opens the folders of one stage of one run: every part, each once.
-fn open_stage(dirs: &[PathBuf]) -> Result<Vec<StageFolder>> {
+pub(in crate::pipeline) fn open_stage(dirs: &[PathBuf]) -> Result<Vec<StageFolder>> {
     let folders: Vec<StageFolder> = dirs
         .iter()
         .map(|d| StageFolder::open(d))
@@ -200,14 +220,14 @@ fn open_stage(dirs: &[PathBuf]) -> Result<Vec<StageFolder>> {
 
 /// The signed parts of a run, in part order, and where each one's documents start in the
 /// numbering of the whole run: a part's documents follow those of the parts before it.
-struct SignedParts {
-    folders: Vec<StageFolder>,
+pub(in crate::pipeline) struct SignedParts {
+    pub folders: Vec<StageFolder>,
     /// The run's number of each part's first document, and after the last, the run's count.
     first: Vec<u32>,
 }
 
 impl SignedParts {
-    fn new(mut folders: Vec<StageFolder>) -> SignedParts {
+    pub fn new(mut folders: Vec<StageFolder>) -> SignedParts {
         folders.sort_by_key(|f| f.part.number);
         let mut first = vec![0u32];
         for folder in &folders {
@@ -217,7 +237,7 @@ impl SignedParts {
     }
 
     /// The documents of the whole run.
-    fn documents(&self) -> usize {
+    pub fn documents(&self) -> usize {
         self.first[self.folders.len()] as usize
     }
 
@@ -233,14 +253,15 @@ impl SignedParts {
     }
 
     /// The run's numbers of part `number`'s documents.
-    fn docs_of(&self, number: u32) -> std::ops::Range<u32> {
+    pub fn docs_of(&self, number: u32) -> std::ops::Range<u32> {
         self.first[number as usize - 1]..self.first[number as usize]
     }
 }
 
-/// The signed parts the stage in `folders` was made from, checked to be of its run.
+/// The signed parts the stage in `folders` was made from (embedded parts are signed parts
+/// too), checked to be of its run.
 fn signed_of(folders: &[StageFolder]) -> Result<SignedParts> {
-    if folders[0].stage == Stage::Signed {
+    if matches!(folders[0].stage, Stage::Signed | Stage::Embedded) {
         let dirs: Vec<PathBuf> = folders.iter().map(|f| f.dir.clone()).collect();
         return Ok(SignedParts::new(open_stage(&dirs)?));
     }
@@ -265,14 +286,20 @@ fn signed_of(folders: &[StageFolder]) -> Result<SignedParts> {
     Ok(SignedParts::new(signed))
 }
 
-/// Whether `dir` holds a stage of a split MinHash run (else, a part of a two-stage run).
+/// Whether `dir` holds a stage of a split run (else, a part of a two-stage run over a shared
+/// index).
 pub fn is_stage(dir: &Path) -> bool {
     RunFolder::open(dir).is_ok_and(|f| f.summary.settings.get("stage").is_some())
 }
 
+/// Whether `dir` holds a part of a two-stage run in stages, signed and embedded.
+pub(in crate::pipeline) fn is_embedded(dir: &Path) -> bool {
+    RunFolder::open(dir).is_ok_and(|f| f.summary.settings["stage"] == Stage::Embedded.name())
+}
+
 /// A stage's summary: the run's pipeline with this part, the stage that wrote it, and where
 /// the signed parts are (`signed`, absent in a signed part's own).
-fn stage_summary(
+pub(in crate::pipeline) fn stage_summary(
     spec: &PipelineSpec,
     stage: Stage,
     signed: Option<Vec<PathBuf>>,
@@ -326,12 +353,9 @@ fn seen_from(out: &Path, folders: &[StageFolder]) -> Vec<PathBuf> {
 }
 
 /// The spec of `folder`'s run, as part `part`.
-fn spec_for(folder: &StageFolder, part: Option<Part>) -> PipelineSpec {
+pub(in crate::pipeline) fn spec_for(folder: &StageFolder, part: Option<Part>) -> PipelineSpec {
     let mut spec = folder.spec.clone();
-    let Method::MinHash(config) = &mut spec.method else {
-        unreachable!("stage folders are MinHash's")
-    };
-    config.part = part;
+    spec.method.set_part(part);
     spec
 }
 
@@ -363,16 +387,16 @@ fn write_words(run: &mut RunWriter, name: &str, words: &[u32]) -> Result<()> {
 }
 
 /// The sketches a signed part wrote: a row for each of its documents, in order.
-struct Share {
+pub(in crate::pipeline) struct Share {
     /// The run's numbers of its documents.
-    docs: std::ops::Range<u32>,
-    signatures: Signatures,
-    sketches: SketchFacts,
+    pub docs: std::ops::Range<u32>,
+    pub signatures: Signatures,
+    pub sketches: SketchFacts,
 }
 
 impl Share {
     /// The sketches of part `number`.
-    fn read(signed: &SignedParts, number: u32) -> Result<Share> {
+    pub fn read(signed: &SignedParts, number: u32) -> Result<Share> {
         let num_perm = signed.folder(number).config.confirm.minhash.num_perm;
         let mut signatures = Signatures::new(num_perm);
         let mut sketches = SketchFacts::default();
@@ -458,6 +482,13 @@ pub fn advance(dirs: &[PathBuf], part: Part, lock: FolderLock) -> Result<RunSumm
             return Err(Error::Usage(
                 "these parts are confirmed: join them with `neardup merge CONFIRMED_FOLDERS... \
                  --out DIR`, without --part"
+                    .into(),
+            ));
+        }
+        Stage::Embedded => {
+            return Err(Error::Usage(
+                "these two-stage parts are searched in one process: `neardup merge \
+                 EMBEDDED_FOLDERS... --out DIR`, without --part"
                     .into(),
             ));
         }

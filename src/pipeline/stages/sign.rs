@@ -1,6 +1,6 @@
 //! Stage 1, sign: a part's share of the documents signed, and their keys routed.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::time::Instant;
 
 use super::{SKETCHES, Stage, TITLE_BAND, keys_file, stage_summary};
@@ -139,12 +139,8 @@ impl SignedFiles {
     /// Writes the sketches held as a block, and lets them go.
     fn write_sketches(&mut self) -> Result<()> {
         let file = &mut self.sketches;
-        (|| {
-            write_count(file, self.signatures.len())?;
-            self.signatures.write_to(file)?;
-            self.facts.write_to(file)
-        })()
-        .map_err(|e| Error::io(file.target(), e))?;
+        write_sketch_block(file, &self.signatures, &self.facts)
+            .map_err(|e| Error::io(file.target(), e))?;
         self.signatures = Signatures::new(self.signatures.num_perm());
         self.facts = SketchFacts::default();
         Ok(())
@@ -172,6 +168,29 @@ impl SignedFiles {
         }
         Ok(())
     }
+}
+
+/// Writes one block of a sketches file: a count of documents, then their rows.
+fn write_sketch_block(
+    w: &mut impl Write,
+    signatures: &Signatures,
+    facts: &SketchFacts,
+) -> std::io::Result<()> {
+    write_count(w, signatures.len())?;
+    signatures.write_to(w)?;
+    facts.write_to(w)
+}
+
+/// Writes a whole sketches file at once: `signatures` and `facts` as one block, and the end.
+pub(in crate::pipeline) fn write_sketches(
+    w: &mut impl Write,
+    signatures: &Signatures,
+    facts: &SketchFacts,
+) -> std::io::Result<()> {
+    if !signatures.is_empty() {
+        write_sketch_block(w, signatures, facts)?;
+    }
+    write_count(w, 0)
 }
 
 /// Reads the blocks of a sketches file one at a time, handing each to `visit`: what a reader

@@ -13,7 +13,7 @@ use super::title_only::TitleOnlyStore;
 use crate::confirm::{SignOnce, Signing, SketchFacts};
 use crate::error::{Error, Result};
 use crate::index::{DocumentIndex, Snapshot, SnapshotSpool};
-use crate::io::{Corpus, Input, ReadOptions, read_corpus};
+use crate::io::{ByteRange, Corpus, Input, ReadOptions, read_corpus_in};
 use crate::output::run::StageTimes;
 use crate::pipeline::Part;
 use crate::progress;
@@ -98,9 +98,7 @@ struct Loader<'a> {
     /// In a part, the keys of every title-only document, whichever part embeds it.
     title_only_keys: Vec<u64>,
     titles: Vec<(u32, String)>,
-    /// The first record of each title text (by its hash) and the later ones that share it.
-    first_of_title: HashMap<u64, u32>,
-    title_copies: HashMap<u32, Vec<u32>>,
+    title_copies: TitleCopies,
     /// Where an index keeps each record's title vector: each pending record's, where it has
     /// more than a title.
     stored_titles: Vec<Option<TitleRow>>,
@@ -144,8 +142,7 @@ impl<'a> Loader<'a> {
             title_only_texts: Vec::new(),
             title_only_keys: Vec::new(),
             titles: Vec::new(),
-            first_of_title: HashMap::new(),
-            title_copies: HashMap::new(),
+            title_copies: TitleCopies::default(),
             stored_titles: Vec::new(),
             pending_titles: HashMap::new(),
             repeated_titles: Vec::new(),
@@ -181,12 +178,9 @@ impl<'a> Loader<'a> {
         self.title_only_texts.push(item.title_only);
         let mut stored_title = None;
         if let Some(title) = item.title {
-            // Copies of a record repeat its title (a fifth of the titles of `neardup gen`).
-            let hash = xxh3_64(title.as_bytes());
             let keeps_titles = self.upsert == Upsert::WithSketches;
-            match self.first_of_title.entry(hash) {
-                Entry::Occupied(first) => {
-                    self.title_copies.entry(*first.get()).or_default().push(doc);
+            match self.title_copies.note(doc, &title) {
+                (hash, true) => {
                     if keeps_titles {
                         let repeated = &mut self.repeated_titles;
                         let row = *self.pending_titles.entry(hash).or_insert_with(|| {
@@ -196,8 +190,7 @@ impl<'a> Loader<'a> {
                         stored_title = Some(row);
                     }
                 }
-                Entry::Vacant(slot) => {
-                    slot.insert(doc);
+                (hash, false) => {
                     self.titles.push((doc, title));
                     let row = TitleRow::Query(self.titles.len() - 1);
                     if keeps_titles {
@@ -303,12 +296,15 @@ impl<'a> Loader<'a> {
     }
 }
 
-/// Reads, signs, embeds and indexes `inputs` into `index`, spilling every query vector into
-/// `queries` where the caller will search. `upsert` says what the store gets; a `slice` limits
-/// embedding (and queries) to a part's documents, while every document is still signed.
+/// Reads, signs, embeds and indexes the records of `inputs` that start within `range`
+/// (numbered from 0) into `index`, spilling every query vector into `queries` where the caller
+/// will search. `upsert` says what the store gets; a `slice` limits embedding (and queries) to
+/// a part's documents, while every document is still signed.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn load(
     inputs: &[Input],
     read: &ReadOptions,
+    range: ByteRange,
     index: &mut DocumentIndex,
     queries: Option<&mut QueryFile>,
     mut title_only: Option<&mut TitleOnlyStore>,
@@ -329,9 +325,10 @@ pub(super) fn load(
     if upsert == Upsert::WithSketches {
         loader.snapshot = Some(index.snapshot_spool());
     }
-    let mut corpus = read_corpus(
+    let mut corpus = read_corpus_in(
         inputs,
         read,
+        range,
         |record| Sketched {
             id: record.id.clone(),
             signing: once.sign(record),
@@ -424,9 +421,81 @@ pub(super) fn load(
         signatures,
         sketches,
         doc_of_key,
-        title_copies,
+        title_copies: title_copies.into_copies(),
         times,
     })
+}
+
+/// Centres `index` as a run over all of `inputs` centres it: on the mean of the vectors of the
+/// first batch of documents it embeds ([`EMBED_BATCH`], or every document of a smaller
+/// corpus), whichever part of a split run reads them. Reads ever longer spans from the start
+/// of the inputs until it holds them.
+pub(super) fn centre_as_one_run(
+    inputs: &[Input],
+    read: &ReadOptions,
+    index: &DocumentIndex,
+) -> Result<()> {
+    if !index.manifest().settings.centre {
+        return Ok(());
+    }
+    let total: u64 = inputs.iter().map(Input::size).sum();
+    let mut end = 1u64 << 20;
+    loop {
+        let range = match end < total {
+            true => ByteRange { start: 0, end },
+            false => ByteRange::ALL,
+        };
+        let mut texts = Vec::new();
+        read_corpus_in(
+            inputs,
+            read,
+            range,
+            |record| record.text.clone(),
+            |text| {
+                if texts.len() < EMBED_BATCH {
+                    texts.push(text);
+                }
+            },
+        )?;
+        if texts.len() == EMBED_BATCH || range == ByteRange::ALL {
+            let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+            index.learn_centre(&index.embedder().embed(&texts)?);
+            return Ok(());
+        }
+        end = end.saturating_mul(4);
+    }
+}
+
+/// Which records share a title: the first record of each title text, and the later ones,
+/// whose title is embedded and searched once, by the first. Copies of a record repeat its
+/// title (a fifth of the titles of `neardup gen`).
+#[derive(Default)]
+pub(super) struct TitleCopies {
+    first_of_title: HashMap<u64, u32>,
+    copies: HashMap<u32, Vec<u32>>,
+}
+
+impl TitleCopies {
+    /// Notes that record `doc`, read after those noted, has `title`: returns the title's hash,
+    /// and whether an earlier record had it.
+    pub(super) fn note(&mut self, doc: u32, title: &str) -> (u64, bool) {
+        let hash = xxh3_64(title.as_bytes());
+        match self.first_of_title.entry(hash) {
+            Entry::Occupied(first) => {
+                self.copies.entry(*first.get()).or_default().push(doc);
+                (hash, true)
+            }
+            Entry::Vacant(slot) => {
+                slot.insert(doc);
+                (hash, false)
+            }
+        }
+    }
+
+    /// The later records of each title, in order, by its first record.
+    pub(super) fn into_copies(self) -> HashMap<u32, Vec<u32>> {
+        self.copies
+    }
 }
 
 /// Writes the snapshot of an index just built (`parts`: its ids and sketches), so that the

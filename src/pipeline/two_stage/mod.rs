@@ -15,8 +15,9 @@
 //! - [`confirm`]: the classifier judges each candidate on the two sketches.
 //!
 //! Beside them: [`title_only`] (the store a title is searched in), [`part`] (a split run's
-//! slice, and the shared index it searches) and [`against`](mod@against) (a new batch searched
-//! together with a kept collection).
+//! slice, and the shared index it searches), [`staged`] (a run in stages: parts that sign and
+//! embed their share of the input, and the join that searches them) and [`against`](mod@against)
+//! (a new batch searched together with a kept collection).
 
 mod against;
 mod confirm;
@@ -24,12 +25,15 @@ mod load;
 mod part;
 mod search;
 mod set_aside;
+mod staged;
 mod title_only;
 
 pub use against::add_to_collection;
 pub(super) use confirm::confirm_candidates;
 use confirm::{CONFIRM_BATCH, Confirmed, Verdicts};
 pub(super) use search::distinct_pairs;
+pub(super) use staged::join as join_embedded;
+pub use staged::{Embedded, embed_part};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -40,7 +44,7 @@ use serde::{Deserialize, Serialize};
 use self::against::CollectionSide;
 use self::load::{Loaded, Upsert, load};
 use self::part::{open_collection, open_shared};
-use self::search::Proposed;
+use self::search::{Proposed, Within};
 use self::set_aside::{CandidatesAside, SketchesAside};
 use self::title_only::TitleOnlyStore;
 use super::{Found, Part};
@@ -48,7 +52,7 @@ use crate::confirm::{Confirmer, SketchFacts, proposed_pairs};
 use crate::error::{Error, Result};
 use crate::group::Linkage;
 use crate::index::{DocumentIndex, IndexSettings};
-use crate::io::{Input, ReadOptions, ScratchDir, SkipReport};
+use crate::io::{ByteRange, Input, ReadOptions, ScratchDir, SkipReport};
 use crate::output::run::StageTimes;
 use crate::progress;
 use crate::search::{Cells, QueryFile, QueryReader, cells_for};
@@ -78,8 +82,10 @@ pub struct TwoStageConfig {
     /// otherwise. With `part`, the index `neardup index` built, which the parts share.
     #[serde(rename = "index")]
     pub index_dir: Option<PathBuf>,
-    /// Search and confirm only this slice of the documents (`I/N`), in the shared index, and
-    /// write its candidates for `neardup merge` (`None`: all documents).
+    /// Split the run (`I/N`; `None`: run whole). With `index`: search and confirm only this
+    /// slice of the documents in the shared index, and write its candidates for `neardup
+    /// merge`. Without: sign and embed this share of the input for `neardup merge` to search
+    /// ([`staged`]).
     pub part: Option<Part>,
     /// Check the documents, a new batch, against the collection kept in this index folder too
     /// ([`against`](mod@against)).
@@ -91,13 +97,15 @@ pub struct TwoStageConfig {
 }
 
 impl TwoStageConfig {
-    /// Checks the index settings, and that a part has its shared index.
+    /// Checks the index settings, and that a part can be searched as it is split.
     pub fn validate(&self) -> Result<()> {
         self.settings.validate()?;
-        if self.part.is_some() && self.index_dir.is_none() {
+        let in_stages = self.part.is_some() && self.index_dir.is_none();
+        if in_stages && (self.exact_search || self.cells == Some(0)) {
             return Err(Error::Usage(
-                "`part` needs `index`: the parts search one shared index, built first with \
-                 `neardup index INPUT --index DIR`"
+                "a `part` without `index` signs and embeds its share, and the merge searches \
+                 every share within cells: drop `exact_search` and `cells` 0, or build a shared \
+                 index first with `neardup index INPUT --index DIR` and give each part `index`"
                     .into(),
             ));
         }
@@ -108,7 +116,7 @@ impl TwoStageConfig {
                     .into(),
             ));
         }
-        if self.cells.is_some_and(|n| n > 0) && self.part.is_some() {
+        if self.cells.is_some_and(|n| n > 0) && self.part.is_some() && self.index_dir.is_some() {
             return Err(Error::Usage(
                 "`cells` is learned over a whole run; a `part` searches the shared index as it \
                  was built: drop `cells`"
@@ -173,6 +181,7 @@ pub fn build_index(
     let loaded = load(
         inputs,
         read,
+        ByteRange::ALL,
         &mut index,
         None,
         None,
@@ -193,6 +202,12 @@ pub(super) fn run(
     config: &TwoStageConfig,
     models: &Path,
 ) -> Result<Found> {
+    if let (Some(part), None) = (config.part, &config.index_dir) {
+        return Err(Error::Usage(format!(
+            "part {part} of a two-stage run in stages signs and embeds its share and writes it \
+             to its folder: run it through `neardup dedup --part` (see `neardup merge --help`)"
+        )));
+    }
     let work = Workspace::new(config)?;
     let collection = config
         .against
@@ -230,6 +245,7 @@ pub(super) fn run(
     let loaded = load(
         inputs,
         read,
+        ByteRange::ALL,
         &mut index,
         Some(&mut queries),
         title_store,
@@ -288,16 +304,15 @@ pub(super) fn run(
         (false, _) => (None, None),
     };
     let clock = Instant::now();
-    let searched = cells.as_ref().zip(proposed);
-    let mut neighbours = search::candidates(
-        &index,
-        &title_only,
-        queries,
-        &doc_of_key,
-        &title_copies,
-        searched,
-        config,
-    )?;
+    let within = match (&cells, proposed) {
+        (Some(cells), Some(proposed)) => Within::Cells(cells, proposed),
+        _ => Within::Store {
+            index: &index,
+            title_only: &title_only,
+            doc_of_key: &doc_of_key,
+        },
+    };
+    let mut neighbours = search::candidates(within, queries, &title_copies, config)?;
     drop((cells, doc_of_key, title_copies));
     // A search within cells stopped on request ends short.
     if crate::cancel::requested() {

@@ -27,74 +27,92 @@ pub(super) struct Proposed {
     pub held_titles: Option<HeldTitles>,
 }
 
+/// Where the queries are searched.
+pub(super) enum Within<'a> {
+    /// The vector store, by the graph or, with `exact_search`, a full scan; a title among the
+    /// title-only documents of `title_only`. `doc_of_key` turns the store's point keys back
+    /// into documents.
+    Store {
+        index: &'a DocumentIndex,
+        title_only: &'a TitleOnlyStore,
+        doc_of_key: &'a HashMap<u64, u32>,
+    },
+    /// The documents' nearest cells, joined by the pairs MinHash proposed.
+    Cells(&'a Cells, Proposed),
+}
+
 /// The candidate pairs `(a, b, cosine)` of every query in `queries`: its `top_k` nearest
-/// documents (the title-only documents, for a title): within the document's nearest cells
-/// where `cells` are given, else in `index` by the graph or, with `exact_search`, a full scan.
-/// With the cells come the pairs MinHash proposed, candidates too, scored by the cells'
+/// documents (the title-only documents, for a title), searched `within` the store or the
+/// cells. With the cells come the pairs MinHash proposed, candidates too, scored by the cells'
 /// vectors, or, for a title-only document and a record with more, by the record's title
-/// vector. `doc_of_key` turns the store's point keys back into documents. A candidate below
-/// `min_cosine` is dropped: the classifier would refuse it unread, and on a large corpus most
-/// of the `top_k` are such. A title's neighbours are also those of the records in
-/// `title_copies` under its record.
+/// vector. A candidate below `min_cosine` is dropped: the classifier would refuse it unread,
+/// and on a large corpus most of the `top_k` are such. A title's neighbours are also those of
+/// the records in `title_copies` under its record.
 pub(super) fn candidates(
-    index: &DocumentIndex,
-    title_only: &TitleOnlyStore,
+    within: Within<'_>,
     mut queries: QueryReader,
-    doc_of_key: &HashMap<u64, u32>,
     title_copies: &HashMap<u32, Vec<u32>>,
-    cells: Option<(&Cells, Proposed)>,
     config: &TwoStageConfig,
 ) -> Result<Vec<(u32, u32, f32)>> {
     let (top_k, min_cosine) = (config.top_k, config.settings.min_cosine);
+    let dimensions = queries.dimensions();
     // Room for every pair the search can find, taken once: a list of tens of millions that
     // grows by doubling is copied each time, and holds both copies for a moment. Only the
     // room that is filled takes memory.
     let copies: usize = title_copies.values().map(Vec::len).sum();
-    let proposed = cells
-        .as_ref()
-        .map_or(0, |(_, proposed)| proposed.pairs.len());
+    let proposed = match &within {
+        Within::Cells(_, proposed) => proposed.pairs.len(),
+        Within::Store { .. } => 0,
+    };
     let mut neighbours = Vec::with_capacity((top_k + 1) * (queries.len() + copies) + 2 * proposed);
     let mut by_title = TitleOnlyPartners::default();
     // A title is searched among the title-only documents; a document among all, unless the
     // cells found every document's neighbours already.
-    let exact = config.exact_search || index.search_exactly();
-    let in_store = |store| -> Box<dyn NeighbourSearch + '_> {
-        Box::new(InStore {
-            store,
-            documents: doc_of_key,
-            exact,
-        })
-    };
-    // Within cells only titles are left to search, many at a time.
-    let titles_at_once = (cells.as_ref()).map(|(cells, _)| cells.queries_at_once());
+    let mut titles_at_once = None;
     let (documents_in, titles_in): (Option<Box<dyn NeighbourSearch>>, Box<dyn NeighbourSearch>) =
-        match &cells {
-            Some((cells, proposed)) => {
-                (None, Box::new(InCells::among(cells, &proposed.title_only)))
+        match within {
+            Within::Store {
+                index,
+                title_only,
+                doc_of_key,
+            } => {
+                let exact = config.exact_search || index.search_exactly();
+                let in_store = |store| -> Box<dyn NeighbourSearch + '_> {
+                    Box::new(InStore {
+                        store,
+                        documents: doc_of_key,
+                        exact,
+                    })
+                };
+                (Some(in_store(index.store())), in_store(title_only.store()))
             }
-            None => (Some(in_store(index.store())), in_store(title_only.store())),
+            Within::Cells(cells, proposed) => {
+                let titles_in = InCells::among(cells, &proposed.title_only);
+                let clock = std::time::Instant::now();
+                cells.with_cosines(&proposed.pairs, &mut neighbours);
+                by_title =
+                    TitleOnlyPartners::of(cells, &neighbours, &proposed.title_only, min_cosine);
+                if let Some(held) = &proposed.held_titles {
+                    by_title.score_held(held, min_cosine, &mut neighbours);
+                }
+                drop(proposed);
+                tracing::info!(
+                    seconds = clock.elapsed().as_secs_f64(),
+                    "MinHash's pairs scored by their vectors"
+                );
+                let clock = std::time::Instant::now();
+                let before = neighbours.len();
+                cells.neighbours(top_k, &mut neighbours);
+                tracing::info!(
+                    pairs = neighbours.len() - before,
+                    seconds = clock.elapsed().as_secs_f64(),
+                    "documents searched within their cells"
+                );
+                // Within cells only titles are left to search, many at a time.
+                titles_at_once = Some(cells.queries_at_once());
+                (None, Box::new(titles_in))
+            }
         };
-    if let Some((cells, proposed)) = cells {
-        let clock = std::time::Instant::now();
-        cells.with_cosines(&proposed.pairs, &mut neighbours);
-        by_title = TitleOnlyPartners::of(cells, &neighbours, &proposed.title_only, min_cosine);
-        if let Some(held) = &proposed.held_titles {
-            by_title.score_held(held, min_cosine, &mut neighbours);
-        }
-        drop(proposed);
-        tracing::info!(
-            seconds = clock.elapsed().as_secs_f64(),
-            "MinHash's pairs scored by their vectors"
-        );
-        let clock = std::time::Instant::now();
-        let before = neighbours.len();
-        cells.neighbours(top_k, &mut neighbours);
-        tracing::info!(
-            pairs = neighbours.len() - before,
-            seconds = clock.elapsed().as_secs_f64(),
-            "documents searched within their cells"
-        );
-    }
     neighbours.retain(|&(_, _, cosine)| cosine >= min_cosine);
     let clock = std::time::Instant::now();
     // Titles searched on their own count beside the documents.
@@ -107,7 +125,7 @@ pub(super) fn candidates(
         if crate::cancel::requested() {
             return Err(Error::Interrupted);
         }
-        let vectors = flat.chunks_exact(index.embedder().dimensions());
+        let vectors = flat.chunks_exact(dimensions);
         let (titles, documents): (Vec<_>, Vec<_>) = batch
             .iter()
             .zip(vectors)

@@ -1,0 +1,315 @@
+//! Two-stage in stages over machines: each part reads, signs and embeds its share of the
+//! input, and one process searches, confirms and writes.
+//!
+//! Embedding needs no document but its own, and with a model it is most of a run's work
+//! (all-MiniLM-L6-v2 embeds a few hundred documents a second on two cores). So:
+//!
+//! 1. **embed** (`neardup dedup --part I/N --out embeddedI/`, [`embed_part`]): the records that
+//!    start in the `I`th of `N` equal byte ranges of the input (as a MinHash part signs them;
+//!    see `pipeline::stages`), signed and embedded. The part writes their sketches
+//!    (`sketches.bin`, as a signed MinHash part writes them) and its queries' vectors as int8
+//!    codes (`queries.bin`): each document's, and the title of each record with more than a
+//!    title. The vectors are centred as one run centres them, on the mean of the input's first
+//!    documents, which every part embeds for itself.
+//! 2. **join** (`neardup merge embedded*/ --out out/`, [`join`]): reads the input again for its
+//!    ids and titles, and the parts' sketches and codes, then learns the cells, searches,
+//!    confirms and writes as one run does. A title that a record of an earlier part had is
+//!    searched once, by that record, as in one run.
+//!
+//! The cells compare codes only (decision 0017), and a code read back is the code written. So
+//! where an embedder's vector of a text does not depend on the texts embedded beside it (the
+//! static embedder, GloVe), the join writes the files of one run, byte for byte, from any
+//! number of parts. all-MiniLM-L6-v2 pads a batch to its longest text, so a vector's last bits
+//! can follow its batch, and a code can then round the other way.
+//!
+//! The join holds what one run holds: every sketch and every document's code. Searching by
+//! cell over machines (decision 0016) is the step after this one.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::load::{TitleCopies, Upsert, centre_as_one_run, load};
+use super::search::{self, Within};
+use super::set_aside::SketchesAside;
+use super::{TwoStageConfig, confirm_aside, learn_cells, minhash_proposals, open_index, proposes};
+use crate::confirm::SketchFacts;
+use crate::error::{Error, Result};
+use crate::io::{
+    ByteRange, FolderLock, Input, ReadOptions, ScratchDir, SkipReport, read_corpus, read_list,
+    write_list,
+};
+use crate::output::run::{IdsDigest, RunSummary, RunWriter, StageTimes};
+use crate::pipeline::stages::{
+    SKETCHES, Share, SignedParts, Stage, check_signed, open_stage, spec_for, stage_summary,
+    write_sketches,
+};
+use crate::pipeline::{Found, Method, PipelineSpec};
+use crate::search::{Codes, Query, QueryFile, QueryReader, cells_for};
+use crate::sketch::Signatures;
+
+/// A part's queries: blocks of what each stands for and its vector's codes.
+const QUERIES: &str = "queries.bin";
+/// Queries a block of [`QUERIES`] holds.
+const QUERY_BLOCK: usize = 16_384;
+
+/// What an embedded part wrote.
+pub struct Embedded {
+    /// The folder's summary: `documents` is how many the part embedded.
+    pub summary: RunSummary,
+    /// What `--skip-invalid` skipped.
+    pub skipped: SkipReport,
+}
+
+/// Stage 1: signs and embeds the documents of the part `spec`'s settings name (those that
+/// start in its [`ByteRange`] of the input), with models under `models`, and writes their
+/// sketches and their queries' codes into the folder `lock` holds.
+pub fn embed_part(spec: &PipelineSpec, lock: FolderLock, models: &Path) -> Result<Embedded> {
+    let Method::TwoStage(config) = &spec.method else {
+        unreachable!("only two-stage embeds in stages")
+    };
+    let part = config.part.expect("a part to embed");
+    let whole = TwoStageConfig {
+        part: None,
+        ..(**config).clone()
+    };
+    let inputs = spec.input.inputs()?;
+    let read = spec.input.read_options();
+    let total = inputs.iter().map(Input::size).sum();
+    let range = ByteRange::share(part.number, part.count, total);
+    let mut run = RunWriter::begin(lock)?;
+    let scratch = ScratchDir::new()?;
+    let (mut index, upsert) = open_index(scratch.path(), &whole, models, true)?;
+    debug_assert_eq!(upsert, Upsert::Unread);
+    let clock = Instant::now();
+    centre_as_one_run(&inputs, &read, &index)?;
+    let centring = clock.elapsed().as_secs_f64();
+    let dimensions = index.embedder().dimensions();
+    let mut queries = QueryFile::of_codes(scratch.path(), dimensions)?;
+    let loaded = load(
+        &inputs,
+        &read,
+        range,
+        &mut index,
+        Some(&mut queries),
+        None,
+        upsert,
+        None,
+    )?;
+    index.store().discard()?;
+
+    let mut file = run.create(SKETCHES)?;
+    write_sketches(&mut file, &loaded.signatures, &loaded.sketches)
+        .map_err(|e| Error::io(file.target(), e))?;
+    run.commit(file)?;
+    let mut queries = queries.into_reader()?;
+    let mut file = run.create(QUERIES)?;
+    while let Some((batch, codes)) = queries.next_codes(QUERY_BLOCK)? {
+        let words: Vec<u32> = batch.iter().map(query_word).collect();
+        (|| {
+            write_list(&mut file, &words)?;
+            codes.write_to(&mut file)
+        })()
+        .map_err(|e| Error::io(file.target(), e))?;
+    }
+    write_list(&mut file, &[]).map_err(|e| Error::io(file.target(), e))?;
+    run.commit(file)?;
+
+    let ids = &loaded.corpus.ids;
+    tracing::info!(part = %part, documents = ids.len(), from_byte = range.start, "embedded");
+    let times = StageTimes {
+        sketch: loaded.times.sketch,
+        embed: centring + loaded.times.embed,
+        ..StageTimes::default()
+    };
+    let mut summary = stage_summary(spec, Stage::Embedded, None, ids.len(), (0, 0), times);
+    summary.ids_digest = Some(IdsDigest::of(ids.iter().map(String::as_str)));
+    Ok(Embedded {
+        summary: run.finish(summary)?,
+        skipped: loaded.corpus.skipped,
+    })
+}
+
+/// A query as one word of [`QUERIES`]: its document, and whether it is a title.
+fn query_word(query: &Query) -> u32 {
+    query.doc << 1 | u32::from(query.title)
+}
+
+/// The query of [`query_word`], its document numbered after `first` more.
+fn query_of(word: u32, first: u32) -> Query {
+    Query {
+        doc: first + (word >> 1),
+        title: word & 1 == 1,
+    }
+}
+
+/// The next block of a queries file: what each query stands for (as [`query_word`]s) and its
+/// vector's codes; `None` at the end.
+fn next_query_block(r: &mut impl Read) -> std::io::Result<Option<(Vec<u32>, Codes)>> {
+    let words = read_list(r)?;
+    if words.is_empty() {
+        return Ok(None);
+    }
+    let codes = Codes::read_from(r)?;
+    if codes.len() != words.len() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "a block of queries holds other than the codes it counts",
+        ));
+    }
+    Ok(Some((words, codes)))
+}
+
+/// The last stage: the embedded parts in `dirs` searched, confirmed and grouped as one run
+/// over their input, with its pipeline (writing to `out`), inputs and read options.
+pub(in crate::pipeline) fn join(
+    dirs: &[PathBuf],
+    out: &Path,
+) -> Result<(PipelineSpec, Vec<Input>, ReadOptions, Found)> {
+    let signed = SignedParts::new(open_stage(dirs)?);
+    let mut spec = spec_for(&signed.folders[0], None);
+    spec.output.dir = out.to_owned();
+    let Method::TwoStage(config) = &spec.method else {
+        unreachable!("embedded parts are two-stage's")
+    };
+    let config = (**config).clone();
+    let inputs = spec.input.inputs()?;
+    let read = spec.input.read_options();
+    let mut times = StageTimes::default();
+
+    // The ids, and the records whose title an earlier one had: those are searched by the
+    // first one's title query, as in one run, and their own (the first of their part) left.
+    let clock = Instant::now();
+    let mut titles = TitleCopies::default();
+    let mut title_searched = Vec::new();
+    let corpus = read_corpus(
+        &inputs,
+        &read,
+        |record| record.title_apart().map(str::to_owned),
+        |title| {
+            let doc = title_searched.len() as u32;
+            let first = title.is_some_and(|title| !titles.note(doc, &title).1);
+            title_searched.push(first);
+        },
+    )?;
+    check_signed(&signed, &corpus)?;
+    let title_copies = titles.into_copies();
+    let documents = corpus.ids.len();
+    let (signatures, sketches) = read_sketches(&signed)?;
+    let work = ScratchDir::new()?;
+    let queries = read_queries(&signed, work.path(), &title_searched)?;
+    drop(title_searched);
+    times.sketch = clock.elapsed().as_secs_f64();
+
+    let count = match config.cells {
+        Some(count) if count > 0 => count,
+        _ => cells_for(documents),
+    };
+    let (neighbours, signatures, pairs) = match queries {
+        Some(mut queries) => {
+            let propose = proposes(&config, count);
+            let proposed = minhash_proposals(&signatures, &sketches, &config, propose);
+            let sketches_aside = SketchesAside::write(work.path(), signatures, sketches)?;
+            let cells = learn_cells(&mut queries, documents, count, &config, &mut times)?;
+            let clock = Instant::now();
+            let within = Within::Cells(&cells, proposed);
+            let neighbours = search::candidates(within, queries, &title_copies, &config)?;
+            drop(cells);
+            times.search = clock.elapsed().as_secs_f64();
+            times.candidates = times.index + times.search;
+            let count = neighbours.len();
+            let clock = Instant::now();
+            let confirmer = config.settings.confirmer()?;
+            let (confirmed, signatures) = confirm_aside(
+                work.path(),
+                &confirmer,
+                neighbours,
+                sketches_aside,
+                |_, _| {},
+            )?;
+            times.confirm = clock.elapsed().as_secs_f64();
+            (count, signatures, Some(confirmed))
+        }
+        None => (0, signatures, None),
+    };
+    tracing::info!(
+        parts = signed.folders.len(),
+        candidates = neighbours,
+        "embedded parts searched and confirmed"
+    );
+    let (scored, pairs) = match pairs {
+        Some(confirmed) => (confirmed.scored, confirmed.pairs),
+        None => Default::default(),
+    };
+    let found = Found {
+        corpus,
+        candidates: neighbours,
+        scored_candidates: Some(Arc::new(scored)),
+        pairs,
+        similarity: Arc::new(move |x, y| signatures.similarity(x as usize, y as usize)),
+        probes: None,
+        cells: (documents > 0).then_some(count),
+        collection: 0,
+        times,
+    };
+    Ok((spec, inputs, read, found))
+}
+
+/// Every part's sketches, in the run's order.
+fn read_sketches(signed: &SignedParts) -> Result<(Signatures, SketchFacts)> {
+    let num_perm = signed.folders[0].config.confirm.minhash.num_perm;
+    let mut signatures = Signatures::new(num_perm);
+    let mut sketches = SketchFacts::default();
+    for folder in &signed.folders {
+        let share = Share::read(signed, folder.part.number)?;
+        signatures.extend(&share.signatures);
+        sketches.extend(share.sketches);
+    }
+    Ok((signatures, sketches))
+}
+
+/// Every part's queries, numbered in the run, in a query file in `dir`; a title query only
+/// where `title_searched` says the title is its record's to search. `None` for no queries.
+fn read_queries(
+    signed: &SignedParts,
+    dir: &Path,
+    title_searched: &[bool],
+) -> Result<Option<QueryReader>> {
+    let mut queries: Option<QueryFile> = None;
+    for folder in &signed.folders {
+        let docs = signed.docs_of(folder.part.number);
+        let mut file = folder.folder.open_checked(QUERIES)?;
+        loop {
+            let (words, codes) = match next_query_block(file.reader()) {
+                Ok(Some(block)) => block,
+                Ok(None) => break,
+                Err(e) => {
+                    // A file that does not read may be one that changed: the digest says which.
+                    let path = file.path().to_owned();
+                    file.finish()?;
+                    return Err(Error::io(&path, e));
+                }
+            };
+            let queries = match &mut queries {
+                Some(queries) => queries,
+                None => queries.insert(QueryFile::of_codes(dir, codes.width())?),
+            };
+            for (row, &word) in words.iter().enumerate() {
+                let query = query_of(word, docs.start);
+                if !docs.contains(&query.doc) {
+                    return Err(Error::Usage(format!(
+                        "{} holds a query of a document its part did not sign: embed the part \
+                         again",
+                        file.path().display()
+                    )));
+                }
+                if !query.title || title_searched[query.doc as usize] {
+                    queries.append_code(query, codes.row(row))?;
+                }
+            }
+        }
+        file.finish()?;
+    }
+    queries.map(QueryFile::into_reader).transpose()
+}
