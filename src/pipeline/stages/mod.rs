@@ -32,6 +32,10 @@
 //! in one process, one part at a time: the way on one machine. Stage folders are run folders
 //! ([`RunWriter`]): their files are written atomically and read back checked against the
 //! summary, whose settings say which stage wrote them and where the signed parts are.
+//!
+//! A two-stage run in stages (`two_stage::staged`) has a stage of its own, `embedded`: signed
+//! parts that also hold their documents' query codes. Its folders are opened, checked and
+//! numbered here as signed parts are.
 
 mod band;
 mod confirm;

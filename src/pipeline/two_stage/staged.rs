@@ -98,6 +98,13 @@ pub fn embed_part(spec: &PipelineSpec, lock: FolderLock, models: &Path) -> Resul
         None,
     )?;
     index.store().discard()?;
+    if loaded.corpus.ids.len() > (u32::MAX >> 1) as usize {
+        return Err(Error::Usage(format!(
+            "part {part} holds {} documents, more than a part numbers (2^31): split the run \
+             into more parts",
+            loaded.corpus.ids.len()
+        )));
+    }
 
     let mut file = run.create(SKETCHES)?;
     write_sketches(&mut file, &loaded.signatures, &loaded.sketches)
