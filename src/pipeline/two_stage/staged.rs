@@ -2,7 +2,7 @@
 //! input, and one process searches, confirms and writes.
 //!
 //! Embedding needs no document but its own, and with a model it is most of a run's work
-//! (all-MiniLM-L6-v2 embeds a few hundred documents a second on two cores). So:
+//! (all-MiniLM-L6-v2 embeds about 55 abstracts a second on two cores). So:
 //!
 //! 1. **embed** (`neardup dedup --part I/N --out embeddedI/`, [`embed_part`]): the records that
 //!    start in the `I`th of `N` equal byte ranges of the input (as a MinHash part signs them;
@@ -17,10 +17,11 @@
 //!    searched once, by that record, as in one run.
 //!
 //! The cells compare codes only (decision 0017), and a code read back is the code written. So
-//! where an embedder's vector of a text does not depend on the texts embedded beside it (the
-//! static embedder, GloVe), the join writes the files of one run, byte for byte, from any
-//! number of parts. all-MiniLM-L6-v2 pads a batch to its longest text, so a vector's last bits
-//! can follow its batch, and a code can then round the other way.
+//! where an embedder's vector of a text does not depend on the texts embedded beside it, the
+//! join writes the files of one run, byte for byte, from any number of parts. The static
+//! embedder and GloVe embed each text alone, and MiniLM on the CPU packs a batch's texts end
+//! to end without padding. On a GPU (`cuda`) MiniLM pads each batch to its longest text, so a
+//! vector's last bits can follow its batch, and a code can then round the other way.
 //!
 //! The join holds what one run holds: every sketch and every document's code. Searching by
 //! cell over machines (decision 0016) is the step after this one.
