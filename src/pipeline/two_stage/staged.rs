@@ -26,6 +26,7 @@
 //! The join holds what one run holds: every sketch and every document's code. Searching by
 //! cell over machines (decision 0016) is the step after this one.
 
+use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -38,8 +39,8 @@ use super::{TwoStageConfig, confirm_aside, learn_cells, minhash_proposals, open_
 use crate::confirm::SketchFacts;
 use crate::error::{Error, Result};
 use crate::io::{
-    ByteRange, FolderLock, Input, ReadOptions, ScratchDir, SkipReport, read_corpus, read_list,
-    write_list,
+    ByteRange, Corpus, FolderLock, Input, ReadOptions, ScratchDir, SkipReport, read_corpus,
+    read_list, write_list,
 };
 use crate::output::run::{IdsDigest, RunSummary, RunWriter, StageTimes};
 use crate::pipeline::stages::{
@@ -186,23 +187,13 @@ pub(in crate::pipeline) fn join(
     let read = spec.input.read_options();
     let mut times = StageTimes::default();
 
-    // The ids, and the records whose title an earlier one had: those are searched by the
-    // first one's title query, as in one run, and their own (the first of their part) left.
     let clock = Instant::now();
-    let mut titles = TitleCopies::default();
-    let mut title_searched = Vec::new();
-    let corpus = read_corpus(
-        &inputs,
-        &read,
-        |record| record.title_apart().map(str::to_owned),
-        |title| {
-            let doc = title_searched.len() as u32;
-            let first = title.is_some_and(|title| !titles.note(doc, &title).1);
-            title_searched.push(first);
-        },
-    )?;
+    let ReadAgain {
+        corpus,
+        title_copies,
+        title_searched,
+    } = read_titles(&inputs, &read)?;
     check_signed(&signed, &corpus)?;
-    let title_copies = titles.into_copies();
     let documents = corpus.ids.len();
     let (signatures, sketches) = read_sketches(&signed)?;
     let work = ScratchDir::new()?;
@@ -264,6 +255,38 @@ pub(in crate::pipeline) fn join(
     Ok((spec, inputs, read, found))
 }
 
+/// The corpus as the join reads it again: its ids, and its titles as one run knows them.
+struct ReadAgain {
+    corpus: Corpus,
+    /// The later records of each title, by its first.
+    title_copies: HashMap<u32, Vec<u32>>,
+    /// Whether each document's title is searched. Only the first record of a title is, as in
+    /// one run; a part embedded the first among its own records, which an earlier part's may
+    /// precede.
+    title_searched: Vec<bool>,
+}
+
+/// Reads `inputs` again for the join.
+fn read_titles(inputs: &[Input], read: &ReadOptions) -> Result<ReadAgain> {
+    let mut titles = TitleCopies::default();
+    let mut title_searched = Vec::new();
+    let corpus = read_corpus(
+        inputs,
+        read,
+        |record| record.title_apart().map(str::to_owned),
+        |title| {
+            let doc = title_searched.len() as u32;
+            let first = title.is_some_and(|title| !titles.note(doc, &title).1);
+            title_searched.push(first);
+        },
+    )?;
+    Ok(ReadAgain {
+        corpus,
+        title_copies: titles.into_copies(),
+        title_searched,
+    })
+}
+
 /// Every part's sketches, in the run's order.
 fn read_sketches(signed: &SignedParts) -> Result<(Signatures, SketchFacts)> {
     let num_perm = signed.folders[0].config.confirm.minhash.num_perm;
@@ -320,4 +343,102 @@ fn read_queries(
         file.finish()?;
     }
     queries.map(QueryFile::into_reader).transpose()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::run::RunWriter;
+    use crate::pipeline::{InputSpec, OutputSpec};
+    use crate::settings::MethodName;
+
+    #[test]
+    #[cfg_attr(
+        not(feature = "edge"),
+        ignore = "a part opens a throwaway embedded store: build with the `edge` feature"
+    )]
+    fn the_join_searches_each_title_once_however_the_parts_fell() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |name: &str| dir.path().join(name);
+        // Titles that repeat within a part and across parts, and a record with no body.
+        let records = [
+            ("a", "stroke risk", "aspirin trial"),
+            ("b", "heart rate", "blood pressure"),
+            ("c", "stroke risk", "care study"),
+            ("d", "heart rate", "aspirin care"),
+            ("e", "stroke risk", "blood trial"),
+            ("f", "care", ""),
+        ];
+        let lines: Vec<String> = (records.iter())
+            .map(|(id, title, body)| {
+                serde_json::json!({"core_id": id, "processed_title": title, "processed_abstract": body})
+                    .to_string()
+            })
+            .collect();
+        std::fs::write(at("corpus.jsonl"), lines.join("\n") + "\n").unwrap();
+        let words = "stroke risk aspirin trial heart rate blood pressure care study";
+        let vectors: Vec<String> = (words.split(' ').enumerate())
+            .map(|(i, word)| format!("{word} {} {} 1.0", i % 3, i % 2))
+            .collect();
+        std::fs::write(at("words.txt"), vectors.join("\n") + "\n").unwrap();
+        let input: InputSpec =
+            serde_json::from_value(serde_json::json!({"paths": [at("corpus.jsonl")]})).unwrap();
+        let embedded: Vec<PathBuf> = (1..=3).map(|i| at(&format!("embedded{i}"))).collect();
+        for (number, out) in (1..=3).zip(&embedded) {
+            let settings = serde_json::json!({
+                "embedder": "glove", "glove": at("words.txt"), "part": format!("{number}/3"),
+            });
+            let method =
+                Method::from_settings(MethodName::TwoStage, settings.as_object().unwrap().clone())
+                    .unwrap();
+            let spec = PipelineSpec {
+                input: input.clone(),
+                method,
+                output: OutputSpec::new(out.clone()),
+                eval: None,
+            };
+            embed_part(&spec, RunWriter::lock(out).unwrap(), &at("models")).unwrap();
+        }
+        let signed = SignedParts::new(open_stage(&embedded).unwrap());
+        // Each part embedded the first of each title among its own records.
+        let in_parts: usize = (signed.folders.iter())
+            .map(|folder| {
+                let mut file = folder.folder.open_checked(QUERIES).unwrap();
+                let mut titles = 0;
+                while let Some((words, _)) = next_query_block(file.reader()).unwrap() {
+                    titles += words.iter().filter(|&&w| query_of(w, 0).title).count();
+                }
+                titles
+            })
+            .sum();
+        assert!(in_parts > 2, "{in_parts} title queries in the parts");
+
+        let inputs = input.inputs().unwrap();
+        let again = read_titles(&inputs, &input.read_options()).unwrap();
+        assert_eq!(again.corpus.ids.len(), 6);
+        assert_eq!(
+            again.title_searched,
+            [true, true, false, false, false, false]
+        );
+        let copies = HashMap::from([(0, vec![2, 4]), (1, vec![3])]);
+        assert_eq!(again.title_copies, copies);
+        let mut queries = read_queries(&signed, dir.path(), &again.title_searched)
+            .unwrap()
+            .unwrap();
+        let mut titles = Vec::new();
+        while let Some((batch, _)) = queries.next_titles(16).unwrap() {
+            titles.extend(batch.iter().map(|query| query.doc));
+        }
+        titles.sort_unstable();
+        assert_eq!(
+            titles,
+            [0, 1],
+            "one title query a title, by its first record"
+        );
+        assert_eq!(
+            queries.len(),
+            6 + 2,
+            "every document's query, and the two titles'"
+        );
+    }
 }
