@@ -2,7 +2,7 @@
 # A split MinHash run on a real scheduler (Slurm on loopback, eval/slurm/loopback.sh): a job
 # array signs the corpus in PARTS shares (minhash-sign.sbatch); once it has succeeded, a second
 # array bands the keys routed to each part, then a third confirms the candidates routed to
-# each (minhash-stage.sbatch); a last job joins them (merge.sbatch). The result is compared
+# each (stage.sbatch); a last job joins them (merge.sbatch). The result is compared
 # file by file with one `neardup dedup --method minhash` over the same corpus, by the length
 # and XXH3-64 digest each run's summary.json records: the stage folders and the joined files
 # are removed before the one run, so that a large corpus needs room for one set of outputs.
@@ -14,9 +14,9 @@
 source "$(dirname "$0")/generated.sh"
 sign=$(submit --array="1-$parts" "$here/eval/slurm/minhash-sign.sbatch" "$corpus" "$work" "$@")
 band=$(submit --array="1-$parts" --dependency="afterok:$sign" \
-  "$here/eval/slurm/minhash-stage.sbatch" "$work/signed" "$work/banded")
+  "$here/eval/slurm/stage.sbatch" "$work/signed" "$work/banded")
 confirm=$(submit --array="1-$parts" --dependency="afterok:$band" \
-  "$here/eval/slurm/minhash-stage.sbatch" "$work/banded" "$work/confirmed")
+  "$here/eval/slurm/stage.sbatch" "$work/banded" "$work/confirmed")
 join=$(submit --dependency="afterok:$confirm" "$here/eval/slurm/merge.sbatch" \
   "$work/confirmed" "$work/joined")
 wait_for "$sign,$band,$confirm,$join"

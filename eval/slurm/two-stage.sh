@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # A two-stage run in stages on a real scheduler (Slurm on loopback, eval/slurm/loopback.sh): a
 # job array signs and embeds the corpus in PARTS shares (two-stage-embed.sbatch); once it has
-# succeeded, one job searches, confirms and writes (merge.sbatch). The result is compared file
-# by file with one `neardup dedup` over the same corpus, by the length and XXH3-64 digest each
-# run's summary.json records: the parts' folders and the joined files are removed before the
-# one run, so that a large corpus needs room for one set of outputs.
+# succeeded, one job learns the cells (merge.sbatch --learn-cells), a second array searches the
+# cells each part owns (stage.sbatch), and a last job joins, confirms and writes (merge.sbatch).
+# The result is compared file by file with one `neardup dedup` over the same corpus, by the
+# length and XXH3-64 digest each run's summary.json records: the stages' folders and the joined
+# files are removed before the one run, so that a large corpus needs room for one set of
+# outputs.
 # Usage: eval/slurm/two-stage.sh [DOCS [PARTS [FLAGS...]]]   (default 100000 4; FLAGS go to
 # the parts and to the one run, e.g. --no-annotate). SEED picks the generated corpus (default
 # 1); CORPUS names one to read instead.
@@ -14,15 +16,19 @@
 source "$(dirname "$0")/generated.sh"
 "$NEARDUP" models fetch static -q > /dev/null
 embed=$(submit --array="1-$parts" "$here/eval/slurm/two-stage-embed.sbatch" "$corpus" "$work" "$@")
-join=$(submit --dependency="afterok:$embed" "$here/eval/slurm/merge.sbatch" \
-  "$work/embedded" "$work/joined")
-wait_for "$embed,$join"
+learn=$(submit --dependency="afterok:$embed" "$here/eval/slurm/merge.sbatch" \
+  "$work/embedded" "$work/cells" --learn-cells)
+search=$(submit --array="1-$parts" --dependency="afterok:$learn" \
+  "$here/eval/slurm/stage.sbatch" "$work/cells" "$work/searched")
+join=$(submit --dependency="afterok:$search" "$here/eval/slurm/merge.sbatch" \
+  "$work/searched" "$work/joined")
+wait_for "$embed,$learn,$search,$join"
 [[ -f $work/joined/summary.json ]] || { echo "the join did not finish: see above"; exit 1; }
 
-du -sh "$work"/embedded1 "$work"/joined
+du -sh "$work"/embedded1 "$work"/cells "$work"/searched1 "$work"/joined
 scores=$("$NEARDUP" eval --truth "$corpus" --pred "$work/joined" | sed -n 2,3p | awk '{print $1, $2}' | tr '\n' ' ')
 echo "joined: $scores"
-rm -rf "$work"/embedded*
+rm -rf "$work"/embedded* "$work"/cells "$work"/searched*
 find "$work/joined" -type f ! -name summary.json -delete
 # shellcheck disable=SC2086 # $MEASURE is a command and its flags, or nothing.
 $MEASURE "$NEARDUP" dedup "$corpus" --out "$work/whole" -q "$@" > /dev/null

@@ -1,5 +1,6 @@
 //! `neardup merge`: the parts of a split run, made into one run's outputs; with `--part`, the
-//! band-and-confirm stage of a split MinHash run.
+//! band-and-confirm stage of a split MinHash run, or a two-stage run's search of the cells a
+//! part owns; with `--learn-cells`, a two-stage run's cells, learned once.
 
 use std::path::PathBuf;
 
@@ -16,6 +17,11 @@ use crate::pipeline::{self, Part};
     two-stage, four workers each signing and embedding a share, one process searching:\n  \
     neardup dedup corpus.jsonl --part 1/4 --out embedded1/   # ... up to 4/4\n  \
     neardup merge embedded1/ embedded2/ embedded3/ embedded4/ --out out/\n\n  \
+    two-stage, the documents' search split too: the cells learned once, four workers each\n  \
+    searching the cells it owns, one process joining:\n  \
+    neardup merge embedded1/ embedded2/ embedded3/ embedded4/ --learn-cells --out cells/\n  \
+    neardup merge cells/ --part 1/4 --out searched1/   # ... up to 4/4\n  \
+    neardup merge searched1/ searched2/ searched3/ searched4/ --out out/\n\n  \
     two-stage, four workers sharing one index:\n  \
     neardup index corpus.jsonl --index idx/\n  \
     neardup dedup corpus.jsonl --index idx/ --part 1/4 --out part1/   # ... up to 4/4\n  \
@@ -33,18 +39,43 @@ pub struct MergeArgs {
     /// Output folder (created if missing).
     #[arg(long, value_parser = crate::settings::RecordedPath)]
     out: PathBuf,
-    /// MinHash: the next stage for part J of N (e.g. 2/4) only: band the signed parts given, or
-    /// confirm the banded parts given, for the last merge to join.
-    #[arg(long)]
+    /// The next stage for part J of N (e.g. 2/4) only, for the last merge to join. MinHash:
+    /// band the signed parts given, or confirm the banded parts given. Two-stage: search the
+    /// cells part J owns, from the folder of learned cells given.
+    #[arg(long, conflicts_with = "learn_cells")]
     part: Option<Part>,
+    /// Two-stage: learn the cells once from the embedded parts given, and place every
+    /// document, for `--part J/N` to search.
+    #[arg(long)]
+    learn_cells: bool,
 }
 
 pub fn run(args: MergeArgs) -> Result<()> {
     super::run::check_output_dir(&args.out)?;
     let lock = RunWriter::lock(&args.out)?;
+    if args.learn_cells {
+        let summary = pipeline::learn_cells(&args.parts, lock)?;
+        outln!(
+            "cells learned: {} documents placed in {} cells -> {}; search them with `neardup \
+             merge {} --part J/N --out searchedJ/`",
+            summary.documents,
+            summary.cells.unwrap_or(0),
+            args.out.display(),
+            args.out.display()
+        );
+        return Ok(());
+    }
     if let Some(part) = args.part {
         let summary = pipeline::advance(&args.parts, part, lock)?;
         let (done, found, next) = match summary.settings["stage"].as_str() {
+            Some("searched") => (
+                "searched",
+                format!(
+                    "{} documents' nearest found within the cells it owns",
+                    summary.candidates
+                ),
+                "join with `neardup merge SEARCHED_FOLDERS... --out DIR`",
+            ),
             Some("banded") => (
                 "banded",
                 format!(

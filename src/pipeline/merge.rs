@@ -15,11 +15,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::Part;
+use super::stages::Stage;
 use super::two_stage::{confirm_candidates, distinct_pairs};
 use super::{Dedup, Found, InputSpec, Method, OutputSpec, PipelineSpec, TwoStageConfig};
 use crate::error::{Error, Location, Result};
-use crate::io::{Input, ReadOptions};
-use crate::output::run::{Candidates, RecordFile, RunFolder, StageTimes};
+use crate::io::{FolderLock, Input, ReadOptions};
+use crate::output::run::{Candidates, RecordFile, RunFolder, RunSummary, StageTimes};
 
 /// A split run's parts merged into the run they make together.
 pub struct Merged {
@@ -89,6 +90,22 @@ impl PartFolder {
     }
 }
 
+/// `neardup merge FOLDERS --part P`: the stage after the one that wrote `dirs`, for part
+/// `part`, into the folder `lock` holds: a two-stage run's search of the cells that `part`
+/// owns, or a MinHash run's next stage.
+pub fn advance(dirs: &[PathBuf], part: Part, lock: FolderLock) -> Result<RunSummary> {
+    match dirs.first().and_then(|dir| Stage::of(dir)) {
+        Some(Stage::Cells) => super::two_stage::search_cells_part(dirs, part, lock),
+        _ => super::stages::advance(dirs, part, lock),
+    }
+}
+
+/// `neardup merge EMBEDDED_FOLDERS --learn-cells`: the cells of a two-stage run in stages,
+/// learned once from its embedded parts, into the folder `lock` holds.
+pub fn learn_cells(dirs: &[PathBuf], lock: FolderLock) -> Result<RunSummary> {
+    super::two_stage::learn_cells_once(dirs, lock)
+}
+
 /// Reads the parts in `dirs`, checks that they are every part of one run, and merges them:
 /// the candidates each part found, once each with its highest cosine, confirmed against the
 /// input (read and signed again), grouped. `out` is recorded as the run's output folder.
@@ -97,9 +114,11 @@ impl PartFolder {
 /// the embedded parts of a two-stage run in stages (`pipeline/two_stage/staged.rs`).
 pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
     if dirs.first().is_some_and(|d| super::is_stage(d)) {
-        let (spec, inputs, read, found) = match super::stages::is_embedded(&dirs[0]) {
-            true => super::two_stage::join_embedded(dirs, out)?,
-            false => super::stages::join(dirs, out)?,
+        let (spec, inputs, read, found) = match Stage::of(&dirs[0]) {
+            Some(Stage::Embedded) => super::two_stage::join_embedded(dirs, out)?,
+            Some(Stage::Cells) => super::two_stage::join_cells(dirs, out)?,
+            Some(Stage::Searched) => super::two_stage::join_searched(dirs, out)?,
+            _ => super::stages::join(dirs, out)?,
         };
         let dedup = super::group(found, &spec.method, false);
         return Ok(Merged {

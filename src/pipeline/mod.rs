@@ -27,13 +27,14 @@ mod two_stage;
 
 pub use exact::{JaccardConfig, ResemblanceConfig};
 pub use merge::{Merged, merge};
+pub use merge::{advance, learn_cells};
 pub use minhash::MinHashConfig;
 pub use output::{Fates, kept_members, run_summary, write_results};
 pub use part::Part;
 pub use rethreshold::rethreshold;
 pub use simhash::SimHashConfig;
 pub use spec::{EvalSpec, InputSpec, OutputSpec, PipelineSpec};
-pub use stages::{Signed, advance, is_stage, sign_part};
+pub use stages::{Signed, is_stage, sign_part};
 pub use two_stage::{BuiltIndex, Embedded, TwoStageConfig, build_index, embed_part};
 
 use std::path::Path;

@@ -147,9 +147,44 @@ impl CellPlacement {
         self.router.cells()
     }
 
+    /// How many dimensions the vectors placed have.
+    pub(crate) fn width(&self) -> usize {
+        self.router.width()
+    }
+
     /// How many cells each document probes.
     pub fn probes(&self) -> usize {
         self.probes
+    }
+
+    /// The documents whose nearest cell each cell is, ascending, for the cells `held` says
+    /// (the others left empty); copies left out.
+    pub(crate) fn members(&self, held: impl Fn(usize) -> bool) -> Vec<Vec<u32>> {
+        let mut members = vec![Vec::new(); self.router.cells()];
+        let mut copy = self.copies.iter().map(|&(copy, _)| copy).peekable();
+        for (doc, cells) in self.nearest.chunks_exact(self.probes).enumerate() {
+            if copy.next_if_eq(&(doc as u32)).is_none() && held(cells[0] as usize) {
+                members[cells[0] as usize].push(doc as u32);
+            }
+        }
+        members
+    }
+
+    /// Whether document `doc` is a copy of a vector that many hold, searched by its first.
+    fn is_copy(&self, doc: u32) -> bool {
+        self.copies
+            .binary_search_by_key(&doc, |&(copy, _)| copy)
+            .is_ok()
+    }
+
+    /// The cells document `doc` probes, nearest first; none for a copy that many hold.
+    fn probed(&self, doc: u32) -> impl Iterator<Item = u32> + '_ {
+        let cells = &self.nearest[doc as usize * self.probes..][..self.probes];
+        let searched = !self.is_copy(doc);
+        cells
+            .iter()
+            .copied()
+            .filter(move |&cell| searched && cell != NO_CELL)
     }
 
     /// Writes what [`CellPlacement::read_from`] reads.
@@ -230,13 +265,7 @@ impl Cells {
             batch.len() + collection.len(),
             "a placement of every document"
         );
-        let mut members = vec![Vec::new(); placement.router.cells()];
-        let mut copy = placement.copies.iter().map(|&(copy, _)| copy).peekable();
-        for (doc, cells) in placement.nearest.chunks_exact(placement.probes).enumerate() {
-            if copy.next_if_eq(&(doc as u32)).is_none() {
-                members[cells[0] as usize].push(doc as u32);
-            }
-        }
+        let members = placement.members(|_| true);
         let sizes: Vec<usize> = members.iter().map(Vec::len).collect();
         tracing::info!(
             cells = placement.router.cells(),
@@ -260,37 +289,35 @@ impl Cells {
     /// twice), added to `found`.
     ///
     /// Each document keeps its best `k + 1` (itself among them) over the cells it probes
-    /// ([`Cells::search_cells`]). A copy of a vector that many documents hold is paired with
+    /// ([`search_cells`]). A copy of a vector that many documents hold is paired with
     /// the first of them instead ([`MANY_COPIES`]).
     pub(crate) fn neighbours(&self, k: usize, found: &mut Vec<(u32, u32, f32)>) {
-        let documents = self.vectors.len();
-        let mut copy = self
-            .placement
-            .copies
-            .iter()
-            .map(|&(copy, _)| copy)
-            .peekable();
-        let nearest = (self.placement.nearest).chunks_exact(self.placement.probes);
-        let nearest = nearest.take(documents).enumerate();
+        let documents = self.vectors.len() as u32;
         let probing = probing(
             self.members.len(),
-            nearest.map(|(doc, cells)| {
-                let searched = copy.next_if_eq(&(doc as u32)).is_none();
-                let cells = cells.iter().copied().filter(|&cell| cell != NO_CELL);
-                cells.filter(move |_| searched)
-            }),
+            (0..documents).map(|doc| self.placement.probed(doc)),
         );
-        let mut best = Ranked::new(documents, k + 1);
+        let mut best = NearestLists::new(documents as usize, k);
         let bar = progress::items(self.members.len() as u64, "searching cells");
-        self.search_cells(
+        search_cells(
             &probing,
             &self.members,
             |doc| self.vector(doc),
-            &mut best,
+            |doc| self.vector(doc),
+            &mut best.0,
             |cells| bar.inc(cells as u64),
         );
         bar.finish_and_clear();
-        found.extend(best.lists().enumerate().flat_map(|(doc, best)| {
+        self.neighbours_found(best, found);
+    }
+
+    /// The pairs of each searching document's best in `best` (found by [`Cells::neighbours`],
+    /// or by the parts that own the cells, [`OwnedCells`]), and of each copy of a vector that
+    /// many documents hold with the first of them, added to `found` as
+    /// [`Cells::neighbours`] adds them.
+    pub(crate) fn neighbours_found(&self, best: NearestLists, found: &mut Vec<(u32, u32, f32)>) {
+        let documents = self.vectors.len();
+        found.extend(best.0.lists().enumerate().flat_map(|(doc, best)| {
             let doc = doc as u32;
             best.iter()
                 .filter(move |&&(_, other)| other != doc)
@@ -332,9 +359,10 @@ impl Cells {
             (self.placement.router).nearest(&rows, self.placement.probes),
         );
         let mut best = Ranked::new(queries.len(), k);
-        self.search_cells(
+        search_cells(
             &probing,
             members,
+            |doc| self.vector(doc),
             |query| codes.row(query as usize),
             &mut best,
             |_| {},
@@ -347,56 +375,6 @@ impl Cells {
     /// them), from 16,384 up to 65,536 (100 MB of vectors at 384 dimensions).
     pub(crate) fn queries_at_once(&self) -> usize {
         (self.members.len() * 64 / self.placement.probes).clamp(1 << 14, 1 << 16)
-    }
-
-    /// Searches each cell: the queries of `probing[cell]` (numbers that `query` turns into
-    /// vectors) are compared with the documents of `members[cell]` in one product, and each
-    /// query's best there, as `(cosine, document)`, are offered to its places in `best`.
-    /// Cells are searched a few dozen at a time on every core, so that only their answers
-    /// wait to be merged; `searched` hears how many cells each such round searched. A query
-    /// takes from a cell only what reaches its last place from the cells searched before.
-    fn search_cells<'q>(
-        &self,
-        probing: &[Vec<u32>],
-        members: &[Vec<u32>],
-        query: impl Fn(u32) -> Code<'q> + Sync,
-        best: &mut Ranked,
-        mut searched: impl FnMut(usize),
-    ) {
-        let k = best.k;
-        let cells: Vec<usize> = (0..members.len()).collect();
-        for cells in cells.chunks(MERGE_CELLS) {
-            // Stopped on request, the search ends short: its caller looks, and reports.
-            if crate::cancel::requested() {
-                return;
-            }
-            let held = &*best;
-            let found: Vec<_> = cells
-                .par_iter()
-                .map(|&cell| {
-                    let (queries, members) = (&probing[cell], &members[cell]);
-                    if queries.is_empty() || members.is_empty() {
-                        return (queries.as_slice(), Vec::new());
-                    }
-                    let mut pool = Codes::new(self.vectors.width());
-                    for &doc in members {
-                        pool.push_code(self.vector(doc));
-                    }
-                    let codes: Vec<Code> = queries.iter().map(|&q| query(q)).collect();
-                    let floor = |at: usize| held.last_place(queries[at]);
-                    let hits = best_by_blocks(members, &codes, k, floor, |block, scores| {
-                        super::codes::cosines(block, &pool, scores)
-                    });
-                    (queries.as_slice(), hits)
-                })
-                .collect();
-            for (queries, hits) in found {
-                for (&query, hits) in queries.iter().zip(hits) {
-                    best.offer(query, hits);
-                }
-            }
-            searched(cells.len());
-        }
     }
 
     /// The pairs `(a, b)` with the cosine of their vectors, added to `found`.
@@ -422,6 +400,167 @@ impl Cells {
             None => self.vectors.row(doc),
             Some(doc) => self.after.row(doc),
         }
+    }
+}
+
+/// Searches each cell: the queries of `probing[cell]` (numbers that `query` turns into codes)
+/// are compared with the documents of `members[cell]` (whose codes `member` gives) in one
+/// product, and each query's best there, as `(cosine, document)`, are offered to its places in
+/// `best`. Cells are searched a few dozen at a time on every core, so that only their answers
+/// wait to be merged; `searched` hears how many cells each such round searched. A query takes
+/// from a cell only what reaches its last place from the cells searched before: what it then
+/// holds is its best over all its cells, whatever the cells searched before.
+fn search_cells<'m, 'q>(
+    probing: &[Vec<u32>],
+    members: &[Vec<u32>],
+    member: impl Fn(u32) -> Code<'m> + Sync,
+    query: impl Fn(u32) -> Code<'q> + Sync,
+    best: &mut Ranked,
+    mut searched: impl FnMut(usize),
+) {
+    let k = best.k;
+    let cells: Vec<usize> = (0..members.len()).collect();
+    for cells in cells.chunks(MERGE_CELLS) {
+        // Stopped on request, the search ends short: its caller looks, and reports.
+        if crate::cancel::requested() {
+            return;
+        }
+        let held = &*best;
+        let found: Vec<_> = cells
+            .par_iter()
+            .map(|&cell| {
+                let (queries, members) = (&probing[cell], &members[cell]);
+                if queries.is_empty() || members.is_empty() {
+                    return (queries.as_slice(), Vec::new());
+                }
+                let mut pool = Codes::new(member(members[0]).codes.len());
+                for &doc in members {
+                    pool.push_code(member(doc));
+                }
+                let codes: Vec<Code> = queries.iter().map(|&q| query(q)).collect();
+                let floor = |at: usize| held.last_place(queries[at]);
+                let hits = best_by_blocks(members, &codes, k, floor, |block, scores| {
+                    super::codes::cosines(block, &pool, scores)
+                });
+                (queries.as_slice(), hits)
+            })
+            .collect();
+        for (queries, hits) in found {
+            for (&query, hits) in queries.iter().zip(hits) {
+                best.offer(query, hits);
+            }
+        }
+        searched(cells.len());
+    }
+}
+
+/// Each searching document's best `k + 1` (itself among them) over the cells it probes, as
+/// [`Cells::neighbours`] finds them, by document number: what the parts that own the cells
+/// found, merged. A document's best over its cells is its best over the best of each part's,
+/// whatever the parts, so the merge is one run's search.
+pub(crate) struct NearestLists(Ranked);
+
+impl NearestLists {
+    /// No hits yet for `documents` documents, each keeping its best `k + 1`.
+    pub(crate) fn new(documents: usize, k: usize) -> NearestLists {
+        NearestLists(Ranked::new(documents, k + 1))
+    }
+
+    /// Offers document `doc` the best `(cosine, document)` a part found for it, best first.
+    pub(crate) fn offer(&mut self, doc: u32, hits: Vec<(f32, u32)>) {
+        self.0.offer(doc, hits);
+    }
+
+    /// How many documents it holds lists for.
+    pub(crate) fn documents(&self) -> usize {
+        self.0.queries
+    }
+}
+
+/// The cells of a placement that one part of a run in stages searches, with the codes of
+/// their members: a share of the corpus, not all of it. Each document that probes one of them
+/// gets its best there ([`OwnedCells::search`]); merged over the parts ([`NearestLists`]),
+/// those are its best over every cell it probes.
+pub(crate) struct OwnedCells<'p> {
+    placement: &'p CellPlacement,
+    /// The members of each cell held; the others empty.
+    members: Vec<Vec<u32>>,
+    /// Every member, ascending, and its code in the same order.
+    held: Vec<u32>,
+    codes: Codes,
+    /// Whether each cell is held.
+    owned: Vec<bool>,
+}
+
+impl<'p> OwnedCells<'p> {
+    /// The cells of `placement` that `owned` says, their members' codes to be given
+    /// ([`OwnedCells::held`], [`OwnedCells::hold`]), `width` wide.
+    pub(crate) fn new(
+        placement: &'p CellPlacement,
+        owned: impl Fn(usize) -> bool,
+        width: usize,
+    ) -> OwnedCells<'p> {
+        let owned: Vec<bool> = (0..placement.cells()).map(owned).collect();
+        let members = placement.members(|cell| owned[cell]);
+        let mut held: Vec<u32> = members.concat();
+        held.sort_unstable();
+        let codes = Codes::new(width);
+        OwnedCells {
+            placement,
+            members,
+            held,
+            codes,
+            owned,
+        }
+    }
+
+    /// The documents whose codes the cells need, ascending.
+    pub(crate) fn held(&self) -> &[u32] {
+        &self.held
+    }
+
+    /// Takes the code of the next document of [`OwnedCells::held`].
+    pub(crate) fn hold(&mut self, code: Code<'_>) {
+        self.codes.push_code(code);
+    }
+
+    /// Whether document `doc` probes a cell held here.
+    pub(crate) fn probes_here(&self, doc: u32) -> bool {
+        self.placement
+            .probed(doc)
+            .any(|cell| self.owned[cell as usize])
+    }
+
+    /// Each of `docs`' best `k + 1` (itself among them) among the members of the cells held
+    /// here that it probes, `codes` being their codes in the same order: `(cosine, document)`,
+    /// best first; none for a document that probes none.
+    pub(crate) fn search(&self, docs: &[u32], codes: &Codes, k: usize) -> Vec<Vec<(f32, u32)>> {
+        assert_eq!(
+            self.codes.len(),
+            self.held.len(),
+            "every member's code held"
+        );
+        let probing = probing(
+            self.members.len(),
+            docs.iter().map(|&doc| {
+                let probed = self.placement.probed(doc);
+                probed.filter(|&cell| self.owned[cell as usize])
+            }),
+        );
+        let member = |doc: u32| {
+            let row = self.held.binary_search(&doc).expect("a member's code held");
+            self.codes.row(row)
+        };
+        let mut best = Ranked::new(docs.len(), k + 1);
+        search_cells(
+            &probing,
+            &self.members,
+            member,
+            |query| codes.row(query as usize),
+            &mut best,
+            |_| {},
+        );
+        best.lists().map(<[_]>::to_vec).collect()
     }
 }
 
@@ -689,6 +828,72 @@ mod tests {
             .filter(|p| p.1 >= 500 + MANY_COPIES as u32)
             .count();
         assert!(fours >= (MANY_COPIES - 1) * k / 2, "{fours}");
+    }
+
+    /// Cells dealt out to parts, each holding only its cells' members' codes, find what one
+    /// search over every cell finds, merged in any order, however many parts: the same pairs,
+    /// the same cosines, in the same order.
+    #[test]
+    fn the_parts_that_own_the_cells_find_what_one_search_finds() {
+        let (width, k) = (16, 5);
+        let mut vectors = random_vectors(3000, width, 17);
+        // Copies of one vector (paired with the first, not searched) and ties at the top.
+        for _ in 0..=MANY_COPIES {
+            vectors.push(vectors[7].clone());
+        }
+        for copy in 0..3 {
+            vectors[100 + copy] = vectors[99].clone();
+        }
+        let cells = learned(&vectors, false, 40, 3);
+        let mut expected = Vec::new();
+        cells.neighbours(k, &mut expected);
+        let codes = Codes::of(&vectors.concat(), width);
+        let docs: Vec<u32> = (0..vectors.len() as u32).collect();
+        for count in [1, 2, 3, 7, 50] {
+            let mut found = NearestLists::new(vectors.len(), k);
+            let mut held = 0;
+            // Merged from the last part to the first: the order does not matter.
+            for part in (0..count).rev() {
+                let mut owned =
+                    OwnedCells::new(&cells.placement, |cell| cell % count == part, width);
+                let members = owned.held().to_vec();
+                held += members.len();
+                for &doc in &members {
+                    owned.hold(codes.row(doc as usize));
+                }
+                let searching: Vec<u32> = docs
+                    .iter()
+                    .copied()
+                    .filter(|&d| owned.probes_here(d))
+                    .collect();
+                let mut of_searching = Codes::new(width);
+                searching
+                    .iter()
+                    .for_each(|&d| of_searching.push_code(codes.row(d as usize)));
+                // Searched in two blocks, as a part reads them.
+                let half = searching.len() / 2;
+                for (block, at) in [(&searching[..half], 0), (&searching[half..], half)] {
+                    let mut block_codes = Codes::new(width);
+                    (at..at + block.len())
+                        .for_each(|row| block_codes.push_code(of_searching.row(row)));
+                    for (&doc, hits) in block.iter().zip(owned.search(block, &block_codes, k)) {
+                        found.offer(doc, hits);
+                    }
+                }
+            }
+            assert_eq!(
+                held,
+                vectors.len() - (MANY_COPIES + 1),
+                "every member held once"
+            );
+            let mut merged = Vec::new();
+            cells.neighbours_found(found, &mut merged);
+            assert!(merged.len() > vectors.len() * k / 2);
+            let bits = |pairs: &[(u32, u32, f32)]| -> Vec<(u32, u32, u32)> {
+                pairs.iter().map(|&(a, b, c)| (a, b, c.to_bits())).collect()
+            };
+            assert_eq!(bits(&merged), bits(&expected), "{count} parts");
+        }
     }
 
     /// A batch placed before a collection's cells searches among both: each batch document

@@ -17,7 +17,7 @@ mod codes;
 mod neighbours;
 mod queries;
 
-pub(crate) use cells::{CellPlacement, Cells};
+pub(crate) use cells::{CellPlacement, Cells, NearestLists, OwnedCells};
 pub(crate) use codes::Codes;
 pub(crate) use neighbours::InCells;
 pub use neighbours::{InStore, NeighbourSearch};

@@ -330,21 +330,50 @@ fn two_stage_signed_and_embedded_in_parts_writes_the_files_of_one_run() {
             let mut args: Vec<&str> = vec!["merge"];
             args.extend(parts.iter().rev().map(|d| s(d)));
             ok(&[&args[..], &["--out", s(&joined), "-q"]].concat());
+            // The cells learned once, and the documents searched by the parts that own the
+            // cells (as many as the embedded parts, and one more), or in the join.
+            let learned = at(&format!("cells{label}-{count}"));
+            ok(&[&args[..], &["--learn-cells", "--out", s(&learned), "-q"]].concat());
+            let searched: Vec<PathBuf> = (1..=count + 1)
+                .map(|j| {
+                    let dir = at(&format!("searched{label}-{count}-{j}"));
+                    let part = format!("{j}/{}", count + 1);
+                    ok(&[
+                        "merge",
+                        s(&learned),
+                        "--part",
+                        &part,
+                        "--out",
+                        s(&dir),
+                        "-q",
+                    ]);
+                    dir
+                })
+                .collect();
+            let by_cell = at(&format!("by-cell{label}-{count}"));
+            let mut join: Vec<&str> = vec!["merge"];
+            join.extend(searched.iter().map(|d| s(d)));
+            ok(&[&join[..], &["--out", s(&by_cell), "-q"]].concat());
+            let in_join = at(&format!("in-join{label}-{count}"));
+            ok(&["merge", s(&learned), "--out", s(&in_join), "-q"]);
             let read = |dir: &Path, file: &str| std::fs::read(dir.join(file)).unwrap();
-            for file in RUN_FILES {
-                assert!(
-                    read(&joined, file) == read(&whole, file),
-                    "{file} of {count} parts, cells {cells:?}"
-                );
-            }
-            let (mut ours, mut theirs) = (summary(&joined), summary(&whole));
-            for summary in [&mut ours, &mut theirs] {
-                for key in ["run", "files", "seconds", "write_seconds"] {
-                    summary.as_object_mut().unwrap().remove(key);
+            for dir in [&joined, &by_cell, &in_join] {
+                for file in RUN_FILES {
+                    assert!(
+                        read(dir, file) == read(&whole, file),
+                        "{file} of {count} parts, cells {cells:?}, {}",
+                        dir.display()
+                    );
                 }
-                summary["settings"]["output"]["dir"] = serde_json::Value::Null;
+                let (mut ours, mut theirs) = (summary(dir), summary(&whole));
+                for summary in [&mut ours, &mut theirs] {
+                    for key in ["run", "files", "seconds", "write_seconds"] {
+                        summary.as_object_mut().unwrap().remove(key);
+                    }
+                    summary["settings"]["output"]["dir"] = serde_json::Value::Null;
+                }
+                assert_eq!(ours, theirs, "{count} parts, cells {cells:?}");
             }
-            assert_eq!(ours, theirs, "{count} parts, cells {cells:?}");
         }
         let found = summary(&whole);
         assert!(found["pairs"].as_u64().unwrap() > 100, "{found}");
@@ -376,7 +405,42 @@ fn two_stage_signed_and_embedded_in_parts_writes_the_files_of_one_run() {
     let mut args: Vec<&str> = vec!["merge"];
     args.extend(parts.iter().map(|d| s(d)));
     let err = rejected(&[&args[..], &["--part", "1/3", "--out", out]].concat());
-    assert!(err.contains("searched in one process"), "{err}");
+    assert!(err.contains("learn their cells once"), "{err}");
+    // Searched parts with one missing, or of cells learned twice, are refused; so are cells
+    // given beside other folders.
+    let searched = |j: usize| at(&format!("searched0-3-{j}"));
+    let (first, second, fourth) = (searched(1), searched(2), searched(4));
+    let err = rejected(&["merge", s(&first), s(&second), s(&fourth), "--out", out]);
+    assert!(err.contains("part 3/4 missing"), "{err}");
+    let learned_again = at("cells-again");
+    ok(&[
+        &args[..],
+        &["--learn-cells", "--out", s(&learned_again), "-q"],
+    ]
+    .concat());
+    let (first, second) = (at("searched-first"), at("searched-second"));
+    ok(&[
+        "merge",
+        s(&at("cells0-3")),
+        "--part",
+        "1/2",
+        "--out",
+        s(&first),
+        "-q",
+    ]);
+    ok(&[
+        "merge",
+        s(&learned_again),
+        "--part",
+        "2/2",
+        "--out",
+        s(&second),
+        "-q",
+    ]);
+    let err = rejected(&["merge", s(&first), s(&second), "--out", out]);
+    assert!(err.contains("searched other cells"), "{err}");
+    let err = rejected(&["merge", s(&learned_again), s(&parts[0]), "--out", out]);
+    assert!(err.contains("one folder of learned cells"), "{err}");
     let signed = at("signed");
     let minhash = ["dedup", s(&data), "--method", "minhash", "--part", "2/3"];
     ok(&[&minhash[..], &["--out", s(&signed), "-q"]].concat());

@@ -64,7 +64,9 @@ pub(in crate::pipeline) fn join(
                 .collect::<Result<Vec<_>>>()?;
             merge_held(lists)?
         }
-        Stage::Embedded => unreachable!("two-stage parts are joined by `two_stage::staged`"),
+        Stage::Embedded | Stage::Cells | Stage::Searched => {
+            unreachable!("two-stage parts are joined by `two_stage`")
+        }
         Stage::Confirmed => {
             let mut files = folders
                 .iter()

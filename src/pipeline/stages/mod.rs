@@ -107,16 +107,39 @@ pub(in crate::pipeline) enum Stage {
     Confirmed,
     /// A two-stage part: signed and embedded (`pipeline::two_stage::staged`).
     Embedded,
+    /// A two-stage run's cells, learned once from its embedded parts; no part of its own
+    /// (`pipeline::two_stage::by_cell`).
+    Cells,
+    /// A two-stage part: the documents that probe the cells it owns, searched.
+    Searched,
 }
 
 impl Stage {
-    fn name(self) -> &'static str {
+    pub(in crate::pipeline) fn name(self) -> &'static str {
         match self {
             Stage::Signed => "signed",
             Stage::Banded => "banded",
             Stage::Confirmed => "confirmed",
             Stage::Embedded => "embedded",
+            Stage::Cells => "cells",
+            Stage::Searched => "searched",
         }
+    }
+
+    /// The stage that wrote the folder `dir`, if it is a stage's.
+    pub(in crate::pipeline) fn of(dir: &Path) -> Option<Stage> {
+        let folder = RunFolder::open(dir).ok()?;
+        let stage = folder.summary.settings.get("stage")?.as_str()?;
+        [
+            Stage::Signed,
+            Stage::Banded,
+            Stage::Confirmed,
+            Stage::Embedded,
+            Stage::Cells,
+            Stage::Searched,
+        ]
+        .into_iter()
+        .find(|s| s.name() == stage)
     }
 }
 
@@ -147,6 +170,14 @@ impl StageFolder {
             Some("banded") => Stage::Banded,
             Some("confirmed") => Stage::Confirmed,
             Some("embedded") => Stage::Embedded,
+            Some("searched") => Stage::Searched,
+            Some("cells") => {
+                return Err(not_a_stage(
+                    "it holds a two-stage run's cells, which are searched with `neardup merge \
+                     CELLS --part J/N` or joined with `neardup merge CELLS --out DIR`, alone"
+                        .into(),
+                ));
+            }
             _ => return Err(not_a_stage("its summary names no stage".into())),
         };
         let spec = super::part::spec_of(settings).map_err(not_a_stage)?;
@@ -154,7 +185,7 @@ impl StageFolder {
             (Method::MinHash(config), Stage::Signed | Stage::Banded | Stage::Confirmed) => {
                 config.clone()
             }
-            (Method::TwoStage(config), Stage::Embedded) => MinHashConfig {
+            (Method::TwoStage(config), Stage::Embedded | Stage::Searched) => MinHashConfig {
                 confirm: config.settings.confirm.clone(),
                 linkage: config.linkage,
                 part: config.part,
@@ -279,7 +310,8 @@ fn signed_of(folders: &[StageFolder]) -> Result<SignedParts> {
         )));
     }
     let signed = open_stage(&dirs)?;
-    if signed[0].stage != Stage::Signed || signed[0].run() != folders[0].run() {
+    let signed_stage = matches!(signed[0].stage, Stage::Signed | Stage::Embedded);
+    if !signed_stage || signed[0].run() != folders[0].run() {
         return Err(Error::Usage(format!(
             "{} names signed parts ({}) of another run: keep the signed folders where they \
              were beside the stages after them (each stage names them relative to itself)",
@@ -294,11 +326,6 @@ fn signed_of(folders: &[StageFolder]) -> Result<SignedParts> {
 /// index).
 pub fn is_stage(dir: &Path) -> bool {
     RunFolder::open(dir).is_ok_and(|f| f.summary.settings.get("stage").is_some())
-}
-
-/// Whether `dir` holds a part of a two-stage run in stages, signed and embedded.
-pub(in crate::pipeline) fn is_embedded(dir: &Path) -> bool {
-    RunFolder::open(dir).is_ok_and(|f| f.summary.settings["stage"] == Stage::Embedded.name())
 }
 
 /// A stage's summary: the run's pipeline with this part, the stage that wrote it, and where
@@ -345,7 +372,7 @@ pub(in crate::pipeline) fn stage_summary(
 /// Where `folders` are, seen from the folder `out`: relative to it where they share a root, so
 /// that the stages still find each other when the shared storage is mounted elsewhere on
 /// another machine, or the whole tree of folders moves.
-fn seen_from(out: &Path, folders: &[StageFolder]) -> Vec<PathBuf> {
+pub(in crate::pipeline) fn seen_from(out: &Path, folders: &[StageFolder]) -> Vec<PathBuf> {
     let out = out.canonicalize().unwrap_or_else(|_| out.to_owned());
     folders
         .iter()
@@ -491,11 +518,21 @@ pub fn advance(dirs: &[PathBuf], part: Part, lock: FolderLock) -> Result<RunSumm
         }
         Stage::Embedded => {
             return Err(Error::Usage(
-                "these two-stage parts are searched in one process: `neardup merge \
-                 EMBEDDED_FOLDERS... --out DIR`, without --part"
+                "these two-stage parts are embedded: learn their cells once with `neardup merge \
+                 EMBEDDED_FOLDERS... --learn-cells --out CELLS`, then search them with \
+                 `neardup merge CELLS --part J/N`; or search them in one process with \
+                 `neardup merge EMBEDDED_FOLDERS... --out DIR`, without --part"
                     .into(),
             ));
         }
+        Stage::Searched => {
+            return Err(Error::Usage(
+                "these two-stage parts are searched: join them with `neardup merge \
+                 SEARCHED_FOLDERS... --out DIR`, without --part"
+                    .into(),
+            ));
+        }
+        Stage::Cells => unreachable!("a folder of cells opens as no stage's part"),
     };
     let seconds = StageTimes {
         candidates: clock.elapsed().as_secs_f64(),

@@ -20,6 +20,7 @@
 //! (a new batch searched together with a kept collection).
 
 mod against;
+mod by_cell;
 mod confirm;
 mod load;
 mod part;
@@ -29,6 +30,9 @@ mod staged;
 mod title_only;
 
 pub use against::add_to_collection;
+pub(super) use by_cell::{
+    join as join_searched, join_cells, learn as learn_cells_once, search_part as search_cells_part,
+};
 pub(super) use confirm::confirm_candidates;
 use confirm::{CONFIRM_BATCH, Confirmed, Verdicts};
 pub(super) use search::distinct_pairs;
@@ -305,7 +309,7 @@ pub(super) fn run(
     };
     let clock = Instant::now();
     let within = match (&cells, proposed) {
-        (Some(cells), Some(proposed)) => Within::Cells(cells, proposed),
+        (Some(cells), Some(proposed)) => Within::Cells(cells, proposed, None),
         _ => Within::Store {
             index: &index,
             title_only: &title_only,

@@ -12,7 +12,7 @@ use super::title_only::TitleOnlyStore;
 use crate::error::{Error, Result};
 use crate::index::DocumentIndex;
 use crate::progress;
-use crate::search::{Cells, InCells, InStore, NeighbourSearch, Query, QueryReader};
+use crate::search::{Cells, InCells, InStore, NearestLists, NeighbourSearch, Query, QueryReader};
 
 /// Queries per search call.
 const SEARCH_BATCH: usize = 2048;
@@ -37,8 +37,9 @@ pub(super) enum Within<'a> {
         title_only: &'a TitleOnlyStore,
         doc_of_key: &'a HashMap<u64, u32>,
     },
-    /// The documents' nearest cells, joined by the pairs MinHash proposed.
-    Cells(&'a Cells, Proposed),
+    /// The documents' nearest cells, joined by the pairs MinHash proposed; the documents'
+    /// best within their cells searched here, or, as given, by the parts that own the cells.
+    Cells(&'a Cells, Proposed, Option<NearestLists>),
 }
 
 /// The candidate pairs `(a, b, cosine)` of every query in `queries`: its `top_k` nearest
@@ -61,7 +62,7 @@ pub(super) fn candidates(
     // room that is filled takes memory.
     let copies: usize = title_copies.values().map(Vec::len).sum();
     let proposed = match &within {
-        Within::Cells(_, proposed) => proposed.pairs.len(),
+        Within::Cells(_, proposed, _) => proposed.pairs.len(),
         Within::Store { .. } => 0,
     };
     let mut neighbours = Vec::with_capacity((top_k + 1) * (queries.len() + copies) + 2 * proposed);
@@ -86,7 +87,7 @@ pub(super) fn candidates(
                 };
                 (Some(in_store(index.store())), in_store(title_only.store()))
             }
-            Within::Cells(cells, proposed) => {
+            Within::Cells(cells, proposed, found) => {
                 let titles_in = InCells::among(cells, &proposed.title_only);
                 let clock = std::time::Instant::now();
                 cells.with_cosines(&proposed.pairs, &mut neighbours);
@@ -102,7 +103,10 @@ pub(super) fn candidates(
                 );
                 let clock = std::time::Instant::now();
                 let before = neighbours.len();
-                cells.neighbours(top_k, &mut neighbours);
+                match found {
+                    Some(found) => cells.neighbours_found(found, &mut neighbours),
+                    None => cells.neighbours(top_k, &mut neighbours),
+                }
                 tracing::info!(
                     pairs = neighbours.len() - before,
                     seconds = clock.elapsed().as_secs_f64(),

@@ -48,7 +48,9 @@ use crate::pipeline::stages::{
     write_sketches,
 };
 use crate::pipeline::{Found, Method, PipelineSpec};
-use crate::search::{Codes, Query, QueryFile, QueryReader, cells_for};
+use crate::search::{
+    CellPlacement, Cells, Codes, NearestLists, Query, QueryFile, QueryReader, cells_for,
+};
 use crate::sketch::Signatures;
 
 /// A part's queries: blocks of what each stands for and its vector's codes.
@@ -176,7 +178,25 @@ pub(in crate::pipeline) fn join(
     dirs: &[PathBuf],
     out: &Path,
 ) -> Result<(PipelineSpec, Vec<Input>, ReadOptions, Found)> {
-    let signed = SignedParts::new(open_stage(dirs)?);
+    join_parts(SignedParts::new(open_stage(dirs)?), out, None)
+}
+
+/// Cells learned from the embedded parts once ([`super::by_cell`]), and the documents' best
+/// within them where the parts that own the cells found it.
+pub(super) struct Placed {
+    pub placement: CellPlacement,
+    /// The cells the run asked for (the summary's `cells`).
+    pub count: usize,
+    pub found: Option<NearestLists>,
+}
+
+/// [`join`] over the embedded parts `signed`, within the cells of `placed` where given (else
+/// learned here).
+pub(super) fn join_parts(
+    signed: SignedParts,
+    out: &Path,
+    placed: Option<Placed>,
+) -> Result<(PipelineSpec, Vec<Input>, ReadOptions, Found)> {
     let mut spec = spec_for(&signed.folders[0], None);
     spec.output.dir = out.to_owned();
     let Method::TwoStage(config) = &spec.method else {
@@ -201,18 +221,32 @@ pub(in crate::pipeline) fn join(
     drop(title_searched);
     times.sketch = clock.elapsed().as_secs_f64();
 
-    let count = match config.cells {
-        Some(count) if count > 0 => count,
-        _ => cells_for(documents),
+    let count = match (&placed, config.cells) {
+        (Some(placed), _) => placed.count,
+        (None, Some(count)) if count > 0 => count,
+        (None, _) => cells_for(documents),
     };
     let (neighbours, signatures, pairs) = match queries {
         Some(mut queries) => {
             let propose = proposes(&config, count);
             let proposed = minhash_proposals(&signatures, &sketches, &config, propose);
             let sketches_aside = SketchesAside::write(work.path(), signatures, sketches)?;
-            let cells = learn_cells(&mut queries, documents, count, &config, &mut times)?;
+            let (cells, found) = match placed {
+                Some(Placed {
+                    placement, found, ..
+                }) => {
+                    let clock = Instant::now();
+                    let codes = queries.document_codes(documents)?;
+                    times.index += clock.elapsed().as_secs_f64();
+                    (Cells::placed(codes, placement), found)
+                }
+                None => {
+                    let cells = learn_cells(&mut queries, documents, count, &config, &mut times)?;
+                    (cells, None)
+                }
+            };
             let clock = Instant::now();
-            let within = Within::Cells(&cells, proposed);
+            let within = Within::Cells(&cells, proposed, found);
             let neighbours = search::candidates(within, queries, &title_copies, &config)?;
             drop(cells);
             times.search = clock.elapsed().as_secs_f64();
@@ -307,7 +341,28 @@ fn read_queries(
     dir: &Path,
     title_searched: &[bool],
 ) -> Result<Option<QueryReader>> {
-    let mut queries: Option<QueryFile> = None;
+    let mut file: Option<QueryFile> = None;
+    visit_query_blocks(signed, |queries, codes| {
+        let file = match &mut file {
+            Some(file) => file,
+            None => file.insert(QueryFile::of_codes(dir, codes.width())?),
+        };
+        for (row, query) in queries.iter().enumerate() {
+            if !query.title || title_searched[query.doc as usize] {
+                file.append_code(*query, codes.row(row))?;
+            }
+        }
+        Ok(())
+    })?;
+    file.map(QueryFile::into_reader).transpose()
+}
+
+/// Hands `visit` every part's queries a block at a time, in the run's order, numbered in the
+/// run, with their codes.
+pub(super) fn visit_query_blocks(
+    signed: &SignedParts,
+    mut visit: impl FnMut(&[Query], &Codes) -> Result<()>,
+) -> Result<()> {
     for folder in &signed.folders {
         let docs = signed.docs_of(folder.part.number);
         let mut file = folder.folder.open_checked(QUERIES)?;
@@ -322,27 +377,19 @@ fn read_queries(
                     return Err(Error::io(&path, e));
                 }
             };
-            let queries = match &mut queries {
-                Some(queries) => queries,
-                None => queries.insert(QueryFile::of_codes(dir, codes.width())?),
-            };
-            for (row, &word) in words.iter().enumerate() {
-                let query = query_of(word, docs.start);
-                if !docs.contains(&query.doc) {
-                    return Err(Error::Usage(format!(
-                        "{} holds a query of a document its part did not sign: embed the part \
-                         again",
-                        file.path().display()
-                    )));
-                }
-                if !query.title || title_searched[query.doc as usize] {
-                    queries.append_code(query, codes.row(row))?;
-                }
+            let queries: Vec<Query> = words.iter().map(|&w| query_of(w, docs.start)).collect();
+            if queries.iter().any(|query| !docs.contains(&query.doc)) {
+                return Err(Error::Usage(format!(
+                    "{} holds a query of a document its part did not sign: embed the part \
+                     again",
+                    file.path().display()
+                )));
             }
+            visit(&queries, &codes)?;
         }
         file.finish()?;
     }
-    queries.map(QueryFile::into_reader).transpose()
+    Ok(())
 }
 
 #[cfg(test)]
