@@ -102,13 +102,22 @@ impl CellPlacement {
     /// Finds the nearest cells of more documents, `vectors` numbered after those placed (their
     /// copies, if any, are searched each).
     pub(crate) fn place(&mut self, vectors: &Codes) {
+        let nearest = self.route(vectors);
+        self.nearest.extend(nearest);
+    }
+
+    /// The `probes` nearest cells of each of `vectors`, nearest first, [`NO_CELL`] after the
+    /// last found: as documents are placed, and titles routed to be searched. A vector's cells
+    /// do not depend on the vectors routed with it.
+    pub(crate) fn route(&self, vectors: &Codes) -> Vec<u32> {
         let width = self.router.width();
         let all: Vec<usize> = (0..vectors.len()).collect();
+        let mut nearest = Vec::with_capacity(vectors.len() * self.probes);
         for block in all.chunks(ROUTE_BLOCK) {
             let decoded = vectors.decoded(block);
             let rows: Vec<&[f32]> = decoded.chunks_exact(width).collect();
             for cells in self.router.nearest(&rows, self.probes) {
-                self.nearest.extend(
+                nearest.extend(
                     cells
                         .iter()
                         .copied()
@@ -117,6 +126,7 @@ impl CellPlacement {
                 );
             }
         }
+        nearest
     }
 
     /// This placement with the documents of `vectors` placed before its own, which are then
@@ -475,6 +485,11 @@ impl NearestLists {
     pub(crate) fn documents(&self) -> usize {
         self.0.queries
     }
+
+    /// Document `doc`'s best, best first.
+    pub(crate) fn list(&self, doc: u32) -> &[(f32, u32)] {
+        self.0.list(doc as usize)
+    }
 }
 
 /// The cells of a placement that one part of a run in stages searches, with the codes of
@@ -485,6 +500,8 @@ pub(crate) struct OwnedCells<'p> {
     placement: &'p CellPlacement,
     /// The members of each cell held; the others empty.
     members: Vec<Vec<u32>>,
+    /// Those of them that are a title and nothing else, among which titles are searched.
+    title_only: Vec<Vec<u32>>,
     /// Every member, ascending, and its code in the same order.
     held: Vec<u32>,
     codes: Codes,
@@ -494,20 +511,31 @@ pub(crate) struct OwnedCells<'p> {
 
 impl<'p> OwnedCells<'p> {
     /// The cells of `placement` that `owned` says, their members' codes to be given
-    /// ([`OwnedCells::held`], [`OwnedCells::hold`]), `width` wide.
+    /// ([`OwnedCells::held`], [`OwnedCells::hold`]), `width` wide; `title_only` says which
+    /// documents are a title and nothing else (by document number).
     pub(crate) fn new(
         placement: &'p CellPlacement,
         owned: impl Fn(usize) -> bool,
         width: usize,
+        title_only: &[bool],
     ) -> OwnedCells<'p> {
         let owned: Vec<bool> = (0..placement.cells()).map(owned).collect();
         let members = placement.members(|cell| owned[cell]);
+        let title_only = (members.iter())
+            .map(|docs| {
+                docs.iter()
+                    .copied()
+                    .filter(|&d| title_only[d as usize])
+                    .collect()
+            })
+            .collect();
         let mut held: Vec<u32> = members.concat();
         held.sort_unstable();
         let codes = Codes::new(width);
         OwnedCells {
             placement,
             members,
+            title_only,
             held,
             codes,
             owned,
@@ -531,15 +559,17 @@ impl<'p> OwnedCells<'p> {
             .any(|cell| self.owned[cell as usize])
     }
 
+    /// Whether a title routed to `cells` ([`CellPlacement::route`]) probes a cell held here.
+    pub(crate) fn routed_here(&self, cells: &[u32]) -> bool {
+        cells
+            .iter()
+            .any(|&cell| cell != NO_CELL && self.owned[cell as usize])
+    }
+
     /// Each of `docs`' best `k + 1` (itself among them) among the members of the cells held
     /// here that it probes, `codes` being their codes in the same order: `(cosine, document)`,
     /// best first; none for a document that probes none.
     pub(crate) fn search(&self, docs: &[u32], codes: &Codes, k: usize) -> Vec<Vec<(f32, u32)>> {
-        assert_eq!(
-            self.codes.len(),
-            self.held.len(),
-            "every member's code held"
-        );
         let probing = probing(
             self.members.len(),
             docs.iter().map(|&doc| {
@@ -547,14 +577,49 @@ impl<'p> OwnedCells<'p> {
                 probed.filter(|&cell| self.owned[cell as usize])
             }),
         );
+        self.search_among(&probing, &self.members, codes, k)
+    }
+
+    /// Each title's best `k + 1` among the title-only members of the cells held here that it
+    /// was routed to, as [`Cells::nearest_among`] finds them within every cell: `routed` holds
+    /// each title's cells ([`CellPlacement::route`]), `codes` their codes in the same order.
+    pub(crate) fn search_titles(
+        &self,
+        routed: &[u32],
+        codes: &Codes,
+        k: usize,
+    ) -> Vec<Vec<(f32, u32)>> {
+        let probing = probing(
+            self.members.len(),
+            routed.chunks_exact(self.placement.probes).map(|cells| {
+                let cells = cells.iter().copied();
+                cells.filter(|&cell| cell != NO_CELL && self.owned[cell as usize])
+            }),
+        );
+        self.search_among(&probing, &self.title_only, codes, k)
+    }
+
+    /// Each query of `probing` (a row of `codes`) with its best `k + 1` among `members`.
+    fn search_among(
+        &self,
+        probing: &[Vec<u32>],
+        members: &[Vec<u32>],
+        codes: &Codes,
+        k: usize,
+    ) -> Vec<Vec<(f32, u32)>> {
+        assert_eq!(
+            self.codes.len(),
+            self.held.len(),
+            "every member's code held"
+        );
         let member = |doc: u32| {
             let row = self.held.binary_search(&doc).expect("a member's code held");
             self.codes.row(row)
         };
-        let mut best = Ranked::new(docs.len(), k + 1);
+        let mut best = Ranked::new(codes.len(), k + 1);
         search_cells(
-            &probing,
-            &self.members,
+            probing,
+            members,
             member,
             |query| codes.row(query as usize),
             &mut best,
@@ -617,11 +682,14 @@ impl Ranked {
 
     /// Each query's best, best first: fewer than `k` where fewer were offered.
     fn lists(&self) -> impl Iterator<Item = &[(f32, u32)]> {
-        (0..self.queries).map(|query| {
-            let places = &self.places[query * self.k..(query + 1) * self.k];
-            let filled = places.partition_point(|&(cosine, _)| cosine > f32::NEG_INFINITY);
-            &places[..filled]
-        })
+        (0..self.queries).map(|query| self.list(query))
+    }
+
+    /// Query `query`'s best, best first.
+    fn list(&self, query: usize) -> &[(f32, u32)] {
+        let places = &self.places[query * self.k..(query + 1) * self.k];
+        let filled = places.partition_point(|&(cosine, _)| cosine > f32::NEG_INFINITY);
+        &places[..filled]
     }
 }
 
@@ -832,7 +900,8 @@ mod tests {
 
     /// Cells dealt out to parts, each holding only its cells' members' codes, find what one
     /// search over every cell finds, merged in any order, however many parts: the same pairs,
-    /// the same cosines, in the same order.
+    /// the same cosines, in the same order; and for titles, the same best among the title-only
+    /// documents.
     #[test]
     fn the_parts_that_own_the_cells_find_what_one_search_finds() {
         let (width, k) = (16, 5);
@@ -849,13 +918,26 @@ mod tests {
         cells.neighbours(k, &mut expected);
         let codes = Codes::of(&vectors.concat(), width);
         let docs: Vec<u32> = (0..vectors.len() as u32).collect();
+        // Titles, searched among the title-only documents of the cells they are routed to.
+        let title_only: Vec<bool> = (0..vectors.len()).map(|d| d % 4 == 1).collect();
+        let titles = random_vectors(200, width, 18);
+        let titles: Vec<&[f32]> = titles.iter().map(Vec::as_slice).collect();
+        let expected_titles =
+            cells.nearest_among(&titles, &cells.members_among(&title_only), k + 1);
+        let title_codes = Codes::of_rows(&titles, width);
+        let routed = cells.placement.route(&title_codes);
         for count in [1, 2, 3, 7, 50] {
             let mut found = NearestLists::new(vectors.len(), k);
+            let mut found_titles = NearestLists::new(titles.len(), k);
             let mut held = 0;
             // Merged from the last part to the first: the order does not matter.
             for part in (0..count).rev() {
-                let mut owned =
-                    OwnedCells::new(&cells.placement, |cell| cell % count == part, width);
+                let mut owned = OwnedCells::new(
+                    &cells.placement,
+                    |cell| cell % count == part,
+                    width,
+                    &title_only,
+                );
                 let members = owned.held().to_vec();
                 held += members.len();
                 for &doc in &members {
@@ -880,6 +962,19 @@ mod tests {
                         found.offer(doc, hits);
                     }
                 }
+                let (mut here, mut here_codes, mut here_routed) =
+                    (Vec::new(), Codes::new(width), Vec::new());
+                for (title, cells) in routed.chunks_exact(3).enumerate() {
+                    if owned.routed_here(cells) {
+                        here.push(title as u32);
+                        here_codes.push_code(title_codes.row(title));
+                        here_routed.extend_from_slice(cells);
+                    }
+                }
+                let hits = owned.search_titles(&here_routed, &here_codes, k);
+                for (&title, hits) in here.iter().zip(hits) {
+                    found_titles.offer(title, hits);
+                }
             }
             assert_eq!(
                 held,
@@ -893,6 +988,14 @@ mod tests {
                 pairs.iter().map(|&(a, b, c)| (a, b, c.to_bits())).collect()
             };
             assert_eq!(bits(&merged), bits(&expected), "{count} parts");
+            for (title, expected) in expected_titles.iter().enumerate() {
+                let found = found_titles.list(title as u32);
+                let bits = |hits: &[(f32, u32)]| -> Vec<(u32, u32)> {
+                    hits.iter().map(|&(c, d)| (c.to_bits(), d)).collect()
+                };
+                assert_eq!(bits(found), bits(expected), "title {title}, {count} parts");
+            }
+            assert!(expected_titles.iter().all(|hits| !hits.is_empty()));
         }
     }
 

@@ -18,7 +18,7 @@ mod neighbours;
 mod queries;
 
 pub(crate) use cells::{CellPlacement, Cells, NearestLists, OwnedCells};
-pub(crate) use codes::Codes;
+pub(crate) use codes::{Code, Codes};
 pub(crate) use neighbours::InCells;
 pub use neighbours::{InStore, NeighbourSearch};
 pub(crate) use queries::{Query, QueryFile, QueryReader};

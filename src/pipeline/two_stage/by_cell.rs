@@ -1,56 +1,65 @@
 //! Two-stage's search split by the owners of the cells: the cells learned once, then each part
-//! searches the documents that probe the cells it owns.
+//! searches the documents and titles that probe the cells it owns.
 //!
 //! Within cells, a document's candidates are its best `k + 1` over the members of the few
-//! cells nearest to it (`search::cells`). Its best over those cells is its best over the best
-//! each cell gives, in any order. So the cells can be dealt out: a part that owns some of them
-//! holds only their members' codes, and finds each document's best among those; the join
-//! merges each document's lists from the parts into what one process finds, byte for byte.
+//! cells nearest to it (`search::cells`); a title's, over the title-only members of the cells
+//! nearest to it. A query's best over those cells is its best over the best each cell gives,
+//! in any order. So the cells can be dealt out: a part that owns some of them holds only their
+//! members' codes, and finds each query's best among those; the join merges each query's lists
+//! from the parts into what one process finds, byte for byte.
 //!
 //! After the parts that sign and embed (`neardup dedup --part I/N`, [`super::staged`]):
 //!
 //! 1. **learn** (one job: `neardup merge embedded*/ --learn-cells --out cells/`, [`learn`]):
 //!    reads every document's codes, learns the cells as one run learns them and finds each
-//!    document's nearest cells; writes that placement (`cells.bin`). The centroids come from
-//!    `f32` matrix products, whose sums another machine may split otherwise, so they are
-//!    learned once and shared rather than learned by each part.
+//!    document's nearest cells (`cells.bin`); routes each title query to its nearest cells,
+//!    and notes which documents are a title and nothing else (`titles.bin`). The centroids
+//!    come from `f32` matrix products, whose sums another machine may split otherwise, so
+//!    they are learned, and every query routed, once.
 //! 2. **search** (`neardup merge cells/ --part J/N --out searchedJ/`, [`search_part`]): part
 //!    `J` owns cell `c` where `c mod N = J - 1`. It holds the codes of its cells' members (a
-//!    share of the corpus), reads every document's codes again a block at a time, and writes
-//!    the best of each document that probes one of its cells (`nearest.bin`).
-//! 3. **join** (`neardup merge searched*/ --out out/`, [`join`]): the documents' lists merged,
-//!    then the rest of the run as the one-process join does it (titles, MinHash's proposals,
+//!    share of the corpus), reads every query's code again a block at a time, and writes the
+//!    best of each document (`nearest.bin`) and each title (`nearest-titles.bin`) that probes
+//!    one of its cells.
+//! 3. **join** (`neardup merge searched*/ --out out/`, [`join`]): each query's lists merged,
+//!    then the rest of the run as the one-process join does it (MinHash's proposals,
 //!    confirming, writing).
 //!
-//! `neardup merge cells/ --out out/` searches the documents in the join itself.
+//! `neardup merge cells/ --out out/` searches in the join itself, within the cells learned once.
 //!
 //! The join still holds every document's code and every sketch, as the one-process join does:
-//! the titles' search and MinHash's proposals are not split yet (decision 0016).
+//! MinHash's proposals and the cosines they need are not split yet (decision 0016).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde_json::Value;
 
+use super::search::FoundInParts;
 use super::staged::{Placed, join_parts, visit_query_blocks};
 use crate::error::{Error, Result};
 use crate::io::{FolderLock, ReadOptions, read_list, write_list};
-use crate::output::run::{RunFolder, RunSummary, RunWriter, StageTimes};
+use crate::output::run::{RunFile, RunFolder, RunSummary, RunWriter, StageTimes};
 use crate::pipeline::stages::{
-    SignedParts, Stage, StageFolder, open_stage, seen_from, spec_for, stage_summary,
+    Share, SignedParts, Stage, StageFolder, open_stage, seen_from, spec_for, stage_summary,
 };
 use crate::pipeline::{Found, Input, Method, Part, PipelineSpec};
-use crate::search::{CellPlacement, Codes, NearestLists, OwnedCells, cells_for};
+use crate::search::{CellPlacement, Code, Codes, NearestLists, OwnedCells, cells_for};
 
 /// The cells' placement of every document.
 const PLACEMENT: &str = "cells.bin";
+/// Which documents are a title and nothing else, and where each title query was routed.
+const TITLES: &str = "titles.bin";
 /// A searched part's lists: blocks of each document's best within the part's cells.
 const NEAREST: &str = "nearest.bin";
+/// A searched part's lists of titles: blocks of each title's best among the title-only
+/// members of the part's cells.
+const NEAREST_TITLES: &str = "nearest-titles.bin";
 /// Documents searched at a time by a part.
 const SEARCH_BLOCK: usize = 1 << 16;
 
-/// Stage 1: the cells of the embedded parts in `dirs`, learned once, and every document
-/// placed among them, written into the folder `lock` holds.
+/// Stage 1: the cells of the embedded parts in `dirs`, learned once, every document placed
+/// among them and every title query routed, written into the folder `lock` holds.
 pub(in crate::pipeline) fn learn(dirs: &[PathBuf], lock: FolderLock) -> Result<RunSummary> {
     let folders = open_stage(dirs)?;
     if folders[0].stage != Stage::Embedded {
@@ -84,10 +93,16 @@ pub(in crate::pipeline) fn learn(dirs: &[PathBuf], lock: FolderLock) -> Result<R
         CellPlacement::learn(&codes, count, config.cell_probes)
     };
     drop(codes);
+    let titles = TitleCells::route(&signed, &placement)?;
     let signed_from_here = seen_from(lock.dir(), &signed.folders);
     let mut run = RunWriter::begin(lock)?;
     let mut file = run.create(PLACEMENT)?;
     placement
+        .write_to(&mut file)
+        .map_err(|e| Error::io(file.target(), e))?;
+    run.commit(file)?;
+    let mut file = run.create(TITLES)?;
+    titles
         .write_to(&mut file)
         .map_err(|e| Error::io(file.target(), e))?;
     run.commit(file)?;
@@ -136,11 +151,92 @@ fn document_codes(signed: &SignedParts) -> Result<Codes> {
     Ok(codes)
 }
 
+/// What the titles need of the cells: which documents are a title and nothing else (the
+/// documents a title is searched among), and each title query's nearest cells, routed as one
+/// run routes them.
+struct TitleCells {
+    title_only: Vec<bool>,
+    /// The document of each title query, in the run's order.
+    titles: Vec<u32>,
+    /// Each title query's cells (`probes` each, as `CellPlacement::route` gives them).
+    routed: Vec<u32>,
+}
+
+impl TitleCells {
+    /// Reads which documents are title-only from the parts' sketches, and routes every title
+    /// query of the parts to its nearest cells of `placement`.
+    fn route(signed: &SignedParts, placement: &CellPlacement) -> Result<TitleCells> {
+        let mut title_only = Vec::with_capacity(signed.documents());
+        for folder in &signed.folders {
+            let share = Share::read(signed, folder.part.number)?;
+            let sketches = &share.sketches;
+            title_only.extend((0..sketches.len()).map(|doc| sketches.facts(doc).title_only()));
+        }
+        let (mut titles, mut routed) = (Vec::new(), Vec::new());
+        visit_query_blocks(signed, |queries, codes| {
+            let mut block = Codes::new(codes.width());
+            for (row, query) in queries.iter().enumerate() {
+                if query.title {
+                    titles.push(query.doc);
+                    block.push_code(codes.row(row));
+                }
+            }
+            routed.extend(placement.route(&block));
+            Ok(())
+        })?;
+        Ok(TitleCells {
+            title_only,
+            titles,
+            routed,
+        })
+    }
+
+    fn write_to(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
+        let title_only: Vec<u32> = (0..self.title_only.len() as u32)
+            .filter(|&doc| self.title_only[doc as usize])
+            .collect();
+        write_list(w, &title_only)?;
+        write_list(w, &self.titles)?;
+        write_list(w, &self.routed)
+    }
+
+    /// Reads what [`TitleCells::write_to`] wrote for `documents` documents placed as
+    /// `placement` says.
+    fn read_from(
+        r: &mut impl std::io::Read,
+        documents: usize,
+        placement: &CellPlacement,
+    ) -> std::io::Result<TitleCells> {
+        let invalid = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what);
+        let mut title_only = vec![false; documents];
+        for doc in read_list(r)? {
+            *title_only
+                .get_mut(doc as usize)
+                .ok_or_else(|| invalid("a title-only document of another run"))? = true;
+        }
+        let titles = read_list(r)?;
+        let routed = read_list(r)?;
+        let cells = placement.cells() as u32;
+        if titles.iter().any(|&doc| doc as usize >= documents)
+            || routed.len() != titles.len() * placement.probes()
+            || routed.iter().any(|&cell| cell >= cells && cell != u32::MAX)
+        {
+            return Err(invalid("its titles do not fit its cells"));
+        }
+        Ok(TitleCells {
+            title_only,
+            titles,
+            routed,
+        })
+    }
+}
+
 /// A folder of learned cells, and the embedded parts they were learned from.
 struct CellsFolder {
     folder: RunFolder,
     signed: SignedParts,
     placement: CellPlacement,
+    titles: TitleCells,
     count: usize,
 }
 
@@ -187,11 +283,15 @@ impl CellsFolder {
                 signed.documents()
             )));
         }
+        let documents = signed.documents();
+        let titles =
+            folder.read_with(TITLES, |r| TitleCells::read_from(r, documents, &placement))?;
         let count = folder.summary.cells.unwrap_or(placement.cells());
         Ok(CellsFolder {
             folder,
             signed,
             placement,
+            titles,
             count,
         })
     }
@@ -203,8 +303,9 @@ impl CellsFolder {
 }
 
 /// Stage 2: each document that probes a cell of part `part` (cell `c` where `c mod N` is
-/// `J - 1`) with its best among those cells' members, from the cells in `dirs` (one folder),
-/// written into the folder `lock` holds.
+/// `J - 1`) with its best among those cells' members, and each title with its best among their
+/// title-only members, from the cells in `dirs` (one folder), written into the folder `lock`
+/// holds.
 pub(in crate::pipeline) fn search_part(
     dirs: &[PathBuf],
     part: Part,
@@ -225,8 +326,9 @@ pub(in crate::pipeline) fn search_part(
         &cells.placement,
         |cell| part.holds(cell as u32),
         cells.placement.width(),
+        &cells.titles.title_only,
     );
-    // The members' codes first, then every document a block at a time.
+    // The members' codes first, then every query a block at a time.
     let members = owned.held().to_vec();
     let mut next = members.iter().peekable();
     visit_query_blocks(&cells.signed, |queries, codes| {
@@ -252,47 +354,61 @@ pub(in crate::pipeline) fn search_part(
     )
     .unwrap_or_else(|| dir.clone());
     let mut run = RunWriter::begin(lock)?;
-    let mut file = run.create(NEAREST)?;
     let width = cells.placement.width();
-    let (mut searched, mut block, mut codes) = (0, Vec::new(), Codes::new(width));
+    let probes = cells.placement.probes();
+    let mut documents = Lists::new(run.create(NEAREST)?, width);
+    let mut titles = Lists::new(run.create(NEAREST_TITLES)?, width);
+    let mut title = cells
+        .titles
+        .titles
+        .iter()
+        .zip(cells.titles.routed.chunks_exact(probes));
+    let mut routed = Vec::new();
     let bar = crate::progress::items(cells.signed.documents() as u64, "searching documents");
-    let mut search = |block: &mut Vec<u32>, codes: &mut Codes| -> Result<()> {
-        let found = owned.search(block, codes, config.top_k);
-        let mut words = Vec::new();
-        for (&doc, found) in block.iter().zip(found) {
-            words.extend([doc, found.len() as u32]);
-            words.extend(
-                found
-                    .iter()
-                    .flat_map(|&(cosine, other)| [cosine.to_bits(), other]),
-            );
-        }
-        write_list(&mut file, &words).map_err(|e| Error::io(file.target(), e))?;
-        searched += block.len();
-        block.clear();
-        *codes = Codes::new(codes.width());
-        Ok(())
-    };
-    visit_query_blocks(&cells.signed, |queries, block_codes| {
+    let k = config.top_k;
+    visit_query_blocks(&cells.signed, |queries, codes| {
         for (row, query) in queries.iter().enumerate() {
-            if !query.title && owned.probes_here(query.doc) {
-                block.push(query.doc);
-                codes.push_code(block_codes.row(row));
+            if !query.title {
+                if owned.probes_here(query.doc) {
+                    documents.push(query.doc, codes.row(row));
+                }
+                if documents.full() {
+                    documents.write(|docs, codes| owned.search(docs, codes, k))?;
+                }
+                bar.set_position(u64::from(query.doc) + 1);
+                continue;
             }
-            if block.len() == SEARCH_BLOCK {
-                search(&mut block, &mut codes)?;
+            let Some((&doc, cells)) = title.next().filter(|&(&doc, _)| doc == query.doc) else {
+                return Err(Error::Usage(format!(
+                    "the title of document {} was not routed with the cells: learn them again",
+                    query.doc
+                )));
+            };
+            if owned.routed_here(cells) {
+                titles.push(doc, codes.row(row));
+                routed.extend_from_slice(cells);
             }
-            bar.set_position(u64::from(query.doc) + 1);
+            if titles.full() {
+                titles.write(|_, codes| owned.search_titles(&routed, codes, k))?;
+                routed.clear();
+            }
         }
         Ok(())
     })?;
-    if !block.is_empty() {
-        search(&mut block, &mut codes)?;
-    }
+    documents.write(|docs, codes| owned.search(docs, codes, k))?;
+    titles.write(|_, codes| owned.search_titles(&routed, codes, k))?;
     bar.finish_and_clear();
-    write_list(&mut file, &[]).map_err(|e| Error::io(file.target(), e))?;
-    run.commit(file)?;
-    tracing::info!(part = %part, searched, seconds = clock.elapsed().as_secs_f64(), "searched");
+    let searched = documents.searched;
+    let titles_searched = titles.searched;
+    documents.finish(&mut run)?;
+    titles.finish(&mut run)?;
+    tracing::info!(
+        part = %part,
+        documents = searched,
+        titles = titles_searched,
+        seconds = clock.elapsed().as_secs_f64(),
+        "searched the cells it owns"
+    );
     let times = StageTimes {
         search: clock.elapsed().as_secs_f64(),
         ..StageTimes::default()
@@ -311,7 +427,65 @@ pub(in crate::pipeline) fn search_part(
     run.finish(summary)
 }
 
-/// The join from the learned cells in `dirs` (one folder): the documents searched in it.
+/// The queries a searched part has yet to search, and the file their lists go to: a block of
+/// [`SEARCH_BLOCK`] queries at a time, each written as its document, how many hits, and each
+/// hit's cosine (as bits) and document.
+struct Lists {
+    file: RunFile,
+    docs: Vec<u32>,
+    codes: Codes,
+    searched: usize,
+}
+
+impl Lists {
+    fn new(file: RunFile, width: usize) -> Lists {
+        Lists {
+            file,
+            docs: Vec::new(),
+            codes: Codes::new(width),
+            searched: 0,
+        }
+    }
+
+    /// Adds the query of document `doc` to the block.
+    fn push(&mut self, doc: u32, code: Code<'_>) {
+        self.docs.push(doc);
+        self.codes.push_code(code);
+    }
+
+    fn full(&self) -> bool {
+        self.docs.len() == SEARCH_BLOCK
+    }
+
+    /// Searches the block with `search` (its documents and codes) and writes the lists.
+    fn write(&mut self, search: impl FnOnce(&[u32], &Codes) -> Vec<Vec<(f32, u32)>>) -> Result<()> {
+        if self.docs.is_empty() {
+            return Ok(());
+        }
+        let found = search(&self.docs, &self.codes);
+        let mut words = Vec::new();
+        for (&doc, found) in self.docs.iter().zip(found) {
+            words.extend([doc, found.len() as u32]);
+            let hits = found
+                .iter()
+                .flat_map(|&(cosine, other)| [cosine.to_bits(), other]);
+            words.extend(hits);
+        }
+        write_list(&mut self.file, &words).map_err(|e| Error::io(self.file.target(), e))?;
+        self.searched += self.docs.len();
+        self.docs.clear();
+        self.codes = Codes::new(self.codes.width());
+        Ok(())
+    }
+
+    /// Ends the file and commits it.
+    fn finish(mut self, run: &mut RunWriter) -> Result<()> {
+        write_list(&mut self.file, &[]).map_err(|e| Error::io(self.file.target(), e))?;
+        run.commit(self.file)
+    }
+}
+
+/// The join from the learned cells in `dirs` (one folder): the queries searched in it.
 pub(in crate::pipeline) fn join_cells(
     dirs: &[PathBuf],
     out: &Path,
@@ -330,8 +504,8 @@ pub(in crate::pipeline) fn join_cells(
     join_parts(cells.signed, out, Some(placed))
 }
 
-/// Stage 3: the searched parts in `dirs` joined: each document's lists merged, and the rest of
-/// the run done as the one-process join does it.
+/// Stage 3: the searched parts in `dirs` joined: each query's lists merged, and the rest of the
+/// run done as the one-process join does it.
 pub(in crate::pipeline) fn join(
     dirs: &[PathBuf],
     out: &Path,
@@ -359,9 +533,14 @@ pub(in crate::pipeline) fn join(
     let Method::TwoStage(config) = &cells.spec(None).method else {
         unreachable!("cells are two-stage's")
     };
-    let mut found = NearestLists::new(cells.signed.documents(), config.top_k);
+    let documents = cells.signed.documents();
+    let mut found = FoundInParts {
+        documents: NearestLists::new(documents, config.top_k),
+        titles: NearestLists::new(documents, config.top_k),
+    };
     for part in &parts {
-        read_nearest(part, &mut found)?;
+        read_nearest(part, NEAREST, &mut found.documents)?;
+        read_nearest(part, NEAREST_TITLES, &mut found.titles)?;
     }
     let placed = Placed {
         placement: cells.placement,
@@ -371,12 +550,12 @@ pub(in crate::pipeline) fn join(
     join_parts(cells.signed, out, Some(placed))
 }
 
-/// Offers `found` every list a searched part wrote.
-fn read_nearest(part: &StageFolder, found: &mut NearestLists) -> Result<()> {
+/// Offers `found` every list a searched part wrote into its file `name`.
+fn read_nearest(part: &StageFolder, name: &str, found: &mut NearestLists) -> Result<()> {
     let documents = found.documents() as u32;
     let invalid =
         |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_owned());
-    part.folder.read_with(NEAREST, |r| {
+    part.folder.read_with(name, |r| {
         loop {
             let words = read_list(r)?;
             if words.is_empty() {

@@ -37,9 +37,16 @@ pub(super) enum Within<'a> {
         title_only: &'a TitleOnlyStore,
         doc_of_key: &'a HashMap<u64, u32>,
     },
-    /// The documents' nearest cells, joined by the pairs MinHash proposed; the documents'
-    /// best within their cells searched here, or, as given, by the parts that own the cells.
-    Cells(&'a Cells, Proposed, Option<NearestLists>),
+    /// The documents' nearest cells, joined by the pairs MinHash proposed; searched here,
+    /// or, as given, by the parts that own the cells.
+    Cells(&'a Cells, Proposed, Option<FoundInParts>),
+}
+
+/// What the parts that own the cells found (`by_cell`): each document's best within its
+/// cells, and each title's among their title-only members.
+pub(super) struct FoundInParts {
+    pub documents: NearestLists,
+    pub titles: NearestLists,
 }
 
 /// The candidate pairs `(a, b, cosine)` of every query in `queries`: its `top_k` nearest
@@ -70,6 +77,7 @@ pub(super) fn candidates(
     // A title is searched among the title-only documents; a document among all, unless the
     // cells found every document's neighbours already.
     let mut titles_at_once = None;
+    let mut titles_found = None;
     let (documents_in, titles_in): (Option<Box<dyn NeighbourSearch>>, Box<dyn NeighbourSearch>) =
         match within {
             Within::Store {
@@ -104,7 +112,10 @@ pub(super) fn candidates(
                 let clock = std::time::Instant::now();
                 let before = neighbours.len();
                 match found {
-                    Some(found) => cells.neighbours_found(found, &mut neighbours),
+                    Some(found) => {
+                        cells.neighbours_found(found.documents, &mut neighbours);
+                        titles_found = Some(found.titles);
+                    }
                     None => cells.neighbours(top_k, &mut neighbours),
                 }
                 tracing::info!(
@@ -141,7 +152,14 @@ pub(super) fn candidates(
             }
             None => (Vec::new(), Vec::new()),
         };
-        hits.extend(titles_in.nearest(&vectors_of(&titles), top_k + 1)?);
+        match &titles_found {
+            Some(found) => hits.extend(
+                titles
+                    .iter()
+                    .map(|(query, _)| found.list(query.doc).to_vec()),
+            ),
+            None => hits.extend(titles_in.nearest(&vectors_of(&titles), top_k + 1)?),
+        }
         let searched = documents.iter().chain(&titles);
         for ((query, vector), hits) in searched.zip(hits) {
             let copies = query.title.then(|| title_copies.get(&query.doc)).flatten();

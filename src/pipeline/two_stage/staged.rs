@@ -33,7 +33,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::load::{TitleCopies, Upsert, centre_as_one_run, load};
-use super::search::{self, Within};
+use super::search::{self, FoundInParts, Within};
 use super::set_aside::SketchesAside;
 use super::{TwoStageConfig, confirm_aside, learn_cells, minhash_proposals, open_index, proposes};
 use crate::confirm::SketchFacts;
@@ -48,9 +48,7 @@ use crate::pipeline::stages::{
     write_sketches,
 };
 use crate::pipeline::{Found, Method, PipelineSpec};
-use crate::search::{
-    CellPlacement, Cells, Codes, NearestLists, Query, QueryFile, QueryReader, cells_for,
-};
+use crate::search::{CellPlacement, Cells, Codes, Query, QueryFile, QueryReader, cells_for};
 use crate::sketch::Signatures;
 
 /// A part's queries: blocks of what each stands for and its vector's codes.
@@ -187,7 +185,7 @@ pub(super) struct Placed {
     pub placement: CellPlacement,
     /// The cells the run asked for (the summary's `cells`).
     pub count: usize,
-    pub found: Option<NearestLists>,
+    pub found: Option<FoundInParts>,
 }
 
 /// [`join`] over the embedded parts `signed`, within the cells of `placed` where given (else
