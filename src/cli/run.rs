@@ -76,7 +76,8 @@ pub fn execute(spec: &PipelineSpec, models: &Path) -> Result<()> {
         outln!(
             "part {part}: signed and embedded {} documents, its share of the input -> {}; when \
              all {} parts are embedded, search them with `neardup merge EMBEDDED_FOLDERS... \
-             --out DIR`",
+             --out DIR`, or learn their cells for parts to search with `neardup merge \
+             EMBEDDED_FOLDERS... --learn-cells --out CELLS`",
             embedded.summary.documents,
             spec.output.dir.display(),
             part.count

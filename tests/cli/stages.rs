@@ -1,5 +1,5 @@
-//! `neardup dedup --method minhash --part` and `neardup merge`: MinHash in stages over
-//! machines writes the files of one run.
+//! `neardup dedup --part` and `neardup merge`: MinHash and two-stage in stages over machines
+//! write the files of one run.
 
 use crate::common::*;
 
@@ -13,6 +13,27 @@ const RUN_FILES: [&str; 5] = [
 
 fn summary(dir: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
+}
+
+/// Asserts that the run in `dir` wrote the files of the one run in `whole`, byte for byte, and
+/// its summary but for the timings, the run's id and its folder.
+fn assert_files_of_one_run(dir: &Path, whole: &Path, context: &str) {
+    let read = |dir: &Path, file: &str| std::fs::read(dir.join(file)).unwrap();
+    for file in RUN_FILES {
+        assert!(
+            read(dir, file) == read(whole, file),
+            "{file} of {} {context}",
+            dir.display()
+        );
+    }
+    let (mut ours, mut theirs) = (summary(dir), summary(whole));
+    for summary in [&mut ours, &mut theirs] {
+        for key in ["run", "files", "seconds", "write_seconds"] {
+            summary.as_object_mut().unwrap().remove(key);
+        }
+        summary["settings"]["output"]["dir"] = serde_json::Value::Null;
+    }
+    assert_eq!(ours, theirs, "{} {context}", dir.display());
 }
 
 #[test]
@@ -73,23 +94,8 @@ fn minhash_signed_banded_confirmed_and_joined_in_parts_writes_the_files_of_one_r
         ok(&[&args[..], &["--out", s(out), "-q"]].concat());
     }
 
-    let read = |dir: &Path, file: &str| std::fs::read(dir.join(file)).unwrap();
     for dir in [&joined, &from_signed, &from_banded] {
-        for file in RUN_FILES {
-            assert!(
-                read(dir, file) == read(&whole, file),
-                "{} {file}",
-                dir.display()
-            );
-        }
-        let (mut ours, mut theirs) = (summary(dir), summary(&whole));
-        for summary in [&mut ours, &mut theirs] {
-            for key in ["run", "files", "seconds", "write_seconds"] {
-                summary.as_object_mut().unwrap().remove(key);
-            }
-            summary["settings"]["output"]["dir"] = serde_json::Value::Null;
-        }
-        assert_eq!(ours, theirs, "{}", dir.display());
+        assert_files_of_one_run(dir, &whole, "");
     }
     let pairs = summary(&whole)["pairs"].as_u64().unwrap();
     assert!(pairs > 1000, "{pairs}");
@@ -189,7 +195,8 @@ fn minhash_signed_banded_confirmed_and_joined_in_parts_writes_the_files_of_one_r
         .collect();
     args.extend(moved_confirmed.iter().map(|d| s(d)));
     ok(&[&args[..], &["--out", s(&joined_moved), "-q"]].concat());
-    assert!(read(&joined_moved, "groups.jsonl") == read(&whole, "groups.jsonl"));
+    let groups = |dir: &Path| std::fs::read(dir.join("groups.jsonl")).unwrap();
+    assert!(groups(&joined_moved) == groups(&whole));
     // A signed part taken away is named.
     std::fs::rename(moved.join("signed2"), at("elsewhere")).unwrap();
     let err = rejected(&[&args[..], &["--out", out]].concat());
@@ -356,23 +363,9 @@ fn two_stage_signed_and_embedded_in_parts_writes_the_files_of_one_run() {
             ok(&[&join[..], &["--out", s(&by_cell), "-q"]].concat());
             let in_join = at(&format!("in-join{label}-{count}"));
             ok(&["merge", s(&learned), "--out", s(&in_join), "-q"]);
-            let read = |dir: &Path, file: &str| std::fs::read(dir.join(file)).unwrap();
             for dir in [&joined, &by_cell, &in_join] {
-                for file in RUN_FILES {
-                    assert!(
-                        read(dir, file) == read(&whole, file),
-                        "{file} of {count} parts, cells {cells:?}, {}",
-                        dir.display()
-                    );
-                }
-                let (mut ours, mut theirs) = (summary(dir), summary(&whole));
-                for summary in [&mut ours, &mut theirs] {
-                    for key in ["run", "files", "seconds", "write_seconds"] {
-                        summary.as_object_mut().unwrap().remove(key);
-                    }
-                    summary["settings"]["output"]["dir"] = serde_json::Value::Null;
-                }
-                assert_eq!(ours, theirs, "{count} parts, cells {cells:?}");
+                let context = format!("{count} parts, cells {cells:?}");
+                assert_files_of_one_run(dir, &whole, &context);
             }
         }
         let found = summary(&whole);

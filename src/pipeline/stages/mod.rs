@@ -372,15 +372,15 @@ pub(in crate::pipeline) fn stage_summary(
 /// Where `folders` are, seen from the folder `out`: relative to it where they share a root, so
 /// that the stages still find each other when the shared storage is mounted elsewhere on
 /// another machine, or the whole tree of folders moves.
-pub(in crate::pipeline) fn seen_from(out: &Path, folders: &[StageFolder]) -> Vec<PathBuf> {
+pub(in crate::pipeline) fn folders_seen_from(out: &Path, folders: &[StageFolder]) -> Vec<PathBuf> {
+    folders.iter().map(|f| seen_from(out, &f.dir)).collect()
+}
+
+/// Where the folder `dir` is, seen from the folder `out` (see [`folders_seen_from`]).
+pub(in crate::pipeline) fn seen_from(out: &Path, dir: &Path) -> PathBuf {
     let out = out.canonicalize().unwrap_or_else(|_| out.to_owned());
-    folders
-        .iter()
-        .map(|f| {
-            let dir = f.dir.canonicalize().unwrap_or_else(|_| f.dir.clone());
-            pathdiff::diff_paths(&dir, &out).unwrap_or(dir)
-        })
-        .collect()
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_owned());
+    pathdiff::diff_paths(&dir, &out).unwrap_or(dir)
 }
 
 /// The spec of `folder`'s run, as part `part`.
@@ -486,7 +486,7 @@ pub fn advance(dirs: &[PathBuf], part: Part, lock: FolderLock) -> Result<RunSumm
     }
     let signed = signed_of(&folders)?;
     let clock = Instant::now();
-    let signed_from_here = seen_from(lock.dir(), &signed.folders);
+    let signed_from_here = folders_seen_from(lock.dir(), &signed.folders);
     let mut run = RunWriter::begin(lock)?;
     let (stage, counts) = match first.stage {
         Stage::Signed => {

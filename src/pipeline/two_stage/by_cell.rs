@@ -41,7 +41,8 @@ use crate::error::{Error, Result};
 use crate::io::{FolderLock, ReadOptions, read_list, write_list};
 use crate::output::run::{RunFile, RunFolder, RunSummary, RunWriter, StageTimes};
 use crate::pipeline::stages::{
-    Share, SignedParts, Stage, StageFolder, open_stage, seen_from, spec_for, stage_summary,
+    Share, SignedParts, Stage, StageFolder, folders_seen_from, open_stage, seen_from, spec_for,
+    stage_summary,
 };
 use crate::pipeline::{Found, Input, Method, Part, PipelineSpec};
 use crate::search::{CellPlacement, Code, Codes, NearestLists, OwnedCells, cells_for};
@@ -55,7 +56,7 @@ const NEAREST: &str = "nearest.bin";
 /// A searched part's lists of titles: blocks of each title's best among the title-only
 /// members of the part's cells.
 const NEAREST_TITLES: &str = "nearest-titles.bin";
-/// Documents searched at a time by a part.
+/// Queries (documents, or titles) searched at a time by a part.
 const SEARCH_BLOCK: usize = 1 << 16;
 
 /// Stage 1: the cells of the embedded parts in `dirs`, learned once, every document placed
@@ -88,13 +89,21 @@ pub(in crate::pipeline) fn learn(dirs: &[PathBuf], lock: FolderLock) -> Result<R
         Some(count) if count > 0 => count,
         _ => cells_for(documents),
     };
+    tracing::debug!(
+        seconds = clock.elapsed().as_secs_f64(),
+        "documents' codes read"
+    );
     let placement = {
         let _spinner = crate::progress::spinner("learning the cells");
         CellPlacement::learn(&codes, count, config.cell_probes)
     };
+    tracing::info!(
+        seconds = clock.elapsed().as_secs_f64(),
+        "cells learned and documents placed"
+    );
     drop(codes);
     let titles = TitleCells::route(&signed, &placement)?;
-    let signed_from_here = seen_from(lock.dir(), &signed.folders);
+    let signed_from_here = folders_seen_from(lock.dir(), &signed.folders);
     let mut run = RunWriter::begin(lock)?;
     let mut file = run.create(PLACEMENT)?;
     placement
@@ -110,7 +119,7 @@ pub(in crate::pipeline) fn learn(dirs: &[PathBuf], lock: FolderLock) -> Result<R
         cells = placement.cells(),
         documents,
         seconds = clock.elapsed().as_secs_f64(),
-        "cells learned and every document placed"
+        "cells and titles written"
     );
     let times = StageTimes {
         index: clock.elapsed().as_secs_f64(),
@@ -166,12 +175,18 @@ impl TitleCells {
     /// Reads which documents are title-only from the parts' sketches, and routes every title
     /// query of the parts to its nearest cells of `placement`.
     fn route(signed: &SignedParts, placement: &CellPlacement) -> Result<TitleCells> {
+        let clock = Instant::now();
         let mut title_only = Vec::with_capacity(signed.documents());
         for folder in &signed.folders {
             let share = Share::read(signed, folder.part.number)?;
             let sketches = &share.sketches;
             title_only.extend((0..sketches.len()).map(|doc| sketches.facts(doc).title_only()));
         }
+        tracing::info!(
+            seconds = clock.elapsed().as_secs_f64(),
+            "title-only documents read from the sketches"
+        );
+        let clock = Instant::now();
         let (mut titles, mut routed) = (Vec::new(), Vec::new());
         visit_query_blocks(signed, |queries, codes| {
             let mut block = Codes::new(codes.width());
@@ -184,6 +199,11 @@ impl TitleCells {
             routed.extend(placement.route(&block));
             Ok(())
         })?;
+        tracing::info!(
+            titles = titles.len(),
+            seconds = clock.elapsed().as_secs_f64(),
+            "title queries routed to their cells"
+        );
         Ok(TitleCells {
             title_only,
             titles,
@@ -345,14 +365,8 @@ pub(in crate::pipeline) fn search_part(
         )));
     }
     drop(members);
-    let signed_from_here = seen_from(lock.dir(), &cells.signed.folders);
-    let cells_from_here = pathdiff::diff_paths(
-        dir.canonicalize().unwrap_or_else(|_| dir.clone()),
-        lock.dir()
-            .canonicalize()
-            .unwrap_or_else(|_| lock.dir().to_owned()),
-    )
-    .unwrap_or_else(|| dir.clone());
+    let signed_from_here = folders_seen_from(lock.dir(), &cells.signed.folders);
+    let cells_from_here = seen_from(lock.dir(), dir);
     let mut run = RunWriter::begin(lock)?;
     let width = cells.placement.width();
     let probes = cells.placement.probes();
@@ -364,7 +378,10 @@ pub(in crate::pipeline) fn search_part(
         .iter()
         .zip(cells.titles.routed.chunks_exact(probes));
     let mut routed = Vec::new();
-    let bar = crate::progress::items(cells.signed.documents() as u64, "searching documents");
+    let bar = crate::progress::items(
+        cells.signed.documents() as u64,
+        "searching documents and titles",
+    );
     let k = config.top_k;
     visit_query_blocks(&cells.signed, |queries, codes| {
         for (row, query) in queries.iter().enumerate() {
@@ -395,6 +412,12 @@ pub(in crate::pipeline) fn search_part(
         }
         Ok(())
     })?;
+    if let Some((doc, _)) = title.next() {
+        return Err(Error::Usage(format!(
+            "the cells routed a title of document {doc} that the embedded parts do not hold: \
+             learn the cells again"
+        )));
+    }
     documents.write(|docs, codes| owned.search(docs, codes, k))?;
     titles.write(|_, codes| owned.search_titles(&routed, codes, k))?;
     bar.finish_and_clear();

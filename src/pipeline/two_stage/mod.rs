@@ -16,8 +16,9 @@
 //!
 //! Beside them: [`title_only`] (the store a title is searched in), [`part`] (a split run's
 //! slice, and the shared index it searches), [`staged`] (a run in stages: parts that sign and
-//! embed their share of the input, and the join that searches them) and [`against`](mod@against)
-//! (a new batch searched together with a kept collection).
+//! embed their share of the input, and the join that searches them), [`by_cell`] (the search of
+//! a run in stages split by the cells' owners) and [`against`](mod@against) (a new batch
+//! searched together with a kept collection).
 
 mod against;
 mod by_cell;

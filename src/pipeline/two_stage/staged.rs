@@ -23,8 +23,10 @@
 //! to end without padding. On a GPU (`cuda`) MiniLM pads each batch to its longest text, so a
 //! vector's last bits can follow its batch, and a code can then round the other way.
 //!
-//! The join holds what one run holds: every sketch and every document's code. Searching by
-//! cell over machines (decision 0016) is the step after this one.
+//! The join holds what one run holds: every sketch and every document's code. The search can
+//! be split over machines too ([`super::by_cell`]): the cells learned once, and searched by the
+//! parts that own them; this join then takes each query's lists from those parts
+//! ([`join_parts`]).
 
 use std::collections::HashMap;
 use std::io::Read;
