@@ -17,8 +17,8 @@ use crate::pipeline::{self, Part};
     two-stage, four workers each signing and embedding a share, one process searching:\n  \
     neardup dedup corpus.jsonl --part 1/4 --out embedded1/   # ... up to 4/4\n  \
     neardup merge embedded1/ embedded2/ embedded3/ embedded4/ --out out/\n\n  \
-    two-stage, the documents' search split too: the cells learned once, four workers each\n  \
-    searching the cells it owns, one process joining:\n  \
+    two-stage, the search split too: the cells learned once, four workers each searching the\n  \
+    cells it owns, one process joining:\n  \
     neardup merge embedded1/ embedded2/ embedded3/ embedded4/ --learn-cells --out cells/\n  \
     neardup merge cells/ --part 1/4 --out searched1/   # ... up to 4/4\n  \
     neardup merge searched1/ searched2/ searched3/ searched4/ --out out/\n\n  \
@@ -44,8 +44,8 @@ pub struct MergeArgs {
     /// cells part J owns, from the folder of learned cells given.
     #[arg(long, conflicts_with = "learn_cells")]
     part: Option<Part>,
-    /// Two-stage: learn the cells once from the embedded parts given, and place every
-    /// document, for `--part J/N` to search.
+    /// Two-stage: learn the cells once from the embedded parts given, place every document
+    /// and route every title, for `--part J/N` to search.
     #[arg(long)]
     learn_cells: bool,
 }

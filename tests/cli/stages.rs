@@ -434,6 +434,16 @@ fn two_stage_signed_and_embedded_in_parts_writes_the_files_of_one_run() {
     assert!(err.contains("searched other cells"), "{err}");
     let err = rejected(&["merge", s(&learned_again), s(&parts[0]), "--out", out]);
     assert!(err.contains("one folder of learned cells"), "{err}");
+    // Searched parts moved away from their cells name the cells they lost.
+    std::fs::create_dir(at("moved-searched")).unwrap();
+    let moved: Vec<PathBuf> = (1..=2)
+        .map(|j| at(&format!("moved-searched/searched{j}")))
+        .collect();
+    for (from, to) in [&first, &second].into_iter().zip(&moved) {
+        std::fs::rename(from, to).unwrap();
+    }
+    let err = rejected(&["merge", s(&moved[0]), s(&moved[1]), "--out", out]);
+    assert!(err.contains("which is not there"), "{err}");
     let signed = at("signed");
     let minhash = ["dedup", s(&data), "--method", "minhash", "--part", "2/3"];
     ok(&[&minhash[..], &["--out", s(&signed), "-q"]].concat());

@@ -39,13 +39,13 @@ use super::search::FoundInParts;
 use super::staged::{Placed, join_parts, visit_query_blocks};
 use crate::error::{Error, Result};
 use crate::io::{FolderLock, ReadOptions, read_list, write_list};
-use crate::output::run::{RunFile, RunFolder, RunSummary, RunWriter, StageTimes};
+use crate::output::run::{RunFile, RunFolder, RunSummary, RunWriter, SUMMARY, StageTimes};
 use crate::pipeline::stages::{
     Share, SignedParts, Stage, StageFolder, folders_seen_from, open_stage, seen_from, spec_for,
     stage_summary,
 };
 use crate::pipeline::{Found, Input, Method, Part, PipelineSpec};
-use crate::search::{CellPlacement, Code, Codes, NearestLists, OwnedCells, cells_for};
+use crate::search::{CellPlacement, Code, Codes, NearestLists, OwnedCells};
 
 /// The cells' placement of every document.
 const PLACEMENT: &str = "cells.bin";
@@ -85,10 +85,7 @@ pub(in crate::pipeline) fn learn(dirs: &[PathBuf], lock: FolderLock) -> Result<R
     }
     let clock = Instant::now();
     let codes = document_codes(&signed)?;
-    let count = match config.cells {
-        Some(count) if count > 0 => count,
-        _ => cells_for(documents),
-    };
+    let count = config.cells_of(documents);
     tracing::debug!(
         seconds = clock.elapsed().as_secs_f64(),
         "documents' codes read"
@@ -540,6 +537,14 @@ pub(in crate::pipeline) fn join(
             .as_str()
             .unwrap_or(""),
     );
+    if !cells_dir.join(SUMMARY).is_file() {
+        return Err(Error::Usage(format!(
+            "{} names the folder of learned cells {}, which is not there: keep the cells where \
+             they were beside the searched parts (each names them relative to itself)",
+            first.dir.display(),
+            cells_dir.display()
+        )));
+    }
     let cells = CellsFolder::open(&cells_dir)?;
     let run = &cells.folder.summary.run;
     if let Some(other) = parts

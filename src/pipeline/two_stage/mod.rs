@@ -102,6 +102,15 @@ pub struct TwoStageConfig {
 }
 
 impl TwoStageConfig {
+    /// The cells a run over `documents` documents searches within: as many as asked, else as
+    /// many as the corpus's size gives ([`cells_for`]).
+    pub(super) fn cells_of(&self, documents: usize) -> usize {
+        match self.cells {
+            Some(count) if count > 0 => count,
+            _ => cells_for(documents),
+        }
+    }
+
     /// Checks the index settings, and that a part can be searched as it is split.
     pub fn validate(&self) -> Result<()> {
         self.settings.validate()?;
@@ -276,11 +285,10 @@ pub(super) fn run(
         }
         _ => None,
     };
-    let count = match (&collection, config.exact_search, config.cells) {
-        (Some(collection), ..) => collection.cells(),
-        (None, true, _) => 1,
-        (None, false, Some(count)) if count > 0 => count,
-        _ => cells_for(documents),
+    let count = match (&collection, config.exact_search) {
+        (Some(collection), _) => collection.cells(),
+        (None, true) => 1,
+        (None, false) => config.cells_of(documents),
     };
     let propose = proposes(config, count);
     let mut proposed =

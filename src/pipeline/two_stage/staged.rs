@@ -50,7 +50,7 @@ use crate::pipeline::stages::{
     write_sketches,
 };
 use crate::pipeline::{Found, Method, PipelineSpec};
-use crate::search::{CellPlacement, Cells, Codes, Query, QueryFile, QueryReader, cells_for};
+use crate::search::{CellPlacement, Cells, Codes, Query, QueryFile, QueryReader};
 use crate::sketch::Signatures;
 
 /// A part's queries: blocks of what each stands for and its vector's codes.
@@ -221,10 +221,9 @@ pub(super) fn join_parts(
     drop(title_searched);
     times.sketch = clock.elapsed().as_secs_f64();
 
-    let count = match (&placed, config.cells) {
-        (Some(placed), _) => placed.count,
-        (None, Some(count)) if count > 0 => count,
-        (None, _) => cells_for(documents),
+    let count = match &placed {
+        Some(placed) => placed.count,
+        None => config.cells_of(documents),
     };
     let (neighbours, signatures, pairs) = match queries {
         Some(mut queries) => {
