@@ -456,6 +456,19 @@ fn two_stage_signed_and_embedded_in_parts_writes_the_files_of_one_run() {
         out,
     ]);
     assert!(err.contains("give the folders of one stage"), "{err}");
+    // Cells learned from parts that were embedded again since are refused.
+    let again = [
+        "dedup",
+        s(&data),
+        "--part",
+        "2/3",
+        "--out",
+        s(&parts[1]),
+        "-q",
+    ];
+    ok(&[&again[..], &glove[..]].concat());
+    let err = rejected(&["merge", s(&at("cells0-3")), "--part", "1/2", "--out", out]);
+    assert!(err.contains("embedded again since"), "{err}");
     // Codes changed after the part wrote them are refused.
     let queries = parts[1].join("queries.bin");
     let mut bytes = std::fs::read(&queries).unwrap();

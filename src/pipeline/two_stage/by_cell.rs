@@ -130,8 +130,15 @@ pub(in crate::pipeline) fn learn(dirs: &[PathBuf], lock: FolderLock) -> Result<R
         (0, 0),
         times,
     );
+    summary.settings["embedded_runs"] = embedded_runs(&signed);
     summary.cells = Some(count);
     run.finish(summary)
+}
+
+/// The run ids of the embedded parts, in part order: what the cells were learned from.
+fn embedded_runs(signed: &SignedParts) -> Value {
+    let runs = signed.folders.iter().map(|f| f.folder.summary.run.as_str());
+    runs.map(Value::from).collect()
 }
 
 /// Every document's codes, by document number, from the parts' queries.
@@ -283,10 +290,11 @@ impl CellsFolder {
         let signed = SignedParts::new(open_stage(&embedded)?);
         if signed.folders[0].stage != Stage::Embedded
             || signed.documents() != folder.summary.documents
+            || embedded_runs(&signed) != settings["embedded_runs"]
         {
             return Err(Error::Usage(format!(
-                "{} names parts ({}) that are not the embedded parts it was learned from: \
-                 learn the cells again",
+                "{} names parts ({} ...) that are not the embedded parts it was learned from \
+                 (embedded again since?): learn the cells again",
                 dir.display(),
                 signed.folders[0].dir.display()
             )));
