@@ -113,12 +113,13 @@ pub fn learn_cells(dirs: &[PathBuf], lock: FolderLock) -> Result<RunSummary> {
 /// The stages of a split MinHash run are joined instead (see `pipeline/stages.rs`), and so are
 /// the embedded parts of a two-stage run in stages (`pipeline/two_stage/staged.rs`).
 pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
-    if dirs.first().is_some_and(|d| super::is_stage(d)) {
-        let (spec, inputs, read, found) = match Stage::of(&dirs[0]) {
-            Some(Stage::Embedded) => super::two_stage::join_embedded(dirs, out)?,
-            Some(Stage::Cells) => super::two_stage::join_cells(dirs, out)?,
-            Some(Stage::Searched) => super::two_stage::join_searched(dirs, out)?,
-            _ => super::stages::join(dirs, out)?,
+    // A stage of a split run; else, parts of a two-stage run over a shared index.
+    if let Some(stage) = dirs.first().and_then(|dir| Stage::of(dir)) {
+        let (spec, inputs, read, found) = match stage {
+            Stage::Embedded => super::two_stage::join_embedded(dirs, out)?,
+            Stage::Cells => super::two_stage::join_cells(dirs, out)?,
+            Stage::Searched => super::two_stage::join_searched(dirs, out)?,
+            Stage::Signed | Stage::Banded | Stage::Confirmed => super::stages::join(dirs, out)?,
         };
         let dedup = super::group(found, &spec.method, false);
         return Ok(Merged {

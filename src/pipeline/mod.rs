@@ -34,7 +34,7 @@ pub use part::Part;
 pub use rethreshold::rethreshold;
 pub use simhash::SimHashConfig;
 pub use spec::{EvalSpec, InputSpec, OutputSpec, PipelineSpec};
-pub use stages::{Signed, is_stage, sign_part};
+pub use stages::{Signed, sign_part};
 pub use two_stage::{BuiltIndex, Embedded, TwoStageConfig, build_index, embed_part};
 
 use std::path::Path;

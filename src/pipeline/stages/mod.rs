@@ -33,9 +33,10 @@
 //! ([`RunWriter`]): their files are written atomically and read back checked against the
 //! summary, whose settings say which stage wrote them and where the signed parts are.
 //!
-//! A two-stage run in stages (`two_stage::staged`) has a stage of its own, `embedded`: signed
-//! parts that also hold their documents' query codes. Its folders are opened, checked and
-//! numbered here as signed parts are.
+//! A two-stage run in stages (`two_stage::staged`, `two_stage::by_cell`) has stages of its own:
+//! `embedded`, signed parts that also hold their queries' codes, opened, checked and numbered
+//! here as signed parts are; `cells`, learned once from them (one folder, no part); and
+//! `searched`, the parts that searched the cells they own.
 
 mod band;
 mod confirm;
@@ -110,7 +111,7 @@ pub(in crate::pipeline) enum Stage {
     /// A two-stage run's cells, learned once from its embedded parts; no part of its own
     /// (`pipeline::two_stage::by_cell`).
     Cells,
-    /// A two-stage part: the documents that probe the cells it owns, searched.
+    /// A two-stage part: the documents and titles that probe the cells it owns, searched.
     Searched,
 }
 
@@ -320,12 +321,6 @@ fn signed_of(folders: &[StageFolder]) -> Result<SignedParts> {
         )));
     }
     Ok(SignedParts::new(signed))
-}
-
-/// Whether `dir` holds a stage of a split run (else, a part of a two-stage run over a shared
-/// index).
-pub fn is_stage(dir: &Path) -> bool {
-    RunFolder::open(dir).is_ok_and(|f| f.summary.settings.get("stage").is_some())
 }
 
 /// A stage's summary: the run's pipeline with this part, the stage that wrote it, and where
