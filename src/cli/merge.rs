@@ -71,8 +71,8 @@ pub fn run(args: MergeArgs) -> Result<()> {
             Some("searched") => (
                 "searched",
                 format!(
-                    "{} documents' nearest found within the cells it owns",
-                    summary.candidates
+                    "the nearest of {} documents and {} titles found within the cells it owns",
+                    summary.candidates, summary.settings["titles_searched"]
                 ),
                 "join with `neardup merge SEARCHED_FOLDERS... --out DIR`",
             ),

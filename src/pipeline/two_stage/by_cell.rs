@@ -451,6 +451,7 @@ pub(in crate::pipeline) fn search_part(
     );
     summary.settings["cells"] = cells_from_here.to_string_lossy().into_owned().into();
     summary.settings["cells_run"] = cells.folder.summary.run.clone().into();
+    summary.settings["titles_searched"] = titles_searched.into();
     summary.cells = Some(cells.count);
     run.finish(summary)
 }
