@@ -45,7 +45,7 @@ const SAMPLE_PER_CELL: usize = 32;
 const ROUTE_BLOCK: usize = 1 << 16;
 /// In [`Cells::nearest`], a place no cell fills (a document may find fewer cells than it
 /// probes through coarse cells that hold few).
-const NO_CELL: u32 = u32::MAX;
+pub(crate) const NO_CELL: u32 = u32::MAX;
 /// Cells searched before their answers are merged.
 const MERGE_CELLS: usize = 64;
 /// A vector that more documents than this hold (copies of one text: boilerplate, a record

@@ -17,7 +17,7 @@ mod codes;
 mod neighbours;
 mod queries;
 
-pub(crate) use cells::{CellPlacement, Cells, NearestLists, OwnedCells};
+pub(crate) use cells::{CellPlacement, Cells, NO_CELL, NearestLists, OwnedCells};
 pub(crate) use codes::{Code, Codes};
 pub(crate) use neighbours::InCells;
 pub use neighbours::{InStore, NeighbourSearch};

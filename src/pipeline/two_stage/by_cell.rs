@@ -45,7 +45,7 @@ use crate::pipeline::stages::{
     stage_summary,
 };
 use crate::pipeline::{Found, Input, Method, Part, PipelineSpec};
-use crate::search::{CellPlacement, Code, Codes, NearestLists, OwnedCells};
+use crate::search::{CellPlacement, Code, Codes, NO_CELL, NearestLists, OwnedCells};
 
 /// The cells' placement of every document.
 const PLACEMENT: &str = "cells.bin";
@@ -191,6 +191,7 @@ impl TitleCells {
             "title-only documents read from the sketches"
         );
         let clock = Instant::now();
+        let _spinner = crate::progress::spinner("routing the titles to their cells");
         let (mut titles, mut routed) = (Vec::new(), Vec::new());
         visit_query_blocks(signed, |queries, codes| {
             let mut block = Codes::new(codes.width());
@@ -243,7 +244,7 @@ impl TitleCells {
         let cells = placement.cells() as u32;
         if titles.iter().any(|&doc| doc as usize >= documents)
             || routed.len() != titles.len() * placement.probes()
-            || routed.iter().any(|&cell| cell >= cells && cell != u32::MAX)
+            || routed.iter().any(|&cell| cell >= cells && cell != NO_CELL)
         {
             return Err(invalid("its titles do not fit its cells"));
         }
