@@ -121,6 +121,18 @@ impl RunWriter {
         })
     }
 
+    /// Writes the file `name` with `write`, then puts it in place (the twin of
+    /// [`RunFolder::read_with`]).
+    pub fn write_with(
+        &mut self,
+        name: &str,
+        write: impl FnOnce(&mut RunFile) -> std::io::Result<()>,
+    ) -> Result<()> {
+        let mut file = self.create(name)?;
+        write(&mut file).map_err(|e| Error::io(file.target(), e))?;
+        self.commit(file)
+    }
+
     /// Puts a file in place and records its digest.
     pub fn commit(&mut self, file: RunFile) -> Result<()> {
         let digest = FileDigest {

@@ -407,9 +407,7 @@ fn routed_to(banded: &[StageFolder], part: Part) -> Result<Vec<Routed>> {
 
 /// Writes `words` to the file `name` of `run`.
 fn write_words(run: &mut RunWriter, name: &str, words: &[u32]) -> Result<()> {
-    let mut file = run.create(name)?;
-    write_list(&mut file, words).map_err(|e| Error::io(file.target(), e))?;
-    run.commit(file)
+    run.write_with(name, |file| write_list(file, words))
 }
 
 /// The sketches a signed part wrote: a row for each of its documents, in order.

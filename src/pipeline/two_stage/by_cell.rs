@@ -102,16 +102,8 @@ pub(in crate::pipeline) fn learn(dirs: &[PathBuf], lock: FolderLock) -> Result<R
     let titles = TitleCells::route(&signed, &placement)?;
     let signed_from_here = folders_seen_from(lock.dir(), &signed.folders);
     let mut run = RunWriter::begin(lock)?;
-    let mut file = run.create(PLACEMENT)?;
-    placement
-        .write_to(&mut file)
-        .map_err(|e| Error::io(file.target(), e))?;
-    run.commit(file)?;
-    let mut file = run.create(TITLES)?;
-    titles
-        .write_to(&mut file)
-        .map_err(|e| Error::io(file.target(), e))?;
-    run.commit(file)?;
+    run.write_with(PLACEMENT, |file| placement.write_to(file))?;
+    run.write_with(TITLES, |file| titles.write_to(file))?;
     tracing::info!(
         cells = placement.cells(),
         documents,

@@ -110,10 +110,9 @@ pub fn embed_part(spec: &PipelineSpec, lock: FolderLock, models: &Path) -> Resul
         )));
     }
 
-    let mut file = run.create(SKETCHES)?;
-    write_sketches(&mut file, &loaded.signatures, &loaded.sketches)
-        .map_err(|e| Error::io(file.target(), e))?;
-    run.commit(file)?;
+    run.write_with(SKETCHES, |file| {
+        write_sketches(file, &loaded.signatures, &loaded.sketches)
+    })?;
     let mut queries = queries.into_reader()?;
     let mut file = run.create(QUERIES)?;
     while let Some((batch, codes)) = queries.next_codes(QUERY_BLOCK)? {
