@@ -25,6 +25,7 @@
 
 mod router;
 
+use std::collections::HashMap;
 use std::io::{self, Read, Write};
 
 use rayon::prelude::*;
@@ -81,22 +82,44 @@ pub struct CellPlacement {
     copies: Vec<(u32, u32)>,
 }
 
+/// The documents the cells are learned from: evenly spaced, [`SAMPLE_PER_CELL`] a cell.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CellSample {
+    /// The cells learned: as many as asked, at least one and at most one a document.
+    cells: usize,
+    /// Every `stride`th document is sampled, from the first.
+    stride: usize,
+}
+
+impl CellSample {
+    /// The sample that learns `count` cells from `documents` documents.
+    pub(crate) fn of(documents: usize, count: usize) -> CellSample {
+        let cells = count.clamp(1, documents.max(1));
+        CellSample {
+            cells,
+            stride: (documents / (cells * SAMPLE_PER_CELL)).max(1),
+        }
+    }
+
+    /// Whether document `doc` is in the sample.
+    pub(crate) fn holds(&self, doc: usize) -> bool {
+        doc.is_multiple_of(self.stride)
+    }
+}
+
 impl CellPlacement {
     /// Learns `count` cells from `vectors` (each document's, by document number) and finds
     /// each document's `probes` nearest.
     pub(crate) fn learn(vectors: &Codes, count: usize, probes: usize) -> CellPlacement {
-        let documents = vectors.len();
-        let count = count.clamp(1, documents.max(1));
-        let stride = (documents / (count * SAMPLE_PER_CELL)).max(1);
-        let sample: Vec<usize> = (0..documents).step_by(stride).collect();
-        let mut placement = CellPlacement {
-            router: Router::learn(&vectors.decoded(&sample), vectors.width(), count),
-            probes: probes.clamp(1, count),
-            nearest: Vec::with_capacity(documents * probes),
-            copies: many_copies(vectors),
-        };
-        placement.place(vectors);
-        placement
+        let sample = CellSample::of(vectors.len(), count);
+        let rows: Vec<usize> = (0..vectors.len())
+            .filter(|&doc| sample.holds(doc))
+            .collect();
+        let mut hashes = CopyHashes::default();
+        hashes.push(vectors);
+        let mut placing = Placing::learn(vectors, &rows, sample, probes, hashes);
+        placing.place(vectors);
+        placing.finish()
     }
 
     /// Finds the nearest cells of more documents, `vectors` numbered after those placed (their
@@ -693,34 +716,146 @@ impl Ranked {
     }
 }
 
-/// The documents whose vector's codes more than [`MANY_COPIES`] documents hold, each with the
-/// first of them: `(copy, first)`, ascending by copy.
-fn many_copies(vectors: &Codes) -> Vec<(u32, u32)> {
-    let row = |doc: u32| vectors.bytes(doc as usize);
-    let mut keyed: Vec<(u64, u32)> = (0..vectors.len())
-        .into_par_iter()
-        .map(|doc| (xxh3_64(vectors.bytes(doc)), doc as u32))
-        .collect();
-    keyed.par_sort_unstable();
-    let mut copies = Vec::new();
-    for same_hash in keyed.chunk_by(|a, b| a.0 == b.0) {
-        if same_hash.len() <= MANY_COPIES {
-            continue;
-        }
-        // Sorted by document: the first holds the vector the others are compared with; a
-        // different vector under the same hash is left to be searched.
-        let first = same_hash[0].1;
-        let held: Vec<u32> = same_hash[1..]
-            .iter()
-            .map(|&(_, doc)| doc)
-            .filter(|&doc| row(doc) == row(first))
-            .collect();
-        if held.len() >= MANY_COPIES {
-            copies.extend(held.into_iter().map(|copy| (copy, first)));
+/// Cells learned, and the documents placed among them a block at a time, in document order:
+/// all of them at once in one run; in a run in stages, from the parts' codes as they are read,
+/// so that no more than a block of them is held (`pipeline::two_stage::by_cell`).
+pub(crate) struct Placing {
+    placement: CellPlacement,
+    copies: SoughtCopies,
+}
+
+impl Placing {
+    /// Cells learned from the `rows` of `vectors`, the documents `sample` took; the documents
+    /// are then placed by [`Placing::place`], every one that `hashes` hashed.
+    pub(crate) fn learn(
+        vectors: &Codes,
+        rows: &[usize],
+        sample: CellSample,
+        probes: usize,
+        hashes: CopyHashes,
+    ) -> Placing {
+        let placement = CellPlacement {
+            router: Router::learn(vectors, rows, sample.cells),
+            probes: probes.clamp(1, sample.cells),
+            nearest: Vec::with_capacity(hashes.0.len() * probes),
+            copies: Vec::new(),
+        };
+        Placing {
+            placement,
+            copies: hashes.sought(),
         }
     }
-    copies.sort_unstable();
-    copies
+
+    /// Places the documents of `vectors`, numbered after those placed.
+    pub(crate) fn place(&mut self, vectors: &Codes) {
+        let first = self.placement.documents();
+        self.placement.place(vectors);
+        for row in 0..vectors.len() {
+            self.copies.see((first + row) as u32, vectors.bytes(row));
+        }
+    }
+
+    /// The cells learned, as [`CellPlacement::route`] finds them.
+    pub(crate) fn placement(&self) -> &CellPlacement {
+        &self.placement
+    }
+
+    /// The placement of every document, with the copies of a vector that many hold.
+    pub(crate) fn finish(self) -> CellPlacement {
+        assert_eq!(
+            self.placement.documents(),
+            self.copies.documents,
+            "every document hashed is placed"
+        );
+        CellPlacement {
+            copies: self.copies.found(),
+            ..self.placement
+        }
+    }
+}
+
+/// Every document's codes hashed, in document order: the first of two passes that find the
+/// documents whose vector's codes more than [`MANY_COPIES`] documents hold.
+#[derive(Default)]
+pub(crate) struct CopyHashes(Vec<(u64, u32)>);
+
+impl CopyHashes {
+    /// Hashes the codes of `vectors`, numbered after those hashed.
+    pub(crate) fn push(&mut self, vectors: &Codes) {
+        let first = self.0.len();
+        let hashed = (0..vectors.len())
+            .into_par_iter()
+            .map(|row| (xxh3_64(vectors.bytes(row)), (first + row) as u32));
+        self.0.par_extend(hashed);
+    }
+
+    /// The documents to compare: each of a hash more than [`MANY_COPIES`] share, with the
+    /// first of that hash.
+    fn sought(self) -> SoughtCopies {
+        let documents = self.0.len();
+        let mut keyed = self.0;
+        keyed.par_sort_unstable();
+        let mut sought = Vec::new();
+        for same_hash in keyed.chunk_by(|a, b| a.0 == b.0) {
+            if same_hash.len() > MANY_COPIES {
+                let first = same_hash[0].1;
+                sought.extend(same_hash.iter().map(|&(_, doc)| (doc, first)));
+            }
+        }
+        sought.sort_unstable();
+        SoughtCopies {
+            documents,
+            sought,
+            next: 0,
+            firsts: HashMap::new(),
+            same: Vec::new(),
+        }
+    }
+}
+
+/// The second pass: each sought document compared with the first of its hash.
+struct SoughtCopies {
+    /// How many documents were hashed.
+    documents: usize,
+    /// `(document, first of its hash)`, ascending; a first with itself.
+    sought: Vec<(u32, u32)>,
+    /// The next of `sought` to see.
+    next: usize,
+    /// The codes of each first, once seen.
+    firsts: HashMap<u32, Vec<u8>>,
+    /// `(copy, first)`: the documents whose codes are their first's.
+    same: Vec<(u32, u32)>,
+}
+
+impl SoughtCopies {
+    /// Sees document `doc`'s codes `bytes`; the documents are seen in order.
+    fn see(&mut self, doc: u32, bytes: &[u8]) {
+        let Some(&(sought, first)) = self.sought.get(self.next) else {
+            return;
+        };
+        if sought != doc {
+            return;
+        }
+        self.next += 1;
+        if first == doc {
+            self.firsts.insert(first, bytes.to_vec());
+        } else if self.firsts[&first] == bytes {
+            // A different vector under the same hash is left to be searched.
+            self.same.push((doc, first));
+        }
+    }
+
+    /// The documents whose vector more than [`MANY_COPIES`] hold, each with the first of them:
+    /// `(copy, first)`, ascending by copy.
+    fn found(self) -> Vec<(u32, u32)> {
+        let mut held: HashMap<u32, usize> = HashMap::new();
+        for &(_, first) in &self.same {
+            *held.entry(first).or_default() += 1;
+        }
+        let mut copies = self.same;
+        copies.retain(|(_, first)| held[first] >= MANY_COPIES);
+        copies
+    }
 }
 
 /// The queries that probe each of `cells` cells, ascending, from each query's cells.
@@ -1086,6 +1221,57 @@ mod tests {
         let later: Vec<&[f32]> = vectors[2000 * width..].chunks_exact(width).collect();
         for (doc, found) in (2000u32..).zip(cells.nearest_among(&later, &cells.members, 1)) {
             assert_eq!(found[0].1, doc);
+        }
+    }
+
+    #[test]
+    fn cells_learned_from_a_sample_and_placed_a_block_at_a_time_are_those_learned_at_once() {
+        let width = 16;
+        let vectors = random_vectors(3000, width, 14);
+        let mut all = vectors.concat();
+        // A vector that more than MANY_COPIES hold, and one that only MANY_COPIES hold.
+        for _ in 0..=MANY_COPIES {
+            all.extend_from_slice(&vectors[7]);
+        }
+        for _ in 1..MANY_COPIES {
+            all.extend_from_slice(&vectors[9]);
+        }
+        let codes = Codes::of(&all, width);
+        let rows: Vec<usize> = (0..codes.len()).collect();
+        let blocks: Vec<Codes> = (rows.chunks(700))
+            .map(|rows| {
+                let mut block = Codes::new(width);
+                rows.iter().for_each(|&row| block.push_code(codes.row(row)));
+                block
+            })
+            .collect();
+        // Few cells, learned from every fifth document; then many, through coarse cells.
+        for count in [20, 1100] {
+            let at_once = CellPlacement::learn(&codes, count, 3);
+            let sample = CellSample::of(codes.len(), count);
+            let (mut sampled, mut hashes) = (Codes::new(width), CopyHashes::default());
+            for (block, rows) in blocks.iter().zip(rows.chunks(700)) {
+                for (row, &doc) in rows.iter().enumerate() {
+                    if sample.holds(doc) {
+                        sampled.push_code(block.row(row));
+                    }
+                }
+                hashes.push(block);
+            }
+            let sampled_rows: Vec<usize> = (0..sampled.len()).collect();
+            let mut placing = Placing::learn(&sampled, &sampled_rows, sample, 3, hashes);
+            blocks.iter().for_each(|block| placing.place(block));
+            let in_blocks = placing.finish();
+            assert_eq!(in_blocks.documents(), codes.len());
+            assert_eq!(in_blocks.copies.len(), MANY_COPIES + 1, "{count} cells");
+            match count {
+                20 => assert_eq!(sampled.len(), codes.len().div_ceil(5)),
+                _ => assert!(in_blocks.router.coarse_cells() > 1),
+            }
+            let (mut once, mut placed) = (Vec::new(), Vec::new());
+            at_once.write_to(&mut once).unwrap();
+            in_blocks.write_to(&mut placed).unwrap();
+            assert!(once == placed, "{count} cells placed otherwise");
         }
     }
 

@@ -17,7 +17,9 @@ mod codes;
 mod neighbours;
 mod queries;
 
-pub(crate) use cells::{CellPlacement, Cells, NO_CELL, NearestLists, OwnedCells};
+pub(crate) use cells::{
+    CellPlacement, CellSample, Cells, CopyHashes, NO_CELL, NearestLists, OwnedCells, Placing,
+};
 pub(crate) use codes::{Code, Codes};
 pub(crate) use neighbours::InCells;
 pub use neighbours::{InStore, NeighbourSearch};

@@ -11,11 +11,13 @@
 //! After the parts that sign and embed (`neardup dedup --part I/N`, [`super::staged`]):
 //!
 //! 1. **learn** (one job: `neardup merge embedded*/ --learn-cells --out cells/`, [`learn`]):
-//!    reads every document's codes, learns the cells as one run learns them and finds each
-//!    document's nearest cells (`cells.bin`); routes each title query to its nearest cells,
-//!    and notes which documents are a title and nothing else (`titles.bin`). The centroids
-//!    come from `f32` matrix products, whose sums another machine may split otherwise, so
-//!    they are learned, and every query routed, once.
+//!    reads the parts' codes twice. The first time it keeps the sample one run learns from,
+//!    and a hash of every document's code; it learns the cells from the sample as one run
+//!    learns them. The second time it finds each document's nearest cells as the codes pass
+//!    (`cells.bin`), and routes each title query to its nearest cells; it also notes which
+//!    documents are a title and nothing else (`titles.bin`). So it holds the sample and a
+//!    block, not every code. The centroids come from `f32` matrix products, whose sums
+//!    another machine may split otherwise, so they are learned, and every query routed, once.
 //! 2. **search** (`neardup merge cells/ --part J/N --out searchedJ/`, [`search_part`]): part
 //!    `J` owns cell `c` where `c mod N = J - 1`. It holds the codes of its cells' members (a
 //!    share of the corpus), reads every query's code again a block at a time, and writes the
@@ -45,7 +47,9 @@ use crate::pipeline::stages::{
     stage_summary,
 };
 use crate::pipeline::{Found, Input, Method, Part, PipelineSpec};
-use crate::search::{CellPlacement, Code, Codes, NO_CELL, NearestLists, OwnedCells};
+use crate::search::{
+    CellPlacement, CellSample, Code, Codes, CopyHashes, NO_CELL, NearestLists, OwnedCells, Placing,
+};
 
 /// The cells' placement of every document.
 const PLACEMENT: &str = "cells.bin";
@@ -84,22 +88,24 @@ pub(in crate::pipeline) fn learn(dirs: &[PathBuf], lock: FolderLock) -> Result<R
         ));
     }
     let clock = Instant::now();
-    let codes = document_codes(&signed)?;
     let count = config.cells_of(documents);
-    tracing::debug!(
-        seconds = clock.elapsed().as_secs_f64(),
-        "documents' codes read"
-    );
-    let placement = {
-        let _spinner = crate::progress::spinner("learning the cells");
-        CellPlacement::learn(&codes, count, config.cell_probes)
-    };
+    let sample = CellSample::of(documents, count);
+    let (sampled, hashes) = read_sample(&signed, sample)?;
     tracing::info!(
+        sampled = sampled.len(),
         seconds = clock.elapsed().as_secs_f64(),
-        "cells learned and documents placed"
+        "the sample's codes read, and every document's hashed"
     );
-    drop(codes);
-    let titles = TitleCells::route(&signed, &placement)?;
+    let clock = Instant::now();
+    let mut placing = {
+        let _spinner = crate::progress::spinner("learning the cells");
+        let rows: Vec<usize> = (0..sampled.len()).collect();
+        Placing::learn(&sampled, &rows, sample, config.cell_probes, hashes)
+    };
+    drop(sampled);
+    tracing::info!(seconds = clock.elapsed().as_secs_f64(), "cells learned");
+    let titles = TitleCells::place_and_route(&signed, &mut placing)?;
+    let placement = placing.finish();
     let signed_from_here = folders_seen_from(lock.dir(), &signed.folders);
     let mut run = RunWriter::begin(lock)?;
     run.write_with(PLACEMENT, |file| placement.write_to(file))?;
@@ -133,27 +139,60 @@ fn embedded_runs(signed: &SignedParts) -> Value {
     runs.map(Value::from).collect()
 }
 
-/// Every document's codes, by document number, from the parts' queries.
-fn document_codes(signed: &SignedParts) -> Result<Codes> {
-    let mut codes: Option<Codes> = None;
-    visit_query_blocks(signed, |queries, block| {
-        let codes = codes.get_or_insert_with(|| Codes::new(block.width()));
-        for (row, query) in queries.iter().enumerate() {
-            if !query.title {
-                codes.push_code(block.row(row));
+/// The codes of the documents `sample` takes, and every document's codes hashed (to find the
+/// copies of a vector that many hold), from the parts' queries.
+fn read_sample(signed: &SignedParts, sample: CellSample) -> Result<(Codes, CopyHashes)> {
+    let mut sampled: Option<Codes> = None;
+    let mut hashes = CopyHashes::default();
+    visit_documents_and_titles(signed, |first, documents, _, _| {
+        let sampled = sampled.get_or_insert_with(|| Codes::new(documents.width()));
+        for row in 0..documents.len() {
+            if sample.holds(first + row) {
+                sampled.push_code(documents.row(row));
             }
         }
+        hashes.push(documents);
         Ok(())
     })?;
-    let codes = codes.unwrap_or_else(|| Codes::new(0));
-    if codes.len() != signed.documents() {
+    Ok((sampled.unwrap_or_else(|| Codes::new(0)), hashes))
+}
+
+/// Hands `visit` every part's queries a block at a time, in the run's order: the number of
+/// the block's first document and the documents' codes, then the documents of its titles and
+/// their codes. Checks that the parts hold every document's code once, in order.
+fn visit_documents_and_titles(
+    signed: &SignedParts,
+    mut visit: impl FnMut(usize, &Codes, &[u32], &Codes) -> Result<()>,
+) -> Result<()> {
+    let mut next = 0;
+    visit_query_blocks(signed, |queries, codes| {
+        let first = next;
+        let mut documents = Codes::new(codes.width());
+        let (mut titles, mut title_codes) = (Vec::new(), Codes::new(codes.width()));
+        for (row, query) in queries.iter().enumerate() {
+            if query.title {
+                titles.push(query.doc);
+                title_codes.push_code(codes.row(row));
+            } else if query.doc as usize == next {
+                documents.push_code(codes.row(row));
+                next += 1;
+            } else {
+                return Err(Error::Usage(format!(
+                    "the embedded parts hold the codes of document {} where document {next}'s \
+                     belong: embed them again",
+                    query.doc
+                )));
+            }
+        }
+        visit(first, &documents, &titles, &title_codes)
+    })?;
+    if next != signed.documents() {
         return Err(Error::Usage(format!(
-            "the embedded parts hold {} documents' codes for {} documents: embed them again",
-            codes.len(),
+            "the embedded parts hold {next} documents' codes for {} documents: embed them again",
             signed.documents()
         )));
     }
-    Ok(codes)
+    Ok(())
 }
 
 /// What the titles need of the cells: which documents are a title and nothing else (the
@@ -168,9 +207,10 @@ struct TitleCells {
 }
 
 impl TitleCells {
-    /// Reads which documents are title-only from the parts' sketches, and routes every title
-    /// query of the parts to its nearest cells of `placement`.
-    fn route(signed: &SignedParts, placement: &CellPlacement) -> Result<TitleCells> {
+    /// Reads which documents are title-only from the parts' sketches; then, in one pass over
+    /// the parts' codes, places every document among the cells `placing` learned, and routes
+    /// every title query to its nearest cells.
+    fn place_and_route(signed: &SignedParts, placing: &mut Placing) -> Result<TitleCells> {
         let clock = Instant::now();
         let mut title_only = Vec::with_capacity(signed.documents());
         for folder in &signed.folders {
@@ -183,23 +223,18 @@ impl TitleCells {
             "title-only documents read from the sketches"
         );
         let clock = Instant::now();
-        let _spinner = crate::progress::spinner("routing the titles to their cells");
+        let _spinner = crate::progress::spinner("placing the documents and routing the titles");
         let (mut titles, mut routed) = (Vec::new(), Vec::new());
-        visit_query_blocks(signed, |queries, codes| {
-            let mut block = Codes::new(codes.width());
-            for (row, query) in queries.iter().enumerate() {
-                if query.title {
-                    titles.push(query.doc);
-                    block.push_code(codes.row(row));
-                }
-            }
-            routed.extend(placement.route(&block));
+        visit_documents_and_titles(signed, |_, documents, block_titles, title_codes| {
+            placing.place(documents);
+            titles.extend_from_slice(block_titles);
+            routed.extend(placing.placement().route(title_codes));
             Ok(())
         })?;
         tracing::info!(
             titles = titles.len(),
             seconds = clock.elapsed().as_secs_f64(),
-            "title queries routed to their cells"
+            "documents placed and title queries routed to their cells"
         );
         Ok(TitleCells {
             title_only,

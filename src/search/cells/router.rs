@@ -12,7 +12,7 @@ use std::io::{self, Read, Write};
 
 use rayon::prelude::*;
 
-use super::{Ranked, probing};
+use super::{Codes, Ranked, probing};
 use crate::io::{read_count, read_list, write_count, write_list};
 use crate::store::scan;
 
@@ -23,6 +23,8 @@ const ITERATIONS: usize = 6;
 pub(super) const FLAT_CELLS: usize = 1024;
 /// The coarse cells whose cells a vector is compared with.
 const COARSE_PROBES: usize = 3;
+/// Sampled vectors decoded from their codes at a time.
+const DECODE_BLOCK: usize = 1 << 16;
 
 /// Centroids of cells, grouped under coarse ones where they are many.
 pub(super) struct Router {
@@ -37,36 +39,38 @@ pub(super) struct Router {
 }
 
 impl Router {
-    /// About `count` cells learned by spherical k-means from the row-major unit vectors
-    /// `sample`: all at once up to [`FLAT_CELLS`]; else first the coarse cells, then each
-    /// coarse cell's share of the cells from its share of the sample.
-    pub(super) fn learn(sample: &[f32], width: usize, count: usize) -> Router {
+    /// About `count` cells learned by spherical k-means from the `rows` of `vectors` (the
+    /// sample): all at once up to [`FLAT_CELLS`]; else first the coarse cells, then each coarse
+    /// cell's share of the cells from its share of the sample. The sample is held as codes and
+    /// decoded a block at a time: as `f32` it would take four times the memory (3 GB at ten
+    /// million documents).
+    pub(super) fn learn(vectors: &Codes, rows: &[usize], count: usize) -> Router {
+        let width = vectors.width();
         if count <= FLAT_CELLS {
             return Router {
                 width,
                 coarse: Vec::new(),
                 bounds: vec![0, count],
-                centroids: centroids(sample, width, count),
+                centroids: centroids(vectors, rows, count),
             };
         }
-        let rows: Vec<&[f32]> = sample.chunks_exact(width).collect();
         let coarse_count = (count as f64).sqrt().ceil() as usize;
-        let coarse = centroids(sample, width, coarse_count);
-        let mut groups = vec![Vec::new(); coarse_count];
-        for (vector, cells) in rows.iter().zip(nearest_of_all(&rows, &coarse, width, 1)) {
-            groups[cells[0] as usize].extend_from_slice(vector);
-        }
+        let coarse = centroids(vectors, rows, coarse_count);
+        let mut groups: Vec<Vec<usize>> = vec![Vec::new(); coarse_count];
+        for_each_nearest(vectors, rows, &coarse, |row, _, cell| {
+            groups[cell as usize].push(row);
+        });
         let fine: Vec<Vec<f32>> = groups
             .par_iter()
             .zip(coarse.par_chunks_exact(width))
             .map(|(group, centroid)| {
-                let members = group.len() / width;
-                if members == 0 {
+                if group.is_empty() {
                     // A coarse cell no sampled vector chose keeps one cell, its own centroid.
                     return centroid.to_vec();
                 }
+                let members = group.len();
                 let share = (count as f64 * members as f64 / rows.len() as f64).round() as usize;
-                centroids(group, width, share.clamp(1, members))
+                centroids(vectors, group, share.clamp(1, members))
             })
             .collect();
         let mut bounds = vec![0];
@@ -177,24 +181,19 @@ impl Router {
     }
 }
 
-/// `count` unit centroids learned from the row-major unit vectors `sample` by spherical
-/// k-means, started from evenly spaced sample vectors.
-fn centroids(sample: &[f32], width: usize, count: usize) -> Vec<f32> {
-    let rows: Vec<&[f32]> = sample.chunks_exact(width).collect();
+/// `count` unit centroids learned by spherical k-means from the `rows` of `vectors`, started
+/// from evenly spaced ones.
+fn centroids(vectors: &Codes, rows: &[usize], count: usize) -> Vec<f32> {
+    let width = vectors.width();
     let step = (rows.len() / count).max(1);
-    let mut centroids: Vec<f32> = (0..count)
-        .flat_map(|c| rows[(c * step) % rows.len()].iter().copied())
-        .collect();
+    let starts: Vec<usize> = (0..count).map(|c| rows[(c * step) % rows.len()]).collect();
+    let mut centroids = vectors.decoded(&starts);
     for _ in 0..ITERATIONS {
-        let assigned: Vec<u32> = nearest_of_all(&rows, &centroids, width, 1)
-            .into_iter()
-            .map(|cells| cells[0])
-            .collect();
         let mut sums = vec![0f32; count * width];
-        for (vector, &cell) in rows.iter().zip(&assigned) {
+        for_each_nearest(vectors, rows, &centroids, |_, vector, cell| {
             let sum = &mut sums[cell as usize * width..(cell as usize + 1) * width];
-            sum.iter_mut().zip(*vector).for_each(|(s, x)| *s += x);
-        }
+            sum.iter_mut().zip(vector).for_each(|(s, x)| *s += x);
+        });
         for (centroid, sum) in centroids
             .chunks_exact_mut(width)
             .zip(sums.chunks_exact(width))
@@ -210,6 +209,25 @@ fn centroids(sample: &[f32], width: usize, count: usize) -> Vec<f32> {
         }
     }
     centroids
+}
+
+/// Hands `visit` each of the `rows` of `vectors`, in order: its number, its vector (decoded a
+/// block at a time) and the nearest of `centroids` to it.
+fn for_each_nearest(
+    vectors: &Codes,
+    rows: &[usize],
+    centroids: &[f32],
+    mut visit: impl FnMut(usize, &[f32], u32),
+) {
+    let width = vectors.width();
+    for block in rows.chunks(DECODE_BLOCK) {
+        let decoded = vectors.decoded(block);
+        let vectors: Vec<&[f32]> = decoded.chunks_exact(width).collect();
+        let nearest = nearest_of_all(&vectors, centroids, width, 1);
+        for ((&row, vector), cells) in block.iter().zip(&vectors).zip(nearest) {
+            visit(row, vector, cells[0]);
+        }
+    }
 }
 
 /// For each of `rows`, its `probes` nearest of all `centroids`, nearest first (of equally
@@ -243,7 +261,8 @@ mod tests {
                 sample.extend(unit(&v));
             }
         }
-        let router = Router::learn(&sample, 3, 3);
+        let codes = Codes::of(&sample, 3);
+        let router = Router::learn(&codes, &(0..codes.len()).collect::<Vec<_>>(), 3);
         assert_eq!((router.cells(), router.coarse_cells()), (3, 1));
         let rows: Vec<&[f32]> = sample.chunks_exact(3).collect();
         let cells = router.nearest(&rows, 2);
@@ -281,7 +300,8 @@ mod tests {
                 )
             })
             .collect();
-        let router = Router::learn(&sample, width, count);
+        let codes = Codes::of(&sample, width);
+        let router = Router::learn(&codes, &(0..codes.len()).collect::<Vec<_>>(), count);
         assert!(count > FLAT_CELLS);
         assert_eq!(router.coarse_cells(), 39);
         assert!(
