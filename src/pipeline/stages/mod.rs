@@ -437,7 +437,11 @@ impl Share {
 
     /// Reads the sketches of part `number` a block at a time, handing `visit` each block as a
     /// share of its own: what a reader needing only some rows holds at once.
-    fn visit(signed: &SignedParts, number: u32, mut visit: impl FnMut(Share)) -> Result<()> {
+    pub(in crate::pipeline) fn visit(
+        signed: &SignedParts,
+        number: u32,
+        mut visit: impl FnMut(Share),
+    ) -> Result<()> {
         let folder = signed.folder(number);
         let num_perm = folder.config.confirm.minhash.num_perm;
         let docs = signed.docs_of(number);

@@ -207,16 +207,17 @@ struct TitleCells {
 }
 
 impl TitleCells {
-    /// Reads which documents are title-only from the parts' sketches; then, in one pass over
-    /// the parts' codes, places every document among the cells `placing` learned, and routes
-    /// every title query to its nearest cells.
+    /// Reads which documents are title-only from the parts' sketches, a block at a time; then,
+    /// in one pass over the parts' codes, places every document among the cells `placing`
+    /// learned, and routes every title query to its nearest cells.
     fn place_and_route(signed: &SignedParts, placing: &mut Placing) -> Result<TitleCells> {
         let clock = Instant::now();
         let mut title_only = Vec::with_capacity(signed.documents());
         for folder in &signed.folders {
-            let share = Share::read(signed, folder.part.number)?;
-            let sketches = &share.sketches;
-            title_only.extend((0..sketches.len()).map(|doc| sketches.facts(doc).title_only()));
+            Share::visit(signed, folder.part.number, |block| {
+                let sketches = &block.sketches;
+                title_only.extend((0..sketches.len()).map(|doc| sketches.facts(doc).title_only()));
+            })?;
         }
         tracing::info!(
             seconds = clock.elapsed().as_secs_f64(),
