@@ -224,14 +224,19 @@ impl TitleCells {
             "title-only documents read from the sketches"
         );
         let clock = Instant::now();
-        let _spinner = crate::progress::spinner("placing the documents and routing the titles");
+        let bar = crate::progress::items(
+            signed.documents() as u64,
+            "placing the documents and routing the titles",
+        );
         let (mut titles, mut routed) = (Vec::new(), Vec::new());
         visit_documents_and_titles(signed, |_, documents, block_titles, title_codes| {
             placing.place(documents);
             titles.extend_from_slice(block_titles);
             routed.extend(placing.placement().route(title_codes));
+            bar.inc(documents.len() as u64);
             Ok(())
         })?;
+        bar.finish_and_clear();
         tracing::info!(
             titles = titles.len(),
             seconds = clock.elapsed().as_secs_f64(),
