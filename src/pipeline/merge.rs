@@ -17,7 +17,9 @@ use std::time::Instant;
 use super::Part;
 use super::stages::Stage;
 use super::two_stage::{confirm_candidates, distinct_pairs};
-use super::{Dedup, Found, InputSpec, Method, OutputSpec, PipelineSpec, TwoStageConfig};
+use super::{
+    Dedup, Found, InputSpec, Method, OutputSpec, PipelineSpec, ScoredCandidates, TwoStageConfig,
+};
 use crate::error::{Error, Location, Result};
 use crate::io::{FolderLock, Input, ReadOptions};
 use crate::output::run::{Candidates, RecordFile, RunFolder, RunSummary, StageTimes};
@@ -218,7 +220,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
     let found = Found {
         corpus,
         candidates: count,
-        scored_candidates: Some(Arc::new(confirmed.scored)),
+        scored_candidates: Some(ScoredCandidates::Held(Arc::new(confirmed.scored))),
         pairs: confirmed.pairs,
         similarity: Arc::new(move |x, y| signatures.similarity(x as usize, y as usize)),
         probes: None,

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Found, Part, ScoredPairs, StageTimes};
+use super::{Found, Part, ScoredCandidates, ScoredPairs, StageTimes};
 use crate::confirm::{ConfirmSettings, Confirmer, SignOnce, SketchFacts, proposed_pairs};
 use crate::error::Result;
 use crate::group::Linkage;
@@ -81,7 +81,7 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) 
     Ok(Found {
         corpus,
         candidates: scored.len(),
-        scored_candidates: Some(Arc::new(scored)),
+        scored_candidates: Some(ScoredCandidates::Held(Arc::new(scored))),
         pairs,
         similarity: Arc::new(move |x, y| signatures.similarity(x as usize, y as usize)),
         probes: None,

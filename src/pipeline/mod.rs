@@ -326,6 +326,41 @@ enum CandidatePairs {
     Plain(Vec<(u32, u32)>),
 }
 
+/// Where a run's scored candidates are: held, or in the sorted files of the parts that scored
+/// them, read again each time they are needed. A split run's join holds no list of them: a
+/// MinHash join of ten million documents has seventy million, a two-stage one hundreds.
+#[derive(Clone)]
+pub enum ScoredCandidates {
+    Held(Arc<ScoredPairs>),
+    InFiles(Arc<dyn CandidateFiles>),
+}
+
+/// Scored candidates in files, each read again in full every time it is asked.
+pub trait CandidateFiles: Send + Sync {
+    /// How many candidates the files hold.
+    fn count(&self) -> usize;
+    /// Hands `each` every candidate, in the run's order.
+    fn for_each(&self, each: &mut dyn FnMut(Pair)) -> Result<()>;
+}
+
+impl ScoredCandidates {
+    /// How many candidates there are.
+    pub fn count(&self) -> usize {
+        match self {
+            ScoredCandidates::Held(scored) => scored.len(),
+            ScoredCandidates::InFiles(files) => files.count(),
+        }
+    }
+
+    /// The candidates, where they are held.
+    pub fn held(&self) -> Option<&ScoredPairs> {
+        match self {
+            ScoredCandidates::Held(scored) => Some(scored),
+            ScoredCandidates::InFiles(_) => None,
+        }
+    }
+}
+
 impl Default for ScoredPairs {
     fn default() -> Self {
         ScoredPairs::with_capacity(0)
@@ -458,7 +493,7 @@ pub struct Dedup {
     pub candidates: usize,
     /// Every candidate with its score, where the method scores more pairs than it confirms
     /// (MinHash: all LSH collisions), for threshold sweeps.
-    pub scored_candidates: Option<Arc<ScoredPairs>>,
+    pub scored_candidates: Option<ScoredCandidates>,
     /// Confirmed pairs.
     pub pairs: Vec<Pair>,
     /// What a pair's score is.
@@ -496,6 +531,7 @@ impl Dedup {
         let (_, rules) = self
             .scored_candidates
             .as_ref()?
+            .held()?
             .confirmed_at(self.threshold)?;
         (rules.len() == self.pairs.len()).then_some(rules)
     }
@@ -506,7 +542,7 @@ impl Dedup {
 struct Found {
     corpus: Corpus,
     candidates: usize,
-    scored_candidates: Option<Arc<ScoredPairs>>,
+    scored_candidates: Option<ScoredCandidates>,
     pairs: Vec<Pair>,
     similarity: Similarity,
     probes: Option<usize>,

@@ -6,7 +6,7 @@ use rayon::prelude::*;
 
 use std::collections::HashMap;
 
-use super::{Dedup, OutputSpec, Pair, ScoredPairs};
+use super::{CandidateFiles, Dedup, OutputSpec, Pair, ScoredCandidates, ScoredPairs};
 use crate::error::{Error, Result};
 use crate::group::{Candidate, KeepPolicy, KeepValue, choose_kept};
 use crate::io::{FolderLock, Input, RawRecord, ReadOptions, for_each_document};
@@ -32,10 +32,18 @@ pub fn write_results(
     let mut run = RunWriter::begin(lock)?;
     let ids = &dedup.corpus.ids;
 
-    PairRecords::new(ids, &dedup.pairs, dedup.score_name).write::<Pairs>(&mut run)?;
-    if let Some(scored) = &dedup.scored_candidates {
-        PairRecords::new(ids, &**scored, dedup.score_name).write::<Candidates>(&mut run)?;
+    let records = PairRecords::new(ids, dedup.score_name);
+    records.write::<Pairs>(&mut run, &dedup.pairs)?;
+    match &dedup.scored_candidates {
+        Some(ScoredCandidates::Held(scored)) => {
+            records.write::<Candidates>(&mut run, &**scored)?;
+        }
+        Some(ScoredCandidates::InFiles(files)) => {
+            records.write_read_again::<Candidates>(&mut run, &**files)?;
+        }
+        None => {}
     }
+    drop(records);
     if dedup.part.is_some() {
         // A part's groups and unique records are the merge's to write.
         return run.finish(timed(run_summary(dedup, settings, 0), clock));
@@ -151,7 +159,6 @@ impl PairList for ScoredPairs {
 /// million documents took 1.1 GB of keys sorted at once.
 struct PairRecords<'a> {
     ids: &'a [String],
-    pairs: &'a dyn PairList,
     score_name: &'static str,
     /// Each document's place among the sorted ids: pairs are sorted as two integers, not by
     /// comparing strings scattered over the heap (38 million candidates of a million
@@ -165,7 +172,7 @@ const SLICE_PAIRS: usize = 1 << 22;
 const MAX_SLICES: usize = 256;
 
 impl<'a> PairRecords<'a> {
-    fn new(ids: &'a [String], pairs: &'a dyn PairList, score_name: &'static str) -> Self {
+    fn new(ids: &'a [String], score_name: &'static str) -> Self {
         let mut by_id: Vec<u32> = (0..ids.len() as u32).collect();
         by_id.par_sort_unstable_by(|&x, &y| ids[x as usize].cmp(&ids[y as usize]));
         let mut place = vec![0u32; ids.len()];
@@ -174,35 +181,40 @@ impl<'a> PairRecords<'a> {
         }
         PairRecords {
             ids,
-            pairs,
             score_name,
             place,
         }
     }
 
-    /// Each pair's slice: its first id's place, cut into `slices` equal ranges of places.
-    /// Slicing reads each pair's places once; a slice's order then reads only its own.
-    fn slices(&self, slices: usize) -> Vec<u8> {
+    /// How many slices `pairs` pairs are written in.
+    fn slice_count(pairs: usize) -> usize {
+        pairs.div_ceil(SLICE_PAIRS).clamp(1, MAX_SLICES)
+    }
+
+    /// The slice of pair `p`: its first id's place, cut into `slices` equal ranges of places.
+    fn slice_of(&self, p: Pair, slices: usize) -> u8 {
         let documents = self.ids.len().max(1) as u64;
-        (0..self.pairs.len())
+        let x = self.place[p.a as usize].min(self.place[p.b as usize]);
+        (u64::from(x) * slices as u64 / documents) as u8
+    }
+
+    /// Each pair's slice. Slicing reads each pair's places once; a slice's order then reads
+    /// only its own.
+    fn slices(&self, pairs: &dyn PairList, slices: usize) -> Vec<u8> {
+        (0..pairs.len())
             .into_par_iter()
-            .map(|i| {
-                let p = self.pairs.get(i);
-                let x = self.place[p.a as usize].min(self.place[p.b as usize]);
-                (u64::from(x) * slices as u64 / documents) as u8
-            })
+            .map(|i| self.slice_of(pairs.get(i), slices))
             .collect()
     }
 
-    /// The indexes of the pairs of slice `slice` (in `slice_of`), in the order of their
-    /// records.
-    fn order(&self, slice_of: &[u8], slice: u8) -> Vec<u32> {
+    /// The indexes of the pairs that `in_slice` takes, in the order of their records.
+    fn order(&self, pairs: &dyn PairList, in_slice: impl Fn(usize) -> bool + Sync) -> Vec<u32> {
         // (smaller place, larger place, index) in one integer.
-        let mut keyed: Vec<u128> = (0..self.pairs.len())
+        let mut keyed: Vec<u128> = (0..pairs.len())
             .into_par_iter()
-            .filter(|&i| slice_of[i] == slice)
+            .filter(|&i| in_slice(i))
             .map(|i| {
-                let p = self.pairs.get(i);
+                let p = pairs.get(i);
                 let (x, y) = (self.place[p.a as usize], self.place[p.b as usize]);
                 (u128::from(x.min(y)) << 64) | (u128::from(x.max(y)) << 32) | i as u128
             })
@@ -212,9 +224,9 @@ impl<'a> PairRecords<'a> {
     }
 
     /// The record of the pair at `order[i]`.
-    fn record(&self, order: &[u32], i: usize) -> PairLine<'a> {
-        self.prefetch_ahead(order, i);
-        let p = self.pairs.get(order[i] as usize);
+    fn record(&self, pairs: &dyn PairList, order: &[u32], i: usize) -> PairLine<'a> {
+        self.prefetch_ahead(pairs, order, i);
+        let p = pairs.get(order[i] as usize);
         let (x, y) = (&self.ids[p.a as usize], &self.ids[p.b as usize]);
         PairLine {
             a: x.min(y),
@@ -228,10 +240,10 @@ impl<'a> PairRecords<'a> {
     /// Starts loading what the records after the `i`th read, one link further the nearer they
     /// are: the pair, then its ids, then their bytes. Records in id order visit the pairs and
     /// ids in no order at all.
-    fn prefetch_ahead(&self, order: &[u32], i: usize) {
-        let pair_at = |ahead: usize| Some(self.pairs.get(*order.get(i + ahead)? as usize));
+    fn prefetch_ahead(&self, pairs: &dyn PairList, order: &[u32], i: usize) {
+        let pair_at = |ahead: usize| Some(pairs.get(*order.get(i + ahead)? as usize));
         if let Some(&far) = order.get(i + 3 * AHEAD) {
-            self.pairs.prefetch(far as usize);
+            pairs.prefetch(far as usize);
         }
         if let Some(p) = pair_at(2 * AHEAD) {
             prefetch(&self.ids[p.a as usize]);
@@ -243,14 +255,37 @@ impl<'a> PairRecords<'a> {
         }
     }
 
-    /// Writes the records into the run's file `F`, a slice of first ids' places at a time.
-    fn write<F: RecordFile>(&self, run: &mut RunWriter) -> Result<()> {
-        let slices = self.pairs.len().div_ceil(SLICE_PAIRS).clamp(1, MAX_SLICES);
-        let slice_of = self.slices(slices);
+    /// Writes `pairs` as records into the run's file `F`, a slice of first ids' places at a
+    /// time.
+    fn write<F: RecordFile>(&self, run: &mut RunWriter, pairs: &dyn PairList) -> Result<()> {
+        let slices = PairRecords::slice_count(pairs.len());
+        let slice_of = self.slices(pairs, slices);
         let mut file = run.create(F::NAME)?;
         for slice in 0..slices {
-            let order = self.order(&slice_of, slice as u8);
-            file.write_lines_in_parallel(order.len(), |i| self.record(&order, i))?;
+            let order = self.order(pairs, |i| slice_of[i] == slice as u8);
+            file.write_lines_in_parallel(order.len(), |i| self.record(pairs, &order, i))?;
+        }
+        run.commit(file)
+    }
+
+    /// [`PairRecords::write`] for pairs in `files`, read again for each slice: only a slice's
+    /// pairs are held.
+    fn write_read_again<F: RecordFile>(
+        &self,
+        run: &mut RunWriter,
+        files: &dyn CandidateFiles,
+    ) -> Result<()> {
+        let slices = PairRecords::slice_count(files.count());
+        let mut file = run.create(F::NAME)?;
+        for slice in 0..slices {
+            let mut pairs: Vec<Pair> = Vec::new();
+            files.for_each(&mut |p| {
+                if self.slice_of(p, slices) == slice as u8 {
+                    pairs.push(p);
+                }
+            })?;
+            let order = self.order(&pairs, |_| true);
+            file.write_lines_in_parallel(order.len(), |i| self.record(&pairs, &order, i))?;
         }
         run.commit(file)
     }
@@ -514,21 +549,33 @@ mod tests {
     use crate::pipeline::{Method, dedup};
     use crate::settings::MethodName;
 
-    /// The lines `records` writes, checked to be the same whether their order is worked out
-    /// in one slice of first ids or in a slice for each.
-    fn record_lines(records: &PairRecords) -> Vec<String> {
-        let lines = |order: Vec<u32>| -> Vec<String> {
+    /// The lines `records` writes of `pairs`, checked to be the same whether their order is
+    /// worked out in one slice of first ids or in a slice for each, and whether a slice's
+    /// pairs are picked from all by their indexes or gathered on their own, as pairs read
+    /// again from files are.
+    fn record_lines(records: &PairRecords, pairs: &dyn PairList) -> Vec<String> {
+        let lines = |pairs: &dyn PairList, order: Vec<u32>| -> Vec<String> {
             (0..order.len())
-                .map(|i| serde_json::to_string(&records.record(&order, i)).unwrap())
+                .map(|i| serde_json::to_string(&records.record(pairs, &order, i)).unwrap())
                 .collect()
         };
-        let whole = lines(records.order(&records.slices(1), 0));
+        let whole = lines(pairs, records.order(pairs, |_| true));
         let slices = records.ids.len();
-        let slice_of = records.slices(slices);
+        let slice_of = records.slices(pairs, slices);
         let sliced: Vec<String> = (0..slices)
-            .flat_map(|slice| lines(records.order(&slice_of, slice as u8)))
+            .flat_map(|slice| lines(pairs, records.order(pairs, |i| slice_of[i] == slice as u8)))
             .collect();
         assert_eq!(sliced, whole);
+        let gathered: Vec<String> = (0..slices)
+            .flat_map(|slice| {
+                let own: Vec<Pair> = (0..pairs.len())
+                    .map(|i| pairs.get(i))
+                    .filter(|&p| records.slice_of(p, slices) == slice as u8)
+                    .collect();
+                lines(&own, records.order(&own, |_| true))
+            })
+            .collect();
+        assert_eq!(gathered, whole);
         whole
     }
 
@@ -554,8 +601,8 @@ mod tests {
             "simhash_similarity",
             "a_score",
         ] {
-            let records = PairRecords::new(&ids, &pairs, score_name);
-            let lines = record_lines(&records);
+            let records = PairRecords::new(&ids, score_name);
+            let lines = record_lines(&records, &pairs);
             let read: Vec<PairRecord> = lines
                 .iter()
                 .map(|l| serde_json::from_str(l).unwrap())
@@ -606,7 +653,7 @@ mod tests {
     fn scored_pairs_are_written_as_the_pairs_they_hold() {
         let ids: Vec<String> = ["b", "a10", "a9", "c"].map(String::from).to_vec();
         let lines =
-            |pairs: &dyn PairList| record_lines(&PairRecords::new(&ids, pairs, "jaccard_estimate"));
+            |pairs: &dyn PairList| record_lines(&PairRecords::new(&ids, "jaccard_estimate"), pairs);
         let candidates = vec![(0, 3, 0.25), (0, 2, 0.9123), (1, 2, -0.5)];
         let scores = vec![0.5, 0.8125, 1.0 / 3.0];
         let as_pairs = |cosine: fn(f32) -> Option<f32>| -> Vec<Pair> {

@@ -14,7 +14,7 @@
 //! `resemblance`, `simhash`) keep only the pairs that reached their threshold, so they can
 //! raise it and not lower it.
 
-use super::{Dedup, Found, Method, Pair, group};
+use super::{Dedup, Found, Method, Pair, ScoredCandidates, group};
 use crate::confirm::Confirm;
 use crate::error::{Error, Result};
 
@@ -76,6 +76,7 @@ fn confirmed_again(dedup: &Dedup, method: &Method, threshold: f64) -> Result<Vec
     dedup
         .scored_candidates
         .as_ref()
+        .and_then(ScoredCandidates::held)
         .and_then(|scored| scored.confirmed_at(threshold))
         .map(|(pairs, _)| pairs)
         .ok_or_else(|| {

@@ -17,7 +17,9 @@ use crate::error::{Error, Result};
 use crate::group::{Linkage, linked_groups};
 use crate::io::{Corpus, Input, ReadOptions, read_corpus, read_count};
 use crate::output::run::{CheckedFile, IdsDigest, StageTimes};
-use crate::pipeline::{Found, Pair, Part, PipelineSpec, ScoredPairs};
+use crate::pipeline::{
+    CandidateFiles, Found, Pair, Part, PipelineSpec, ScoredCandidates, ScoredPairs,
+};
 use crate::sketch::Signatures;
 
 /// The last stage, after any left (`dirs` may be of any stage): what the whole run found,
@@ -28,11 +30,10 @@ pub(in crate::pipeline) fn join(
 ) -> Result<(PipelineSpec, Vec<Input>, ReadOptions, Found)> {
     let folders = open_stage(dirs)?;
     let signed = signed_of(&folders)?;
-    let config = &folders[0].config;
+    let config = folders[0].config.clone();
     let parts: Vec<Part> = folders[0].part.all().collect();
     let mut times = StageTimes::default();
-    // The ids first: reading them takes more memory for a while than it keeps, and the
-    // candidates, held next, are the most the join holds.
+    // The ids first: reading them takes more memory for a while than it keeps.
     let mut spec = spec_for(&folders[0], None);
     spec.output.dir = out.to_owned();
     let inputs = spec.input.inputs()?;
@@ -42,7 +43,9 @@ pub(in crate::pipeline) fn join(
     times.sketch = clock.elapsed().as_secs_f64();
     check_signed(&signed, &corpus)?;
     let clock = Instant::now();
-    let (scored, duplicate) = match folders[0].stage {
+    // Parts confirmed on this machine are held; confirmed parts' files are read again where
+    // needed, never held: only the confirmed pairs and the scores grouping asks are.
+    let (candidates, pairs) = match folders[0].stage {
         Stage::Signed => {
             let mut routed: Vec<Vec<Routed>> = vec![Vec::new(); parts.len()];
             for &part in &parts {
@@ -53,14 +56,14 @@ pub(in crate::pipeline) fn join(
             let lists = parts
                 .iter()
                 .zip(routed)
-                .map(|(&part, routed)| confirm::confirm(&signed, part, routed, config))
+                .map(|(&part, routed)| confirm::confirm(&signed, part, routed, &config))
                 .collect::<Result<Vec<_>>>()?;
             merge_held(lists)?
         }
         Stage::Banded => {
             let lists = parts
                 .iter()
-                .map(|&part| confirm::confirm(&signed, part, routed_to(&folders, part)?, config))
+                .map(|&part| confirm::confirm(&signed, part, routed_to(&folders, part)?, &config))
                 .collect::<Result<Vec<_>>>()?;
             merge_held(lists)?
         }
@@ -68,48 +71,32 @@ pub(in crate::pipeline) fn join(
             unreachable!("two-stage parts are joined by `two_stage`")
         }
         Stage::Confirmed => {
-            let mut files = folders
-                .iter()
-                .map(ScoredFile::open)
-                .collect::<Result<Vec<_>>>()?;
-            let count = files.iter().map(|f| f.left).sum();
-            let merged = merge_sorted(&mut files, count);
-            // A changed file is named as such before what it made of the merge.
-            for file in files {
-                file.file.finish()?;
-            }
-            merged?
+            let files = ConfirmedFiles { folders, count: 0 };
+            let (count, pairs) = files.confirmed()?;
+            let files = ConfirmedFiles { count, ..files };
+            (ScoredCandidates::InFiles(Arc::new(files)), pairs)
         }
     };
     times.confirm = clock.elapsed().as_secs_f64();
-    let pairs = scored.selected(&duplicate);
-    drop(duplicate);
 
     // A pair a part scored is answered from its score, which is the similarity grouping asks
     // for; the signatures of the rest are read.
-    let scored = Arc::new(scored);
-    let score_of = {
-        let scored = Arc::clone(&scored);
-        move |x: u32, y: u32| {
-            let i = scored.find(x, y).or_else(|| scored.find(y, x))?;
-            Some(scored.get(i).score)
-        }
-    };
-    let unscored = unscored_asked(&corpus.ids, &pairs, spec.method.linkage(), &score_of);
-    let gathered = Gathered::read(&signed, unscored, config.confirm.minhash.num_perm)?;
+    let asked = AskedScores::of(&corpus.ids, &pairs, spec.method.linkage(), &candidates)?;
+    let gathered = Gathered::read(&signed, asked.unscored(), config.confirm.minhash.num_perm)?;
     tracing::info!(
         parts = signed.folders.len(),
-        candidates = scored.len(),
+        candidates = candidates.count(),
         pairs = pairs.len(),
+        asked = asked.pairs.len(),
         gathered = gathered.docs.len(),
         "parts joined"
     );
     let found = Found {
         corpus,
-        candidates: scored.len(),
-        scored_candidates: Some(scored),
+        candidates: candidates.count(),
+        scored_candidates: Some(candidates),
         pairs,
-        similarity: Arc::new(move |x, y| match score_of(x, y) {
+        similarity: Arc::new(move |x, y| match asked.score(x, y) {
             Some(score) => score,
             None => gathered
                 .signatures
@@ -124,14 +111,11 @@ pub(in crate::pipeline) fn join(
 }
 
 /// Merges lists of candidates, each sorted by its documents and none sharing a candidate
-/// with another (each part confirms its own), into one run's sorted candidates and which of
-/// them are duplicates. `count` is how many there are in all.
+/// with another (each part confirms its own), handing `each` one run's candidates in order.
 fn merge_sorted<L: Iterator<Item = Result<Scored>>>(
     lists: &mut [L],
-    count: usize,
-) -> Result<(ScoredPairs, Vec<bool>)> {
-    let mut scored = ScoredPairs::with_capacity(count);
-    let mut duplicate = Vec::with_capacity(count);
+    mut each: impl FnMut(Scored),
+) -> Result<()> {
     // Each list's next candidate, and the lists ordered by it.
     let mut heads: Vec<Option<Scored>> = vec![None; lists.len()];
     let mut order = BinaryHeap::new();
@@ -150,22 +134,86 @@ fn merge_sorted<L: Iterator<Item = Result<Scored>>>(
             )));
         }
         last = Some((a, b));
-        let (_, _, score, confirmed) = heads[list].take().expect("a listed head");
-        scored.push(a, b, score);
-        duplicate.push(confirmed);
+        each(heads[list].take().expect("a listed head"));
         if let Some(next) = lists[list].next().transpose()? {
             order.push(Reverse((next.0, next.1, list)));
             heads[list] = Some(next);
         }
     }
-    Ok((scored, duplicate))
+    Ok(())
 }
 
-/// [`merge_sorted`] over lists held in memory (the parts confirmed on this machine).
-fn merge_held(lists: Vec<Vec<Scored>>) -> Result<(ScoredPairs, Vec<bool>)> {
+/// [`merge_sorted`] over lists held in memory (the parts confirmed on this machine): the
+/// candidates, held, and the confirmed pairs among them.
+fn merge_held(lists: Vec<Vec<Scored>>) -> Result<(ScoredCandidates, Vec<Pair>)> {
     let count = lists.iter().map(Vec::len).sum();
     let mut lists: Vec<_> = lists.into_iter().map(|l| l.into_iter().map(Ok)).collect();
-    merge_sorted(&mut lists, count)
+    let mut scored = ScoredPairs::with_capacity(count);
+    let mut duplicate = Vec::with_capacity(count);
+    merge_sorted(&mut lists, |(a, b, score, confirmed)| {
+        scored.push(a, b, score);
+        duplicate.push(confirmed);
+    })?;
+    let pairs = scored.selected(&duplicate);
+    Ok((ScoredCandidates::Held(Arc::new(scored)), pairs))
+}
+
+/// The candidates in the files of the confirmed parts, merged as they are read: a split
+/// run's join holds none of them (seventy million at ten million documents).
+struct ConfirmedFiles {
+    folders: Vec<StageFolder>,
+    /// How many there are.
+    count: usize,
+}
+
+impl ConfirmedFiles {
+    /// Hands `each` every candidate, in the run's order. A file changed since it was written
+    /// is named as such, before what it made of the merge.
+    fn each_scored(&self, each: impl FnMut(Scored)) -> Result<()> {
+        let mut files = (self.folders.iter())
+            .map(ScoredFile::open)
+            .collect::<Result<Vec<_>>>()?;
+        let merged = merge_sorted(&mut files, each);
+        for file in files {
+            file.file.finish()?;
+        }
+        merged
+    }
+
+    /// How many candidates there are, and the confirmed pairs among them, in order.
+    fn confirmed(&self) -> Result<(usize, Vec<Pair>)> {
+        let mut count = 0;
+        let mut pairs = Vec::new();
+        self.each_scored(|(a, b, score, confirmed)| {
+            count += 1;
+            if confirmed {
+                pairs.push(Pair {
+                    a,
+                    b,
+                    score,
+                    cosine: None,
+                });
+            }
+        })?;
+        Ok((count, pairs))
+    }
+}
+
+impl CandidateFiles for ConfirmedFiles {
+    fn count(&self) -> usize {
+        self.count
+    }
+
+    fn for_each(&self, each: &mut dyn FnMut(Pair)) -> Result<()> {
+        self.each_scored(|(a, b, score, _)| {
+            each(Pair {
+                a,
+                b,
+                score,
+                cosine: None,
+            })
+        })
+    }
 }
 
 /// The candidates a confirmed part wrote, read one at a time.
@@ -248,30 +296,73 @@ pub(in crate::pipeline) fn check_signed(signed: &SignedParts, corpus: &Corpus) -
     Ok(())
 }
 
-/// The documents of the pairs that grouping `pairs` under `linkage` asks the similarity of and
-/// that no part scored (`scored(x, y)` is `None`), sorted, without repeats. Grouping is run
-/// once over the scores alone: which pairs a group asks does not turn on their similarity
-/// (single linkage asks every pair of a component; complete and star ask only linked, so
-/// scored, pairs).
-fn unscored_asked(
-    ids: &[String],
-    pairs: &[Pair],
-    linkage: Linkage,
-    scored: impl Fn(u32, u32) -> Option<f64> + Sync,
-) -> Vec<u32> {
-    let edges: Vec<(u32, u32)> = pairs.iter().map(|p| (p.a, p.b)).collect();
-    let unscored = Mutex::new(Vec::new());
-    linked_groups(ids, &edges, linkage, |x, y| {
-        scored(x, y).unwrap_or_else(|| {
-            let mut unscored = unscored.lock().expect("no panic while recording");
-            unscored.extend([x, y]);
+/// The pairs grouping asks the similarity of, with the score of each that is a candidate. A
+/// part scored every candidate; the signatures of the documents of the rest are read.
+struct AskedScores {
+    /// The pairs asked, `(smaller, larger)`, sorted, without repeats.
+    pairs: Vec<(u32, u32)>,
+    /// Each one's score, where it is a candidate; NaN where not.
+    scores: Vec<f64>,
+}
+
+impl AskedScores {
+    /// The pairs that grouping `pairs` under `linkage` asks, scored from `candidates`.
+    /// Grouping is run once to learn them: which pairs a group asks does not turn on their
+    /// similarity (single linkage asks every pair of a component, or of a sample of a large
+    /// one; complete and star ask only linked, so scored, pairs).
+    fn of(
+        ids: &[String],
+        pairs: &[Pair],
+        linkage: Linkage,
+        candidates: &ScoredCandidates,
+    ) -> Result<AskedScores> {
+        let edges: Vec<(u32, u32)> = pairs.iter().map(|p| (p.a, p.b)).collect();
+        let asked = Mutex::new(Vec::new());
+        linked_groups(ids, &edges, linkage, |x, y| {
+            let mut asked = asked.lock().expect("no panic while recording");
+            asked.push((x.min(y), x.max(y)));
             0.0
+        });
+        let mut asked = asked.into_inner().expect("no panic while recording");
+        asked.par_sort_unstable();
+        asked.dedup();
+        let mut scores = vec![f64::NAN; asked.len()];
+        let mut note = |a: u32, b: u32, score: f64| {
+            if let Ok(i) = asked.binary_search(&(a.min(b), a.max(b))) {
+                scores[i] = score;
+            }
+        };
+        match candidates {
+            ScoredCandidates::Held(scored) => {
+                for i in 0..scored.len() {
+                    let p = scored.get(i);
+                    note(p.a, p.b, p.score);
+                }
+            }
+            ScoredCandidates::InFiles(files) => files.for_each(&mut |p| note(p.a, p.b, p.score))?,
+        }
+        Ok(AskedScores {
+            pairs: asked,
+            scores,
         })
-    });
-    let mut unscored = unscored.into_inner().expect("no panic while recording");
-    unscored.par_sort_unstable();
-    unscored.dedup();
-    unscored
+    }
+
+    /// The score of `x` and `y`, where they are a candidate grouping asks.
+    fn score(&self, x: u32, y: u32) -> Option<f64> {
+        let i = self.pairs.binary_search(&(x.min(y), x.max(y))).ok()?;
+        Some(self.scores[i]).filter(|score| !score.is_nan())
+    }
+
+    /// The documents of the pairs asked that are no candidate, sorted, without repeats.
+    fn unscored(&self) -> Vec<u32> {
+        let mut docs: Vec<u32> = (self.pairs.iter().zip(&self.scores))
+            .filter(|(_, score)| score.is_nan())
+            .flat_map(|(&(x, y), _)| [x, y])
+            .collect();
+        docs.par_sort_unstable();
+        docs.dedup();
+        docs
+    }
 }
 
 /// The signatures of some documents, gathered from the signed parts.
@@ -329,7 +420,8 @@ mod tests {
     fn parts_lists_merge_into_one_sorted_list_and_a_repeat_is_refused() {
         let first = vec![(0, 5, 0.5, false), (2, 3, 0.9, true)];
         let second = vec![(0, 7, 0.75, true), (4, 6, 0.25, false)];
-        let (scored, duplicate) = merge_held(vec![first.clone(), second]).unwrap();
+        let (candidates, pairs) = merge_held(vec![first.clone(), second]).unwrap();
+        let scored = candidates.held().expect("held");
         let merged: Vec<(u32, u32, f64)> = (0..scored.len())
             .map(|i| scored.get(i))
             .map(|p| (p.a, p.b, p.score))
@@ -338,10 +430,11 @@ mod tests {
             merged,
             [(0, 5, 0.5), (0, 7, 0.75), (2, 3, 0.9), (4, 6, 0.25)]
         );
-        assert_eq!(duplicate, [false, true, true, false]);
-        assert_eq!(scored.find(2, 3), Some(2));
-        assert_eq!(scored.find(3, 2), None);
-        let err = merge_held(vec![first, vec![(2, 3, 0.9, true)]]).unwrap_err();
+        let confirmed: Vec<(u32, u32)> = pairs.iter().map(|p| (p.a, p.b)).collect();
+        assert_eq!(confirmed, [(0, 7), (2, 3)]);
+        let Err(err) = merge_held(vec![first, vec![(2, 3, 0.9, true)]]) else {
+            panic!("a repeat was merged")
+        };
         assert!(err.to_string().contains("twice or out of order"), "{err}");
     }
 
@@ -357,22 +450,25 @@ mod tests {
     #[test]
     fn grouping_asks_scored_pairs_and_names_the_documents_of_the_rest() {
         let ids: Vec<String> = ["a", "b", "c", "d", "e"].map(String::from).into();
-        // a~b and b~c join a, b, c; a and c were never candidates. d~e alone.
+        // a~b and b~c join a, b, c; a and c were never candidates. d~e alone. b~d is a
+        // candidate that was not confirmed.
         let pairs = [pair(0, 1), pair(1, 2), pair(3, 4)];
-        let scored = |x: u32, y: u32| match (x.min(y), x.max(y)) {
-            (0, 1) => Some(0.8),
-            (1, 2) => Some(0.75),
-            (3, 4) => Some(0.9),
-            _ => None,
-        };
-        assert_eq!(
-            unscored_asked(&ids, &pairs, Linkage::Single, scored),
-            [0, 2]
-        );
+        let mut scored = ScoredPairs::with_capacity(4);
+        for (a, b, score) in [(0, 1, 0.8), (1, 2, 0.75), (1, 3, 0.25), (3, 4, 0.9)] {
+            scored.push(a, b, score);
+        }
+        let candidates = ScoredCandidates::Held(Arc::new(scored));
+        let asked = AskedScores::of(&ids, &pairs, Linkage::Single, &candidates).unwrap();
+        assert_eq!(asked.pairs, [(0, 1), (0, 2), (1, 2), (3, 4)]);
+        assert_eq!(asked.unscored(), [0, 2]);
+        assert_eq!(asked.score(1, 0), Some(0.8));
+        assert_eq!(asked.score(0, 2), None);
+        assert_eq!(asked.score(1, 3), None, "not asked");
         // Complete and star linkage ask only linked pairs.
         for linkage in [Linkage::Complete, Linkage::Star] {
-            let unscored = unscored_asked(&ids, &pairs, linkage, scored);
-            assert!(unscored.is_empty(), "{linkage:?}");
+            let asked = AskedScores::of(&ids, &pairs, linkage, &candidates).unwrap();
+            assert!(asked.unscored().is_empty(), "{linkage:?}");
+            assert_eq!(asked.score(3, 4), Some(0.9), "{linkage:?}");
         }
     }
 }

@@ -23,10 +23,12 @@
 //! 4. **join** (`neardup merge confirmed*/ --out out/`): every candidate once, grouped by the
 //!    confirmed pairs; the run's files, byte for byte those of one run (`summary.json` but for
 //!    its timings and run id). Like one run's writing stage, it reads the corpus again and
-//!    holds every id and every scored candidate; it checks that each part's share holds the
-//!    ids the part signed (an id repeated in two parts, or an input changed since, is refused).
-//!    Of the signatures it reads only those of the few documents whose similarity grouping
-//!    asks and no part scored.
+//!    holds every id; it checks that each part's share holds the ids the part signed (an id
+//!    repeated in two parts, or an input changed since, is refused). It holds the confirmed
+//!    pairs, not the candidates: it merges the confirmed parts' sorted files as it reads them,
+//!    once for the pairs, once for the scores grouping asks, and once for each slice of
+//!    `candidates.jsonl` it writes. Of the signatures it reads only those of the few
+//!    documents whose similarity grouping asks and no part scored.
 //!
 //! `neardup merge` given the folders of an earlier stage and no `--part` runs the stages left
 //! in one process, one part at a time: the way on one machine. Stage folders are run folders

@@ -52,7 +52,7 @@ use self::part::{open_collection, open_shared};
 use self::search::{Proposed, Within};
 use self::set_aside::{CandidatesAside, SketchesAside};
 use self::title_only::TitleOnlyStore;
-use super::{Found, Part};
+use super::{Found, Part, ScoredCandidates};
 use crate::confirm::{Confirmer, SketchFacts, proposed_pairs};
 use crate::error::{Error, Result};
 use crate::group::Linkage;
@@ -352,7 +352,7 @@ pub(super) fn run(
     Ok(Found {
         corpus,
         candidates,
-        scored_candidates: Some(Arc::new(confirmed.scored)),
+        scored_candidates: Some(ScoredCandidates::Held(Arc::new(confirmed.scored))),
         pairs: confirmed.pairs,
         similarity: Arc::new(move |x, y| signatures.similarity(x as usize, y as usize)),
         probes: None,

@@ -49,7 +49,7 @@ use crate::pipeline::stages::{
     SKETCHES, Share, SignedParts, Stage, check_signed, open_stage, spec_for, stage_summary,
     write_sketches,
 };
-use crate::pipeline::{Found, Method, PipelineSpec};
+use crate::pipeline::{Found, Method, PipelineSpec, ScoredCandidates};
 use crate::search::{CellPlacement, Cells, Codes, Query, QueryFile, QueryReader};
 use crate::sketch::Signatures;
 
@@ -276,7 +276,7 @@ pub(super) fn join_parts(
     let found = Found {
         corpus,
         candidates: neighbours,
-        scored_candidates: Some(Arc::new(scored)),
+        scored_candidates: Some(ScoredCandidates::Held(Arc::new(scored))),
         pairs,
         similarity: Arc::new(move |x, y| signatures.similarity(x as usize, y as usize)),
         probes: None,
