@@ -27,10 +27,15 @@ pub struct Spill {
 impl Spill {
     /// An empty file in `dir`, made if missing.
     pub fn create(dir: &Path) -> Result<Self> {
+        Spill::with_buffer(dir, BUFFER)
+    }
+
+    /// [`Spill::create`] with a write buffer of `bytes`, for many spill files written at once.
+    pub fn with_buffer(dir: &Path, bytes: usize) -> Result<Self> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let file = tempfile::tempfile_in(dir).map_err(|e| Error::io(dir, e))?;
         Ok(Spill {
-            writer: BufWriter::with_capacity(BUFFER, file),
+            writer: BufWriter::with_capacity(bytes, file),
             dir: dir.to_owned(),
         })
     }

@@ -1,5 +1,6 @@
 //! Writing a run's results: the records of [`crate::output::run`], from a [`Dedup`].
 
+use std::io::{Read, Write};
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -9,12 +10,13 @@ use std::collections::HashMap;
 use super::{CandidateFiles, Dedup, OutputSpec, Pair, ScoredCandidates, ScoredPairs};
 use crate::error::{Error, Result};
 use crate::group::{Candidate, KeepPolicy, KeepValue, choose_kept};
-use crate::io::{FolderLock, Input, RawRecord, ReadOptions, for_each_document};
+use crate::io::{FolderLock, Input, RawRecord, ReadOptions, ScratchDir, for_each_document};
 use crate::output::records::{self, Destination, Fate, OutputFormat};
 use crate::output::run::{
     Candidates, GroupRecord, Groups, IdsDigest, Pairs, RecordFile, RunSummary, RunWriter,
 };
 use crate::prefetch::{AHEAD, prefetch};
+use crate::spill::Spill;
 
 /// Writes the run's files into the folder `lock` holds ([`RunWriter::lock`]) and returns the
 /// summary; `output` says in which format the records go out and which member of a group is
@@ -268,27 +270,86 @@ impl<'a> PairRecords<'a> {
         run.commit(file)
     }
 
-    /// [`PairRecords::write`] for pairs in `files`, read again for each slice: only a slice's
-    /// pairs are held.
+    /// [`PairRecords::write`] for pairs in `files`, which are read once: each pair goes to its
+    /// slice's spill file, and each slice is then read back, ordered and written. Only a
+    /// slice's pairs are held.
     fn write_read_again<F: RecordFile>(
         &self,
         run: &mut RunWriter,
         files: &dyn CandidateFiles,
     ) -> Result<()> {
         let slices = PairRecords::slice_count(files.count());
+        self.write_read_again_in::<F>(run, files, slices)
+    }
+
+    /// [`PairRecords::write_read_again`] in `slices` slices.
+    fn write_read_again_in<F: RecordFile>(
+        &self,
+        run: &mut RunWriter,
+        files: &dyn CandidateFiles,
+        slices: usize,
+    ) -> Result<()> {
         let mut file = run.create(F::NAME)?;
-        for slice in 0..slices {
-            let mut pairs: Vec<Pair> = Vec::new();
+        let mut write_slice = |pairs: Vec<Pair>| {
+            let order = self.order(&pairs, |_| true);
+            file.write_lines_in_parallel(order.len(), |i| self.record(&pairs, &order, i))
+        };
+        if slices == 1 {
+            let mut pairs = Vec::with_capacity(files.count());
+            files.for_each(&mut |p| pairs.push(p))?;
+            write_slice(pairs)?;
+        } else {
+            let scratch = ScratchDir::new()?;
+            let mut spills = (0..slices)
+                .map(|_| Spill::with_buffer(scratch.path(), SLICE_BUFFER))
+                .collect::<Result<Vec<_>>>()?;
+            let mut failed = Ok(());
             files.for_each(&mut |p| {
-                if self.slice_of(p, slices) == slice as u8 {
-                    pairs.push(p);
+                if failed.is_ok() {
+                    let spill = &mut spills[usize::from(self.slice_of(p, slices))];
+                    failed = spill.append(|w| w.write_all(&pair_bytes(p)));
                 }
             })?;
-            let order = self.order(&pairs, |_| true);
-            file.write_lines_in_parallel(order.len(), |i| self.record(&pairs, &order, i))?;
+            failed?;
+            for spill in spills {
+                let mut read = spill.into_reader()?;
+                write_slice(read.read(read_pairs)?)?;
+            }
         }
         run.commit(file)
     }
+}
+
+/// Write buffer of each slice's spill file while pairs are dealt into them.
+const SLICE_BUFFER: usize = 1 << 16;
+/// Bytes a pair takes in a slice's spill file: its documents, score, and cosine with a flag.
+const PAIR_BYTES: usize = 21;
+
+/// Pair `p` as [`PAIR_BYTES`] bytes.
+fn pair_bytes(p: Pair) -> [u8; PAIR_BYTES] {
+    let mut bytes = [0u8; PAIR_BYTES];
+    bytes[0..4].copy_from_slice(&p.a.to_le_bytes());
+    bytes[4..8].copy_from_slice(&p.b.to_le_bytes());
+    bytes[8..16].copy_from_slice(&p.score.to_le_bytes());
+    bytes[16..20].copy_from_slice(&p.cosine.unwrap_or(0.0).to_le_bytes());
+    bytes[20] = u8::from(p.cosine.is_some());
+    bytes
+}
+
+/// Every pair [`pair_bytes`] wrote into `r`.
+fn read_pairs(r: &mut impl Read) -> std::io::Result<Vec<Pair>> {
+    let mut bytes = Vec::new();
+    r.read_to_end(&mut bytes)?;
+    let word = |b: &[u8]| [b[0], b[1], b[2], b[3]];
+    Ok(bytes
+        .chunks_exact(PAIR_BYTES)
+        .map(|b| Pair {
+            a: u32::from_le_bytes(word(&b[0..4])),
+            b: u32::from_le_bytes(word(&b[4..8])),
+            score: f64::from_le_bytes(b[8..16].try_into().expect("eight bytes")),
+            cosine: (b[20] != 0).then(|| f32::from_le_bytes(word(&b[16..20]))),
+        })
+        .collect())
 }
 
 /// A [`crate::output::run::PairRecord`] as it is written, borrowing the ids: tens of millions of
@@ -617,6 +678,51 @@ mod tests {
             assert_eq!(order, [("a10", "a9"), ("a9", "b"), ("b", "c")]);
             assert_eq!(read[1].scores["cosine"], 0.9123);
             assert!(!read[0].scores.contains_key("cosine"));
+        }
+    }
+
+    /// Pairs in memory, offered as files would offer them.
+    struct InMemory(Vec<Pair>);
+
+    impl CandidateFiles for InMemory {
+        fn count(&self) -> usize {
+            self.0.len()
+        }
+        fn for_each(&self, each: &mut dyn FnMut(Pair)) -> Result<()> {
+            self.0.iter().for_each(|&p| each(p));
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn pairs_read_again_into_slices_are_written_as_pairs_held() {
+        let ids: Vec<String> = (0..50).map(|i| format!("doc{}", (i * 7) % 50)).collect();
+        let pairs: Vec<Pair> = (0..49u32)
+            .flat_map(|a| (a + 1..50).step_by(3).map(move |b| (a, b)))
+            .map(|(a, b)| Pair {
+                a,
+                b,
+                score: f64::from(a * b) / 2500.0 + 1e-9,
+                cosine: (b % 2 == 0).then_some(f32::from(b as u8) / 64.0),
+            })
+            .collect();
+        let records = PairRecords::new(&ids, "jaccard_estimate");
+        let written = |slices: Option<usize>| -> Vec<u8> {
+            let dir = tempfile::tempdir().unwrap();
+            let out = dir.path().join("run");
+            let mut run = RunWriter::begin(RunWriter::lock(&out).unwrap()).unwrap();
+            match slices {
+                None => records.write::<Candidates>(&mut run, &pairs).unwrap(),
+                Some(slices) => records
+                    .write_read_again_in::<Candidates>(&mut run, &InMemory(pairs.clone()), slices)
+                    .unwrap(),
+            }
+            std::fs::read(out.join(Candidates::NAME)).unwrap()
+        };
+        let held = written(None);
+        assert!(held.len() > 10_000);
+        for slices in [1, 2, 7] {
+            assert!(written(Some(slices)) == held, "{slices} slices");
         }
     }
 

@@ -26,9 +26,10 @@
 //!    holds every id; it checks that each part's share holds the ids the part signed (an id
 //!    repeated in two parts, or an input changed since, is refused). It holds the confirmed
 //!    pairs, not the candidates: it merges the confirmed parts' sorted files as it reads them,
-//!    once for the pairs, once for the scores grouping asks, and once for each slice of
-//!    `candidates.jsonl` it writes. Of the signatures it reads only those of the few
-//!    documents whose similarity grouping asks and no part scored.
+//!    once for the pairs, once for the scores grouping asks, and once to deal the candidates
+//!    into a spill file for each slice of `candidates.jsonl`, each then sorted and written on
+//!    its own. Of the signatures it reads only those of the few documents whose similarity
+//!    grouping asks and no part scored.
 //!
 //! `neardup merge` given the folders of an earlier stage and no `--part` runs the stages left
 //! in one process, one part at a time: the way on one machine. Stage folders are run folders
