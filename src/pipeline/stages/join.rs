@@ -71,9 +71,7 @@ pub(in crate::pipeline) fn join(
             unreachable!("two-stage parts are joined by `two_stage`")
         }
         Stage::Confirmed => {
-            let files = ConfirmedFiles { folders, count: 0 };
-            let (count, pairs) = files.confirmed()?;
-            let files = ConfirmedFiles { count, ..files };
+            let (files, pairs) = ConfirmedFiles::read(folders)?;
             (ScoredCandidates::InFiles(Arc::new(files)), pairs)
         }
     };
@@ -180,11 +178,13 @@ impl ConfirmedFiles {
         merged
     }
 
-    /// How many candidates there are, and the confirmed pairs among them, in order.
-    fn confirmed(&self) -> Result<(usize, Vec<Pair>)> {
+    /// The candidates of the confirmed parts in `folders`, read once for how many there are
+    /// and the confirmed pairs among them, in order.
+    fn read(folders: Vec<StageFolder>) -> Result<(ConfirmedFiles, Vec<Pair>)> {
+        let mut files = ConfirmedFiles { folders, count: 0 };
         let mut count = 0;
         let mut pairs = Vec::new();
-        self.each_scored(|(a, b, score, confirmed)| {
+        files.each_scored(|(a, b, score, confirmed)| {
             count += 1;
             if confirmed {
                 pairs.push(Pair {
@@ -195,7 +195,8 @@ impl ConfirmedFiles {
                 });
             }
         })?;
-        Ok((count, pairs))
+        files.count = count;
+        Ok((files, pairs))
     }
 }
 
