@@ -327,21 +327,27 @@ impl AskedScores {
         let mut asked = asked.into_inner().expect("no panic while recording");
         asked.par_sort_unstable();
         asked.dedup();
-        let mut scores = vec![f64::NAN; asked.len()];
-        let mut note = |a: u32, b: u32, score: f64| {
-            if let Ok(i) = asked.binary_search(&(a.min(b), a.max(b))) {
-                scores[i] = score;
+        let scores = match candidates {
+            // Held, the candidates are found by each asked pair: far fewer than they are.
+            ScoredCandidates::Held(scored) => (asked.par_iter())
+                .map(
+                    |&(x, y)| match scored.find(x, y).or_else(|| scored.find(y, x)) {
+                        Some(i) => scored.get(i).score,
+                        None => f64::NAN,
+                    },
+                )
+                .collect(),
+            // In files, each candidate read finds its asked pair, if any.
+            ScoredCandidates::InFiles(files) => {
+                let mut scores = vec![f64::NAN; asked.len()];
+                files.for_each(&mut |p| {
+                    if let Ok(i) = asked.binary_search(&(p.a.min(p.b), p.a.max(p.b))) {
+                        scores[i] = p.score;
+                    }
+                })?;
+                scores
             }
         };
-        match candidates {
-            ScoredCandidates::Held(scored) => {
-                for i in 0..scored.len() {
-                    let p = scored.get(i);
-                    note(p.a, p.b, p.score);
-                }
-            }
-            ScoredCandidates::InFiles(files) => files.for_each(&mut |p| note(p.a, p.b, p.score))?,
-        }
         Ok(AskedScores {
             pairs: asked,
             scores,
