@@ -303,17 +303,19 @@ impl<'a> PairRecords<'a> {
             let mut spills = (0..slices)
                 .map(|_| Spill::with_buffer(scratch.path(), SLICE_BUFFER))
                 .collect::<Result<Vec<_>>>()?;
+            let mut counts = vec![0; slices];
             let mut failed = Ok(());
             files.for_each(&mut |p| {
                 if failed.is_ok() {
-                    let spill = &mut spills[usize::from(self.slice_of(p, slices))];
-                    failed = spill.append(|w| w.write_all(&pair_bytes(p)));
+                    let slice = usize::from(self.slice_of(p, slices));
+                    counts[slice] += 1;
+                    failed = spills[slice].append(|w| w.write_all(&pair_bytes(p)));
                 }
             })?;
             failed?;
-            for spill in spills {
+            for (spill, count) in spills.into_iter().zip(counts) {
                 let mut read = spill.into_reader()?;
-                write_slice(read.read(read_pairs)?)?;
+                write_slice(read.read(|r| read_pairs(r, count))?)?;
             }
         }
         run.commit(file)
@@ -336,20 +338,22 @@ fn pair_bytes(p: Pair) -> [u8; PAIR_BYTES] {
     bytes
 }
 
-/// Every pair [`pair_bytes`] wrote into `r`.
-fn read_pairs(r: &mut impl Read) -> std::io::Result<Vec<Pair>> {
-    let mut bytes = Vec::new();
-    r.read_to_end(&mut bytes)?;
+/// The `count` pairs [`pair_bytes`] wrote into `r`, read a pair at a time through the
+/// reader's buffer: a slice's bytes are not held beside its pairs.
+fn read_pairs(r: &mut impl Read, count: usize) -> std::io::Result<Vec<Pair>> {
     let word = |b: &[u8]| [b[0], b[1], b[2], b[3]];
-    Ok(bytes
-        .chunks_exact(PAIR_BYTES)
-        .map(|b| Pair {
-            a: u32::from_le_bytes(word(&b[0..4])),
-            b: u32::from_le_bytes(word(&b[4..8])),
-            score: f64::from_le_bytes(b[8..16].try_into().expect("eight bytes")),
-            cosine: (b[20] != 0).then(|| f32::from_le_bytes(word(&b[16..20]))),
+    let mut b = [0u8; PAIR_BYTES];
+    (0..count)
+        .map(|_| {
+            r.read_exact(&mut b)?;
+            Ok(Pair {
+                a: u32::from_le_bytes(word(&b[0..4])),
+                b: u32::from_le_bytes(word(&b[4..8])),
+                score: f64::from_le_bytes(b[8..16].try_into().expect("eight bytes")),
+                cosine: (b[20] != 0).then(|| f32::from_le_bytes(word(&b[16..20]))),
+            })
         })
-        .collect())
+        .collect()
 }
 
 /// A [`crate::output::run::PairRecord`] as it is written, borrowing the ids: tens of millions of
