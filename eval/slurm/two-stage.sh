@@ -2,7 +2,9 @@
 # A two-stage run in stages on a real scheduler (Slurm on loopback, eval/slurm/loopback.sh): a
 # job array signs and embeds the corpus in PARTS shares (two-stage-embed.sbatch); once it has
 # succeeded, one job learns the cells (merge.sbatch --learn-cells), a second array searches the
-# cells each part owns (stage.sbatch), and a last job joins, confirms and writes (merge.sbatch).
+# cells each part owns and bands MinHash's keys (stage.sbatch), a third finds and confirms the
+# candidates of each part's share (stage.sbatch), and a last job joins and writes
+# (merge.sbatch).
 # The result is compared file by file with one `neardup dedup` over the same corpus, by the
 # length and XXH3-64 digest each run's summary.json records: the stages' folders and the joined
 # files are removed before the one run, so that a large corpus needs room for one set of
@@ -20,15 +22,17 @@ learn=$(submit --dependency="afterok:$embed" "$here/eval/slurm/merge.sbatch" \
   "$work/embedded" "$work/cells" --learn-cells)
 search=$(submit --array="1-$parts" --dependency="afterok:$learn" \
   "$here/eval/slurm/stage.sbatch" "$work/cells" "$work/searched")
-join=$(submit --dependency="afterok:$search" "$here/eval/slurm/merge.sbatch" \
-  "$work/searched" "$work/joined")
-wait_for "$embed,$learn,$search,$join"
+confirm=$(submit --array="1-$parts" --dependency="afterok:$search" \
+  "$here/eval/slurm/stage.sbatch" "$work/searched" "$work/confirmed")
+join=$(submit --dependency="afterok:$confirm" "$here/eval/slurm/merge.sbatch" \
+  "$work/confirmed" "$work/joined")
+wait_for "$embed,$learn,$search,$confirm,$join"
 [[ -f $work/joined/summary.json ]] || { echo "the join did not finish: see above"; exit 1; }
 
-du -sh "$work"/embedded1 "$work"/cells "$work"/searched1 "$work"/joined
+du -sh "$work"/embedded1 "$work"/cells "$work"/searched1 "$work"/confirmed1 "$work"/joined
 scores=$("$NEARDUP" eval --truth "$corpus" --pred "$work/joined" | sed -n 2,3p | awk '{print $1, $2}' | tr '\n' ' ')
 echo "joined: $scores"
-rm -rf "$work"/embedded* "$work"/cells "$work"/searched*
+rm -rf "$work"/embedded* "$work"/cells "$work"/searched* "$work"/confirmed*
 find "$work/joined" -type f ! -name summary.json -delete
 # shellcheck disable=SC2086 # $MEASURE is a command and its flags, or nothing.
 $MEASURE "$NEARDUP" dedup "$corpus" --out "$work/whole" -q "$@" > /dev/null

@@ -98,6 +98,7 @@ impl PartFolder {
 pub fn advance(dirs: &[PathBuf], part: Part, lock: FolderLock) -> Result<RunSummary> {
     match dirs.first().and_then(|dir| Stage::of(dir)) {
         Some(Stage::Cells) => super::two_stage::search_cells_part(dirs, part, lock),
+        Some(Stage::Searched) => super::two_stage::confirm_searched_part(dirs, part, lock),
         _ => super::stages::advance(dirs, part, lock),
     }
 }

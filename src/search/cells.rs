@@ -203,6 +203,12 @@ impl CellPlacement {
         members
     }
 
+    /// The documents whose vector many hold, each with the first of them: `(copy, first)`,
+    /// ascending.
+    pub(crate) fn copies(&self) -> &[(u32, u32)] {
+        &self.copies
+    }
+
     /// Whether document `doc` is a copy of a vector that many hold, searched by its first.
     fn is_copy(&self, doc: u32) -> bool {
         self.copies
@@ -502,11 +508,6 @@ impl NearestLists {
     /// Offers document `doc` the best `(cosine, document)` a part found for it, best first.
     pub(crate) fn offer(&mut self, doc: u32, hits: Vec<(f32, u32)>) {
         self.0.offer(doc, hits);
-    }
-
-    /// How many documents it holds lists for.
-    pub(crate) fn documents(&self) -> usize {
-        self.0.queries
     }
 
     /// Document `doc`'s best, best first.

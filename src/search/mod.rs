@@ -20,7 +20,7 @@ mod queries;
 pub(crate) use cells::{
     CellPlacement, CellSample, Cells, CopyHashes, NO_CELL, NearestLists, OwnedCells, Placing,
 };
-pub(crate) use codes::{Code, Codes};
+pub(crate) use codes::{Code, Codes, cosine};
 pub(crate) use neighbours::InCells;
 pub use neighbours::{InStore, NeighbourSearch};
 pub(crate) use queries::{Query, QueryFile, QueryReader};

@@ -24,7 +24,7 @@ use crate::spill::{Spill, SpillReader};
 const DOCUMENTS_READ: usize = 1024;
 
 /// What a query vector stands for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Query {
     /// The document searched for.
     pub doc: u32,

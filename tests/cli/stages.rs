@@ -363,7 +363,21 @@ fn two_stage_signed_and_embedded_in_parts_writes_the_files_of_one_run() {
             ok(&[&join[..], &["--out", s(&by_cell), "-q"]].concat());
             let in_join = at(&format!("in-join{label}-{count}"));
             ok(&["merge", s(&learned), "--out", s(&in_join), "-q"]);
-            for dir in [&joined, &by_cell, &in_join] {
+            // The candidates found and judged by the parts that embedded their documents.
+            let confirmed: Vec<PathBuf> = (1..=count)
+                .map(|i| {
+                    let dir = at(&format!("confirmed{label}-{count}-{i}"));
+                    let part = format!("{i}/{count}");
+                    let args = ["--part", &part, "--out", s(&dir), "-q"];
+                    ok(&[&join[..], &args[..]].concat());
+                    dir
+                })
+                .collect();
+            let by_share = at(&format!("by-share{label}-{count}"));
+            let mut join: Vec<&str> = vec!["merge"];
+            join.extend(confirmed.iter().map(|d| s(d)));
+            ok(&[&join[..], &["--out", s(&by_share), "-q"]].concat());
+            for dir in [&joined, &by_cell, &in_join, &by_share] {
                 let context = format!("{count} parts, cells {cells:?}");
                 assert_files_of_one_run(dir, &whole, &context);
             }

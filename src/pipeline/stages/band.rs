@@ -12,7 +12,7 @@ use crate::sketch::bucket_pairs;
 /// The candidates of the keys every signed part routed to `part`, each as one run proposes it
 /// and once, routed to the part that signed one of its documents: entry `I - 1` goes to part
 /// `I`, with the part that signed the other.
-pub(super) fn band(signed: &SignedParts, part: Part) -> Result<Vec<Vec<Routed>>> {
+pub(in crate::pipeline) fn band(signed: &SignedParts, part: Part) -> Result<Vec<Vec<Routed>>> {
     // Band, key, and the run's number of the document.
     let mut keys: Vec<(u32, u64, u32)> = Vec::new();
     for folder in &signed.folders {

@@ -26,33 +26,64 @@ fn not_routed_from(doc: u32) -> Error {
     ))
 }
 
-/// Judges the candidates `routed` to `part` (each from every banded part that proposed it):
-/// with part `part`'s sketches held, the other shares are read a block at a time for the
-/// candidates whose other document they signed. The candidates come back sorted by their
-/// documents.
-pub(super) fn confirm(
+/// A candidate routed to the part that judges it.
+pub(in crate::pipeline) trait ToJudge: Copy + PartialEq + Send + Sync {
+    fn routed(&self) -> Routed;
+    /// The cosine of its documents' vectors, which the classifier takes where a run has them.
+    fn cosine(&self) -> Option<f32>;
+}
+
+/// A MinHash candidate.
+impl ToJudge for Routed {
+    fn routed(&self) -> Routed {
+        *self
+    }
+
+    fn cosine(&self) -> Option<f32> {
+        None
+    }
+}
+
+/// A two-stage candidate, with its cosine.
+impl ToJudge for (Routed, f32) {
+    fn routed(&self) -> Routed {
+        self.0
+    }
+
+    fn cosine(&self) -> Option<f32> {
+        Some(self.1)
+    }
+}
+
+/// Judges the candidates `routed` to `part` (each from every part that proposed it): with part
+/// `part`'s sketches held, the other shares are read a block at a time for the candidates
+/// whose other document they signed. The candidates come back sorted by their documents.
+pub(in crate::pipeline) fn confirm<C: ToJudge>(
     signed: &SignedParts,
     part: Part,
-    mut routed: Vec<Routed>,
+    mut routed: Vec<C>,
     config: &MinHashConfig,
 ) -> Result<Vec<Scored>> {
     let confirmer = Confirmer::new(&config.confirm, -1.0)?;
     let own = Share::read(signed, part.number)?;
     // By the share of the other document, then by that document, so that each block of its
     // share judges a run of candidates.
-    let other_of = |&(a, b, _): &Routed| match own.docs.contains(&a) {
-        true => b,
-        false => a,
+    let other_of = |c: &C| match c.routed() {
+        (a, b, _) if own.docs.contains(&a) => b,
+        (a, _, _) => a,
     };
-    routed.par_sort_unstable_by_key(|r| (r.2, other_of(r), r.0, r.1));
+    routed.par_sort_unstable_by_key(|c| {
+        let (a, b, of_other) = c.routed();
+        (of_other, other_of(c), a, b)
+    });
     routed.dedup();
     let mut scored = Vec::with_capacity(routed.len());
-    for from_share in routed.chunk_by(|x, y| x.2 == y.2) {
-        let mut judge = |block: &[Routed], theirs: &Share| -> Result<()> {
+    for from_share in routed.chunk_by(|x, y| x.routed().2 == y.routed().2) {
+        let mut judge = |block: &[C], theirs: &Share| -> Result<()> {
             scored.extend(judge_block(&confirmer, &own, block, theirs)?);
             Ok(())
         };
-        match from_share[0].2 {
+        match from_share[0].routed().2 {
             number if number == part.number => judge(from_share, &own)?,
             number => {
                 let mut rest = from_share;
@@ -73,25 +104,25 @@ pub(super) fn confirm(
         }
     }
     // By their documents: the join merges the parts' lists as they come.
-    scored.par_sort_unstable_by_key(|s| (s.0, s.1));
+    scored.par_sort_unstable_by_key(|s| (s.a, s.b));
     tracing::info!(part = %part, candidates = scored.len(), "confirmed");
     Ok(scored)
 }
 
 /// Judges `block`, candidates that each have one document in `own` and the other in
 /// `theirs` (or both in `own`, where `theirs` is `own`).
-fn judge_block(
+fn judge_block<C: ToJudge>(
     confirmer: &Confirmer,
     own: &Share,
-    block: &[Routed],
+    block: &[C],
     theirs: &Share,
 ) -> Result<Vec<Scored>> {
     // For each candidate: whether `own` holds its first document, and the rows of both.
     let rows: Vec<(bool, usize, usize)> = block
         .par_iter()
-        .map(|&(a, b, _)| match own.docs.contains(&a) {
-            true => Ok((true, own.row(a)?, theirs.row(b)?)),
-            false => Ok((false, theirs.row(a)?, own.row(b)?)),
+        .map(|c| match c.routed() {
+            (a, b, _) if own.docs.contains(&a) => Ok((true, own.row(a)?, theirs.row(b)?)),
+            (a, b, _) => Ok((false, theirs.row(a)?, own.row(b)?)),
         })
         .collect::<Result<_>>()?;
     let (scores, standings) = confirmer.judge_each(rows.len(), |i| {
@@ -103,15 +134,21 @@ fn judge_block(
         (
             of_a.sketches.get(&of_a.signatures, x),
             of_b.sketches.get(&of_b.signatures, y),
-            None,
+            block[i].cosine(),
         )
     });
     Ok(block
         .iter()
         .zip(scores.into_iter().zip(standings))
-        .map(|(&(a, b, _), (score, standing))| {
-            let duplicate = standing.at(score, confirmer.threshold()).duplicate;
-            (a, b, score, duplicate)
+        .map(|(c, (score, standing))| {
+            let (a, b, _) = c.routed();
+            Scored {
+                a,
+                b,
+                score,
+                duplicate: standing.at(score, confirmer.threshold()).duplicate,
+                cosine: c.cosine(),
+            }
         })
         .collect())
 }

@@ -1,6 +1,6 @@
 //! Stage 4, join: every part's candidates, each once, grouped: one run's findings.
 
-use std::cmp::Reverse;
+use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -10,15 +10,15 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::{
-    Routed, SCORED, SCORED_WORDS, Scored, Share, SignedParts, Stage, StageFolder, band, confirm,
-    open_stage, routed_to, scored_of, signed_of, spec_for,
+    Routed, SCORED, Scored, Share, SignedParts, Stage, StageFolder, band, confirm, open_stage,
+    routed_to, signed_of, spec_for,
 };
 use crate::error::{Error, Result};
 use crate::group::{Linkage, linked_groups};
 use crate::io::{Corpus, Input, ReadOptions, read_corpus, read_count};
 use crate::output::run::{CheckedFile, IdsDigest, StageTimes};
 use crate::pipeline::{
-    CandidateFiles, Found, Pair, Part, PipelineSpec, ScoredCandidates, ScoredPairs,
+    CandidateFiles, Found, Method, Pair, Part, PipelineSpec, ScoredCandidates, ScoredPairs,
 };
 use crate::sketch::Signatures;
 
@@ -31,6 +31,8 @@ pub(in crate::pipeline) fn join(
     let folders = open_stage(dirs)?;
     let signed = signed_of(&folders)?;
     let config = folders[0].config.clone();
+    // The cells a two-stage run searched within, which its summary names.
+    let cells = folders[0].folder.summary.cells;
     let parts: Vec<Part> = folders[0].part.all().collect();
     let mut times = StageTimes::default();
     // The ids first: reading them takes more memory for a while than it keeps.
@@ -101,15 +103,18 @@ pub(in crate::pipeline) fn join(
                 .similarity(gathered.row(x), gathered.row(y)),
         }),
         probes: None,
-        cells: None,
+        cells,
         collection: 0,
         times,
     };
     Ok((spec, inputs, read, found))
 }
 
-/// Merges lists of candidates, each sorted by its documents and none sharing a candidate
-/// with another (each part confirms its own), handing `each` one run's candidates in order.
+/// Merges lists of candidates, each sorted by its documents, handing `each` one run's
+/// candidates in order. A MinHash part confirms its own candidates, shared with no other; a
+/// two-stage candidate may be found by the parts of both its documents, and is kept once,
+/// with its highest cosine, as one run keeps it (the classifier judged it the same way in
+/// both, from the same sketches and, where the cosines are equal, the same cosine).
 fn merge_sorted<L: Iterator<Item = Result<Scored>>>(
     lists: &mut [L],
     mut each: impl FnMut(Scored),
@@ -119,24 +124,39 @@ fn merge_sorted<L: Iterator<Item = Result<Scored>>>(
     let mut order = BinaryHeap::new();
     for (list, items) in lists.iter_mut().enumerate() {
         if let Some(first) = items.next().transpose()? {
-            order.push(Reverse((first.0, first.1, list)));
+            order.push(Reverse((first.a, first.b, list)));
             heads[list] = Some(first);
         }
     }
-    let mut last = None;
+    // The last candidate, handed on once the next is another.
+    let mut last: Option<Scored> = None;
     while let Some(Reverse((a, b, list))) = order.pop() {
-        if last.is_some_and(|last| last >= (a, b)) {
-            return Err(Error::Usage(format!(
-                "the confirmed parts hold candidate ({a}, {b}) twice or out of order: confirm \
-                 the parts again with this version of neardup"
-            )));
+        let next = heads[list].take().expect("a listed head");
+        if let Some(after) = lists[list].next().transpose()? {
+            order.push(Reverse((after.a, after.b, list)));
+            heads[list] = Some(after);
         }
-        last = Some((a, b));
-        each(heads[list].take().expect("a listed head"));
-        if let Some(next) = lists[list].next().transpose()? {
-            order.push(Reverse((next.0, next.1, list)));
-            heads[list] = Some(next);
+        let Some(held) = last else {
+            last = Some(next);
+            continue;
+        };
+        match ((held.a, held.b).cmp(&(a, b)), held.cosine, next.cosine) {
+            (Ordering::Less, ..) => each(last.replace(next).expect("held")),
+            (Ordering::Equal, Some(kept), Some(found)) => {
+                if found > kept {
+                    last = Some(next);
+                }
+            }
+            _ => {
+                return Err(Error::Usage(format!(
+                    "the confirmed parts hold candidate ({a}, {b}) twice or out of order: \
+                     confirm the parts again with this version of neardup"
+                )));
+            }
         }
+    }
+    if let Some(held) = last {
+        each(held);
     }
     Ok(())
 }
@@ -148,9 +168,9 @@ fn merge_held(lists: Vec<Vec<Scored>>) -> Result<(ScoredCandidates, Vec<Pair>)> 
     let mut lists: Vec<_> = lists.into_iter().map(|l| l.into_iter().map(Ok)).collect();
     let mut scored = ScoredPairs::with_capacity(count);
     let mut duplicate = Vec::with_capacity(count);
-    merge_sorted(&mut lists, |(a, b, score, confirmed)| {
-        scored.push(a, b, score);
-        duplicate.push(confirmed);
+    merge_sorted(&mut lists, |candidate| {
+        scored.push(candidate.a, candidate.b, candidate.score);
+        duplicate.push(candidate.duplicate);
     })?;
     let pairs = scored.selected(&duplicate);
     Ok((ScoredCandidates::Held(Arc::new(scored)), pairs))
@@ -184,15 +204,10 @@ impl ConfirmedFiles {
         let mut files = ConfirmedFiles { folders, count: 0 };
         let mut count = 0;
         let mut pairs = Vec::new();
-        files.each_scored(|(a, b, score, confirmed)| {
+        files.each_scored(|candidate| {
             count += 1;
-            if confirmed {
-                pairs.push(Pair {
-                    a,
-                    b,
-                    score,
-                    cosine: None,
-                });
+            if candidate.duplicate {
+                pairs.push(candidate.pair());
             }
         })?;
         files.count = count;
@@ -206,20 +221,15 @@ impl CandidateFiles for ConfirmedFiles {
     }
 
     fn for_each(&self, each: &mut dyn FnMut(Pair)) -> Result<()> {
-        self.each_scored(|(a, b, score, _)| {
-            each(Pair {
-                a,
-                b,
-                score,
-                cosine: None,
-            })
-        })
+        self.each_scored(|candidate| each(candidate.pair()))
     }
 }
 
 /// The candidates a confirmed part wrote, read one at a time.
 struct ScoredFile<'a> {
     file: CheckedFile<'a>,
+    /// Words a candidate takes.
+    width: usize,
     /// Candidates not yet read.
     left: usize,
 }
@@ -229,9 +239,11 @@ impl<'a> ScoredFile<'a> {
     fn open(folder: &'a StageFolder) -> Result<Self> {
         let mut file = folder.folder.open_checked(SCORED)?;
         let words = read_count(file.reader()).map_err(|e| Error::io(file.path(), e))?;
+        let width = Scored::words_each(matches!(folder.spec.method, Method::TwoStage(_)));
         Ok(ScoredFile {
             file,
-            left: words / SCORED_WORDS,
+            width,
+            left: words / width,
         })
     }
 }
@@ -244,19 +256,15 @@ impl Iterator for ScoredFile<'_> {
             return None;
         }
         self.left -= 1;
-        let mut bytes = [0u8; SCORED_WORDS * 4];
-        if let Err(e) = self.file.reader().read_exact(&mut bytes) {
+        let mut bytes = [0u8; 4 * 6];
+        let bytes = &mut bytes[..4 * self.width];
+        if let Err(e) = self.file.reader().read_exact(bytes) {
             return Some(Err(Error::io(self.file.path(), e)));
         }
-        let words = std::array::from_fn(|i| {
-            u32::from_le_bytes([
-                bytes[4 * i],
-                bytes[4 * i + 1],
-                bytes[4 * i + 2],
-                bytes[4 * i + 3],
-            ])
-        });
-        Some(Ok(scored_of(words)))
+        let words: Vec<u32> = (bytes.chunks_exact(4))
+            .map(|word| u32::from_le_bytes(word.try_into().expect("4 bytes")))
+            .collect();
+        Some(Ok(Scored::of_words(&words)))
     }
 }
 
@@ -423,14 +431,30 @@ impl Gathered {
 mod tests {
     use super::*;
 
+    fn scored(a: u32, b: u32, score: f64, duplicate: bool, cosine: Option<f32>) -> Scored {
+        Scored {
+            a,
+            b,
+            score,
+            duplicate,
+            cosine,
+        }
+    }
+
     #[test]
     fn parts_lists_merge_into_one_sorted_list_and_a_repeat_is_refused() {
-        let first = vec![(0, 5, 0.5, false), (2, 3, 0.9, true)];
-        let second = vec![(0, 7, 0.75, true), (4, 6, 0.25, false)];
+        let first = vec![
+            scored(0, 5, 0.5, false, None),
+            scored(2, 3, 0.9, true, None),
+        ];
+        let second = vec![
+            scored(0, 7, 0.75, true, None),
+            scored(4, 6, 0.25, false, None),
+        ];
         let (candidates, pairs) = merge_held(vec![first.clone(), second]).unwrap();
-        let scored = candidates.held().expect("held");
-        let merged: Vec<(u32, u32, f64)> = (0..scored.len())
-            .map(|i| scored.get(i))
+        let scored_pairs = candidates.held().expect("held");
+        let merged: Vec<(u32, u32, f64)> = (0..scored_pairs.len())
+            .map(|i| scored_pairs.get(i))
             .map(|p| (p.a, p.b, p.score))
             .collect();
         assert_eq!(
@@ -439,9 +463,45 @@ mod tests {
         );
         let confirmed: Vec<(u32, u32)> = pairs.iter().map(|p| (p.a, p.b)).collect();
         assert_eq!(confirmed, [(0, 7), (2, 3)]);
-        let Err(err) = merge_held(vec![first, vec![(2, 3, 0.9, true)]]) else {
+        let Err(err) = merge_held(vec![first, vec![scored(2, 3, 0.9, true, None)]]) else {
             panic!("a repeat was merged")
         };
+        assert!(err.to_string().contains("twice or out of order"), "{err}");
+    }
+
+    #[test]
+    fn a_two_stage_pair_found_by_two_parts_is_kept_once_with_its_highest_cosine() {
+        let first = vec![
+            scored(0, 5, 0.5, false, Some(0.4)),
+            scored(2, 3, 0.9, true, Some(0.8)),
+            scored(4, 6, 0.7, false, Some(0.3)),
+        ];
+        let second = vec![
+            scored(0, 5, 0.5, true, Some(0.6)),
+            scored(2, 3, 0.9, false, Some(0.7)),
+        ];
+        let third = vec![scored(4, 6, 0.7, false, Some(0.3))];
+        let mut merged = Vec::new();
+        let mut lists: Vec<_> = [first, second, third]
+            .map(|list| list.into_iter().map(Ok))
+            .into();
+        merge_sorted(&mut lists, |candidate| merged.push(candidate)).unwrap();
+        assert_eq!(
+            merged,
+            [
+                scored(0, 5, 0.5, true, Some(0.6)),
+                scored(2, 3, 0.9, true, Some(0.8)),
+                scored(4, 6, 0.7, false, Some(0.3)),
+            ]
+        );
+        // Out of order within a part is still refused.
+        let mut lists = [vec![
+            scored(2, 3, 0.9, true, Some(0.8)),
+            scored(0, 5, 0.5, true, Some(0.6)),
+        ]
+        .into_iter()
+        .map(Ok)];
+        let err = merge_sorted(&mut lists, |_| {}).unwrap_err();
         assert!(err.to_string().contains("twice or out of order"), "{err}");
     }
 

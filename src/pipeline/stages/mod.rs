@@ -46,8 +46,10 @@ mod confirm;
 mod join;
 mod sign;
 
+pub(in crate::pipeline) use band::band;
+pub(in crate::pipeline) use confirm::confirm;
 pub(super) use join::{check_signed, join};
-pub(in crate::pipeline) use sign::write_sketches;
+pub(in crate::pipeline) use sign::{KeyFiles, route_keys, write_sketches};
 pub use sign::{Signed, sign_part};
 
 use std::path::{Path, PathBuf};
@@ -55,7 +57,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use super::{Method, MinHashConfig, Part, PipelineSpec};
+use super::{Method, MinHashConfig, Pair, Part, PipelineSpec};
 use crate::confirm::SketchFacts;
 use crate::error::{Error, Result};
 use crate::io::{FolderLock, read_list, write_list};
@@ -81,26 +83,57 @@ fn candidates_file(part: Part) -> String {
 
 /// A candidate on its way to the part that confirms it, which signed one of its documents:
 /// its documents and the part that signed the other.
-type Routed = (u32, u32, u32);
+pub(in crate::pipeline) type Routed = (u32, u32, u32);
 
-/// A candidate as a confirmed part holds it: its documents, its Jaccard estimate, and whether
-/// it was confirmed.
-type Scored = (u32, u32, f64, bool);
-
-/// Words a [`Scored`] takes in [`SCORED`]: its documents, the score's two halves (low first),
-/// and whether it was confirmed.
-const SCORED_WORDS: usize = 5;
-
-/// A [`Scored`] as [`SCORED`] holds it.
-fn scored_words(&(a, b, score, duplicate): &Scored) -> [u32; SCORED_WORDS] {
-    let bits = score.to_bits();
-    [a, b, bits as u32, (bits >> 32) as u32, u32::from(duplicate)]
+/// A candidate as a confirmed part holds it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(in crate::pipeline) struct Scored {
+    pub a: u32,
+    pub b: u32,
+    /// Its Jaccard estimate.
+    pub score: f64,
+    /// Whether it was confirmed.
+    pub duplicate: bool,
+    /// The cosine of its documents' vectors, in a two-stage run.
+    pub cosine: Option<f32>,
 }
 
-/// The [`Scored`] of [`scored_words`].
-fn scored_of(words: [u32; SCORED_WORDS]) -> Scored {
-    let score = f64::from_bits(u64::from(words[2]) | (u64::from(words[3]) << 32));
-    (words[0], words[1], score, words[4] != 0)
+impl Scored {
+    /// Words a candidate takes in [`SCORED`]: its documents, the score's two halves (low
+    /// first), whether it was confirmed, and in a two-stage run its cosine.
+    fn words_each(cosine: bool) -> usize {
+        5 + usize::from(cosine)
+    }
+
+    /// The candidate as a pair of the run.
+    fn pair(&self) -> Pair {
+        Pair {
+            a: self.a,
+            b: self.b,
+            score: self.score,
+            cosine: self.cosine,
+        }
+    }
+
+    /// Adds the candidate's words to `words`.
+    fn push_words(&self, words: &mut Vec<u32>) {
+        let bits = self.score.to_bits();
+        let duplicate = u32::from(self.duplicate);
+        words.extend([self.a, self.b, bits as u32, (bits >> 32) as u32, duplicate]);
+        words.extend(self.cosine.map(f32::to_bits));
+    }
+
+    /// The candidate of [`Scored::push_words`]'s words.
+    fn of_words(words: &[u32]) -> Scored {
+        let score = f64::from_bits(u64::from(words[2]) | (u64::from(words[3]) << 32));
+        Scored {
+            a: words[0],
+            b: words[1],
+            score,
+            duplicate: words[4] != 0,
+            cosine: words.get(5).copied().map(f32::from_bits),
+        }
+    }
 }
 
 /// Which stage wrote a folder: the `stage` of its summary's settings.
@@ -189,11 +222,13 @@ impl StageFolder {
             (Method::MinHash(config), Stage::Signed | Stage::Banded | Stage::Confirmed) => {
                 config.clone()
             }
-            (Method::TwoStage(config), Stage::Embedded | Stage::Searched) => MinHashConfig {
-                confirm: config.settings.confirm.clone(),
-                linkage: config.linkage,
-                part: config.part,
-            },
+            (Method::TwoStage(config), Stage::Embedded | Stage::Searched | Stage::Confirmed) => {
+                MinHashConfig {
+                    confirm: config.settings.confirm.clone(),
+                    linkage: config.linkage,
+                    part: config.part,
+                }
+            }
             (method, _) => {
                 return Err(not_a_stage(format!(
                     "its method, {}, writes no {} stage",
@@ -282,7 +317,7 @@ impl SignedParts {
 
     /// The part that signed document `doc` (an empty part holds none: the one after it,
     /// which starts at the same document, does).
-    fn signer_of(&self, doc: u32) -> u32 {
+    pub fn signer_of(&self, doc: u32) -> u32 {
         self.first[..self.folders.len()].partition_point(|&f| f <= doc) as u32
     }
 
@@ -399,13 +434,46 @@ fn read_keys(folder: &StageFolder, name: &str) -> Result<Vec<u32>> {
 }
 
 /// The candidates every banded part in `banded` routed to `part`.
-fn routed_to(banded: &[StageFolder], part: Part) -> Result<Vec<Routed>> {
+pub(in crate::pipeline) fn routed_to(banded: &[StageFolder], part: Part) -> Result<Vec<Routed>> {
     let mut routed = Vec::new();
     for folder in banded {
         let words = read_words(folder, &candidates_file(part))?;
         routed.extend(words.chunks_exact(3).map(|w| (w[0], w[1], w[2])));
     }
     Ok(routed)
+}
+
+/// Writes the candidates `routed` to each part (entry `I - 1` to part `I`) into their files
+/// in the folder `run` writes; returns how many.
+pub(in crate::pipeline) fn write_routed(
+    run: &mut RunWriter,
+    routed: Vec<Vec<Routed>>,
+) -> Result<usize> {
+    let count = routed.iter().map(Vec::len).sum();
+    let parts = routed.len() as u32;
+    for (number, routed) in (1..=parts).zip(routed) {
+        let words: Vec<u32> = routed
+            .iter()
+            .flat_map(|&(a, b, of_b)| [a, b, of_b])
+            .collect();
+        let to = Part {
+            number,
+            count: parts,
+        };
+        write_words(run, &candidates_file(to), &words)?;
+    }
+    Ok(count)
+}
+
+/// Writes a confirmed part's candidates, `scored`, into the folder `run` writes; returns how
+/// many were confirmed.
+pub(in crate::pipeline) fn write_scored(run: &mut RunWriter, scored: &[Scored]) -> Result<usize> {
+    let mut words = Vec::with_capacity(scored.len() * Scored::words_each(true));
+    for candidate in scored {
+        candidate.push_words(&mut words);
+    }
+    write_words(run, SCORED, &words)?;
+    Ok(scored.iter().filter(|s| s.duplicate).count())
 }
 
 /// Writes `words` to the file `name` of `run`.
@@ -490,23 +558,13 @@ pub fn advance(dirs: &[PathBuf], part: Part, lock: FolderLock) -> Result<RunSumm
     let mut run = RunWriter::begin(lock)?;
     let (stage, counts) = match first.stage {
         Stage::Signed => {
-            let routed = band::band(&signed, part)?;
-            let count = routed.iter().map(Vec::len).sum();
-            for (to, routed) in part.all().zip(routed) {
-                let words: Vec<u32> = routed
-                    .iter()
-                    .flat_map(|&(a, b, of_b)| [a, b, of_b])
-                    .collect();
-                write_words(&mut run, &candidates_file(to), &words)?;
-            }
+            let count = write_routed(&mut run, band(&signed, part)?)?;
             (Stage::Banded, (count, 0))
         }
         Stage::Banded => {
             let routed = routed_to(&folders, part)?;
             let scored = confirm::confirm(&signed, part, routed, &first.config)?;
-            let words: Vec<u32> = scored.iter().flat_map(scored_words).collect();
-            write_words(&mut run, SCORED, &words)?;
-            let confirmed = scored.iter().filter(|s| s.3).count();
+            let confirmed = write_scored(&mut run, &scored)?;
             (Stage::Confirmed, (scored.len(), confirmed))
         }
         Stage::Confirmed => {
@@ -525,14 +583,9 @@ pub fn advance(dirs: &[PathBuf], part: Part, lock: FolderLock) -> Result<RunSumm
                     .into(),
             ));
         }
-        Stage::Searched => {
-            return Err(Error::Usage(
-                "these two-stage parts are searched: join them with `neardup merge \
-                 SEARCHED_FOLDERS... --out DIR`, without --part"
-                    .into(),
-            ));
+        Stage::Searched | Stage::Cells => {
+            unreachable!("two-stage's searched parts and cells go on in `two_stage`")
         }
-        Stage::Cells => unreachable!("a folder of cells opens as no stage's part"),
     };
     let seconds = StageTimes {
         candidates: clock.elapsed().as_secs_f64(),

@@ -4,7 +4,7 @@ use std::io::{Read, Write};
 use std::time::Instant;
 
 use super::{SKETCHES, Stage, TITLE_BAND, keys_file, stage_summary};
-use crate::confirm::{Confirm, Confirmer, Sketch, SketchFacts, title_key};
+use crate::confirm::{Confirm, Confirmer, Facts, Sketch, SketchFacts, title_key};
 use crate::error::{Error, Result};
 use crate::io::{
     ByteRange, FolderLock, Input, SkipReport, read_corpus_in, read_count, read_list, write_count,
@@ -12,7 +12,7 @@ use crate::io::{
 };
 use crate::output::run::{IdsDigest, RunFile, RunSummary, RunWriter, StageTimes};
 use crate::pipeline::{Method, Part, PipelineSpec};
-use crate::sketch::{Signatures, band_keys};
+use crate::sketch::{LshParams, Signatures, band_keys};
 
 /// What a signed part wrote.
 pub struct Signed {
@@ -48,18 +48,10 @@ pub fn sign_part(spec: &PipelineSpec, lock: FolderLock) -> Result<Signed> {
         range,
         |record| confirmer.sign(record),
         |sketch| {
-            let mut route = |band: u32, key: u64| {
-                let to = part.index_of(key ^ u64::from(band).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-                files.key(to, [band, key as u32, (key >> 32) as u32, doc]);
-            };
-            if sketch.shingles > 0 {
-                for (band, key) in band_keys(&sketch.signature, banding).enumerate() {
-                    route(band as u32, key);
-                }
-            }
-            if titles && let Some(key) = title_key(&sketch.facts) {
-                route(TITLE_BAND, key);
-            }
+            let signed = (&sketch.signature[..], sketch.shingles, &sketch.facts);
+            route_keys(signed, banding, titles, |band, key| {
+                files.keys.key(part, band, key, doc);
+            });
             files.sketch(sketch);
             doc += 1;
         },
@@ -86,44 +78,28 @@ const BLOCK_WORDS: usize = 1 << 20;
 /// A signed part's files, written a block at a time as documents are signed, so that a signer
 /// holds a block of each, not its share (a share of ten million documents in eight parts is
 /// 1.6 GB of sketches and keys). `sketches.bin` is blocks of a document count and its rows,
-/// ended by a count of 0 ([`visit_sketch_blocks`]); a keys file is lists of words, ended by an
-/// empty one ([`read_word_blocks`]).
+/// ended by a count of 0 ([`visit_sketch_blocks`]); the keys are [`KeyFiles`].
 struct SignedFiles {
-    /// Documents and words a block holds.
-    block: (usize, usize),
+    /// Documents a block holds.
+    block: usize,
     sketches: RunFile,
     signatures: Signatures,
     facts: SketchFacts,
-    /// Per part the keys go to: its file and the words not yet written.
-    keys: Vec<(RunFile, Vec<u32>)>,
-    /// The first write that failed: the rest are not tried.
+    keys: KeyFiles,
+    /// The first write of sketches that failed: the rest are not tried.
     failed: Option<Error>,
 }
 
 impl SignedFiles {
     fn create(run: &RunWriter, part: Part, num_perm: usize) -> Result<SignedFiles> {
         Ok(SignedFiles {
-            block: (BLOCK_DOCUMENTS, BLOCK_WORDS),
+            block: BLOCK_DOCUMENTS,
             sketches: run.create(SKETCHES)?,
             signatures: Signatures::new(num_perm),
             facts: SketchFacts::default(),
-            keys: part
-                .all()
-                .map(|to| Ok((run.create(&keys_file(to))?, Vec::new())))
-                .collect::<Result<_>>()?,
+            keys: KeyFiles::create(run, part)?,
             failed: None,
         })
-    }
-
-    /// A key (band, key as two words, document) for the part at `to` (from 0).
-    fn key(&mut self, to: usize, words: [u32; 4]) {
-        let (file, block) = &mut self.keys[to];
-        block.extend(words);
-        if block.len() >= self.block.1 && self.failed.is_none() {
-            let written = write_list(file, block).map_err(|e| Error::io(file.target(), e));
-            self.failed = written.err();
-            block.clear();
-        }
     }
 
     /// The next document's sketch.
@@ -131,7 +107,7 @@ impl SignedFiles {
         self.signatures
             .push(&sketch.signature, sketch.shingles == 0);
         self.facts.push(sketch.shingles, sketch.facts);
-        if self.signatures.len() >= self.block.0 && self.failed.is_none() {
+        if self.signatures.len() >= self.block && self.failed.is_none() {
             self.failed = self.write_sketches().err();
         }
     }
@@ -148,7 +124,7 @@ impl SignedFiles {
 
     /// Writes what is held and the ends of the files, and puts them in place.
     fn finish(mut self, run: &mut RunWriter) -> Result<()> {
-        if let Some(failed) = self.failed {
+        if let Some(failed) = self.failed.take() {
             return Err(failed);
         }
         if !self.signatures.is_empty() {
@@ -156,7 +132,57 @@ impl SignedFiles {
         }
         write_count(&mut self.sketches, 0).map_err(|e| Error::io(self.sketches.target(), e))?;
         run.commit(self.sketches)?;
-        for (mut file, block) in self.keys {
+        self.keys.finish(run)
+    }
+}
+
+/// A signed part's keys, each in the file of the part it hashes to (`keys-J.bin`): lists of
+/// words (band, key as two words, document), ended by an empty one ([`read_word_blocks`]).
+pub(in crate::pipeline) struct KeyFiles {
+    /// Words a block holds.
+    block: usize,
+    /// Per part the keys go to: its file and the words not yet written.
+    files: Vec<(RunFile, Vec<u32>)>,
+    /// The first write that failed: the rest are not tried.
+    failed: Option<Error>,
+}
+
+impl KeyFiles {
+    pub(in crate::pipeline) fn create(run: &RunWriter, part: Part) -> Result<KeyFiles> {
+        Ok(KeyFiles {
+            block: BLOCK_WORDS,
+            files: part
+                .all()
+                .map(|to| Ok((run.create(&keys_file(to))?, Vec::new())))
+                .collect::<Result<_>>()?,
+            failed: None,
+        })
+    }
+
+    /// Band `band`'s `key` of document `doc` (numbered in the part), in the file of the part
+    /// of a split like `part` that the key hashes to.
+    pub(in crate::pipeline) fn key(&mut self, part: Part, band: u32, key: u64, doc: u32) {
+        let to = part.index_of(key ^ u64::from(band).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        self.words(to, [band, key as u32, (key >> 32) as u32, doc]);
+    }
+
+    /// A key's words for the part at `to` (from 0).
+    fn words(&mut self, to: usize, words: [u32; 4]) {
+        let (file, block) = &mut self.files[to];
+        block.extend(words);
+        if block.len() >= self.block && self.failed.is_none() {
+            let written = write_list(file, block).map_err(|e| Error::io(file.target(), e));
+            self.failed = written.err();
+            block.clear();
+        }
+    }
+
+    /// Writes what is held and the ends of the files, and puts them in place.
+    pub(in crate::pipeline) fn finish(self, run: &mut RunWriter) -> Result<()> {
+        if let Some(failed) = self.failed {
+            return Err(failed);
+        }
+        for (mut file, block) in self.files {
             (|| {
                 if !block.is_empty() {
                     write_list(&mut file, &block)?;
@@ -167,6 +193,25 @@ impl SignedFiles {
             run.commit(file)?;
         }
         Ok(())
+    }
+}
+
+/// Hands `route` a document's keys as `(band, key)`: one for each band of its `signature`
+/// (none for a document with no shingles), and where `titles` (the evidence rule) its title's
+/// under [`TITLE_BAND`].
+pub(in crate::pipeline) fn route_keys(
+    (signature, shingles, facts): (&[u32], u32, &Facts),
+    banding: LshParams,
+    titles: bool,
+    mut route: impl FnMut(u32, u64),
+) {
+    if shingles > 0 {
+        for (band, key) in band_keys(signature, banding).enumerate() {
+            route(band as u32, key);
+        }
+    }
+    if titles && let Some(key) = title_key(facts) {
+        route(TITLE_BAND, key);
     }
 }
 
@@ -232,7 +277,6 @@ pub(super) fn read_word_blocks(r: &mut impl Read) -> std::io::Result<Vec<u32>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::confirm::Facts;
 
     #[test]
     fn files_written_in_blocks_read_back_whole() {
@@ -245,11 +289,11 @@ mod tests {
         };
         let mut files = SignedFiles::create(&run, part, 4).unwrap();
         // Blocks of 3 documents and 8 words: 10 documents make 4 blocks, the last short.
-        files.block = (3, 8);
+        (files.block, files.keys.block) = (3, 8);
         let mut keys = [Vec::new(), Vec::new()];
         for doc in 0..10u32 {
             let words = [doc, doc * 7, doc * 11, doc];
-            files.key(doc as usize % 2, words);
+            files.keys.words(doc as usize % 2, words);
             keys[doc as usize % 2].extend(words);
             files.sketch(Sketch {
                 signature: vec![doc, doc + 1, doc + 2, doc + 3],

@@ -32,19 +32,21 @@
 //! The join still holds every document's code and every sketch, as the one-process join does:
 //! MinHash's proposals and the cosines they need are not split yet (decision 0016).
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde_json::Value;
 
+use super::proposes;
 use super::search::FoundInParts;
 use super::staged::{Placed, join_parts, visit_query_blocks};
 use crate::error::{Error, Result};
 use crate::io::{FolderLock, ReadOptions, read_list, write_list};
 use crate::output::run::{RunFile, RunFolder, RunSummary, RunWriter, SUMMARY, StageTimes};
 use crate::pipeline::stages::{
-    Share, SignedParts, Stage, StageFolder, folders_seen_from, open_stage, seen_from, spec_for,
-    stage_summary,
+    Routed, Share, SignedParts, Stage, StageFolder, band, folders_seen_from, open_stage, seen_from,
+    spec_for, stage_summary, write_routed,
 };
 use crate::pipeline::{Found, Input, Method, Part, PipelineSpec};
 use crate::search::{
@@ -55,11 +57,17 @@ use crate::search::{
 const PLACEMENT: &str = "cells.bin";
 /// Which documents are a title and nothing else, and where each title query was routed.
 const TITLES: &str = "titles.bin";
-/// A searched part's lists: blocks of each document's best within the part's cells.
-const NEAREST: &str = "nearest.bin";
-/// A searched part's lists of titles: blocks of each title's best among the title-only
-/// members of the part's cells.
-const NEAREST_TITLES: &str = "nearest-titles.bin";
+/// A searched part's lists of the documents of embedded part `signer`: blocks of each one's
+/// best within the part's cells.
+fn nearest_file(signer: Part) -> String {
+    format!("nearest-{}.bin", signer.number)
+}
+
+/// A searched part's lists of the title queries of embedded part `signer`: blocks of each
+/// one's best among the title-only members of the part's cells.
+fn nearest_titles_file(signer: Part) -> String {
+    format!("nearest-titles-{}.bin", signer.number)
+}
 /// Queries (documents, or titles) searched at a time by a part.
 const SEARCH_BLOCK: usize = 1 << 16;
 
@@ -198,8 +206,9 @@ fn visit_documents_and_titles(
 /// What the titles need of the cells: which documents are a title and nothing else (the
 /// documents a title is searched among), and each title query's nearest cells, routed as one
 /// run routes them.
-struct TitleCells {
-    title_only: Vec<bool>,
+pub(super) struct TitleCells {
+    /// Whether each document is a title and nothing else.
+    pub title_only: Vec<bool>,
     /// The document of each title query, in the run's order.
     titles: Vec<u32>,
     /// Each title query's cells (`probes` each, as `CellPlacement::route` gives them).
@@ -290,15 +299,48 @@ impl TitleCells {
 }
 
 /// A folder of learned cells, and the embedded parts they were learned from.
-struct CellsFolder {
+pub(super) struct CellsFolder {
     folder: RunFolder,
-    signed: SignedParts,
-    placement: CellPlacement,
-    titles: TitleCells,
-    count: usize,
+    pub signed: SignedParts,
+    pub placement: CellPlacement,
+    pub titles: TitleCells,
+    /// The cells the run asked for (the summary's `cells`).
+    pub count: usize,
 }
 
 impl CellsFolder {
+    /// The cells that the searched parts `parts` searched, checked to be the same for all.
+    pub(super) fn searched_by(parts: &[StageFolder]) -> Result<CellsFolder> {
+        let first = &parts[0];
+        let cells_dir = first.dir.join(
+            first.folder.summary.settings["cells"]
+                .as_str()
+                .unwrap_or(""),
+        );
+        if !cells_dir.join(SUMMARY).is_file() {
+            return Err(Error::Usage(format!(
+                "{} names the folder of learned cells {}, which is not there: keep the cells \
+                 where they were beside the searched parts (each names them relative to itself)",
+                first.dir.display(),
+                cells_dir.display()
+            )));
+        }
+        let cells = CellsFolder::open(&cells_dir)?;
+        let run = &cells.folder.summary.run;
+        if let Some(other) = parts
+            .iter()
+            .find(|p| p.folder.summary.settings["cells_run"] != run.as_str())
+        {
+            return Err(Error::Usage(format!(
+                "{} searched other cells than {} ({}): search every part in the cells of one run",
+                other.dir.display(),
+                first.dir.display(),
+                cells_dir.display()
+            )));
+        }
+        Ok(cells)
+    }
+
     fn open(dir: &Path) -> Result<CellsFolder> {
         let folder = RunFolder::open(dir)?;
         let settings = &folder.summary.settings;
@@ -356,7 +398,7 @@ impl CellsFolder {
     }
 
     /// The run's pipeline, as part `part` (or none).
-    fn spec(&self, part: Option<Part>) -> PipelineSpec {
+    pub(super) fn spec(&self, part: Option<Part>) -> PipelineSpec {
         spec_for(&self.signed.folders[0], part)
     }
 }
@@ -409,8 +451,8 @@ pub(in crate::pipeline) fn search_part(
     let mut run = RunWriter::begin(lock)?;
     let width = cells.placement.width();
     let probes = cells.placement.probes();
-    let mut documents = Lists::new(run.create(NEAREST)?, width);
-    let mut titles = Lists::new(run.create(NEAREST_TITLES)?, width);
+    let mut documents = Lists::new(&run, nearest_file, &cells.signed, width)?;
+    let mut titles = Lists::new(&run, nearest_titles_file, &cells.signed, width)?;
     let mut title = cells
         .titles
         .titles
@@ -471,6 +513,12 @@ pub(in crate::pipeline) fn search_part(
         seconds = clock.elapsed().as_secs_f64(),
         "searched the cells it owns"
     );
+    let routed = match proposes(config, cells.count) {
+        true => band_share(&cells.signed, part)?,
+        false => vec![Vec::new(); cells.signed.folders[0].part.count as usize],
+    };
+    let proposed = write_routed(&mut run, routed)?;
+    tracing::info!(part = %part, proposed, "MinHash's proposals banded and routed");
     let times = StageTimes {
         search: clock.elapsed().as_secs_f64(),
         ..StageTimes::default()
@@ -490,24 +538,51 @@ pub(in crate::pipeline) fn search_part(
     run.finish(summary)
 }
 
-/// The queries a searched part has yet to search, and the file their lists go to: a block of
-/// [`SEARCH_BLOCK`] queries at a time, each written as its document, how many hits, and each
-/// hit's cosine (as bits) and document.
-struct Lists {
-    file: RunFile,
+/// MinHash's proposals from the band keys that searched part `part` bands, routed to the
+/// embedded parts that confirm them (entry `I - 1` to part `I`). The embedded parts routed
+/// each key to one of their own count of files; searched part `J` of `M` bands the files `I`
+/// where `I - 1 mod M` is `J - 1`, so that every file is banded once, whatever `M`.
+fn band_share(signed: &SignedParts, part: Part) -> Result<Vec<Vec<Routed>>> {
+    let signers = signed.folders[0].part;
+    let mut routed = vec![Vec::new(); signers.count as usize];
+    for keys in signers.all() {
+        if (keys.number - 1) % part.count == part.number - 1 {
+            for (to, proposed) in routed.iter_mut().zip(band(signed, keys)?) {
+                to.extend(proposed);
+            }
+        }
+    }
+    Ok(routed)
+}
+
+/// The queries a searched part has yet to search, and the files their lists go to, one for
+/// each embedded part (the query's): a block of [`SEARCH_BLOCK`] queries at a time, each
+/// written as its document, how many hits, and each hit's cosine (as bits) and document.
+struct Lists<'s> {
+    signed: &'s SignedParts,
+    files: Vec<RunFile>,
     docs: Vec<u32>,
     codes: Codes,
     searched: usize,
 }
 
-impl Lists {
-    fn new(file: RunFile, width: usize) -> Lists {
-        Lists {
-            file,
+impl<'s> Lists<'s> {
+    /// Lists into the files `name` gives each embedded part of `signed`, in the folder `run`
+    /// writes.
+    fn new(
+        run: &RunWriter,
+        name: fn(Part) -> String,
+        signed: &'s SignedParts,
+        width: usize,
+    ) -> Result<Lists<'s>> {
+        let signers = signed.folders[0].part;
+        Ok(Lists {
+            signed,
+            files: (signers.all().map(|to| run.create(&name(to)))).collect::<Result<_>>()?,
             docs: Vec::new(),
             codes: Codes::new(width),
             searched: 0,
-        }
+        })
     }
 
     /// Adds the query of document `doc` to the block.
@@ -526,15 +601,20 @@ impl Lists {
             return Ok(());
         }
         let found = search(&self.docs, &self.codes);
-        let mut words = Vec::new();
+        let mut words = vec![Vec::new(); self.files.len()];
         for (&doc, found) in self.docs.iter().zip(found) {
+            let words = &mut words[self.signed.signer_of(doc) as usize - 1];
             words.extend([doc, found.len() as u32]);
             let hits = found
                 .iter()
                 .flat_map(|&(cosine, other)| [cosine.to_bits(), other]);
             words.extend(hits);
         }
-        write_list(&mut self.file, &words).map_err(|e| Error::io(self.file.target(), e))?;
+        for (file, words) in self.files.iter_mut().zip(words) {
+            if !words.is_empty() {
+                write_list(file, &words).map_err(|e| Error::io(file.target(), e))?;
+            }
+        }
         self.searched += self.docs.len();
         self.docs.clear();
         self.codes = Codes::new(self.codes.width());
@@ -542,9 +622,12 @@ impl Lists {
     }
 
     /// Ends the file and commits it.
-    fn finish(mut self, run: &mut RunWriter) -> Result<()> {
-        write_list(&mut self.file, &[]).map_err(|e| Error::io(self.file.target(), e))?;
-        run.commit(self.file)
+    fn finish(self, run: &mut RunWriter) -> Result<()> {
+        for mut file in self.files {
+            write_list(&mut file, &[]).map_err(|e| Error::io(file.target(), e))?;
+            run.commit(file)?;
+        }
+        Ok(())
     }
 }
 
@@ -574,33 +657,7 @@ pub(in crate::pipeline) fn join(
     out: &Path,
 ) -> Result<(PipelineSpec, Vec<Input>, ReadOptions, Found)> {
     let parts = open_stage(dirs)?;
-    let first = &parts[0];
-    let cells_dir = first.dir.join(
-        first.folder.summary.settings["cells"]
-            .as_str()
-            .unwrap_or(""),
-    );
-    if !cells_dir.join(SUMMARY).is_file() {
-        return Err(Error::Usage(format!(
-            "{} names the folder of learned cells {}, which is not there: keep the cells where \
-             they were beside the searched parts (each names them relative to itself)",
-            first.dir.display(),
-            cells_dir.display()
-        )));
-    }
-    let cells = CellsFolder::open(&cells_dir)?;
-    let run = &cells.folder.summary.run;
-    if let Some(other) = parts
-        .iter()
-        .find(|p| p.folder.summary.settings["cells_run"] != run.as_str())
-    {
-        return Err(Error::Usage(format!(
-            "{} searched other cells than {} ({}): search every part in the cells of one run",
-            other.dir.display(),
-            first.dir.display(),
-            cells_dir.display()
-        )));
-    }
+    let cells = CellsFolder::searched_by(&parts)?;
     let Method::TwoStage(config) = &cells.spec(None).method else {
         unreachable!("cells are two-stage's")
     };
@@ -609,9 +666,9 @@ pub(in crate::pipeline) fn join(
         documents: NearestLists::new(documents, config.top_k),
         titles: NearestLists::new(documents, config.top_k),
     };
-    for part in &parts {
-        read_nearest(part, NEAREST, &mut found.documents)?;
-        read_nearest(part, NEAREST_TITLES, &mut found.titles)?;
+    for signer in cells.signed.folders[0].part.all() {
+        let whole = 0..documents as u32;
+        read_lists(&parts, signer, whole, &mut found)?;
     }
     let placed = Placed {
         placement: cells.placement,
@@ -621,9 +678,31 @@ pub(in crate::pipeline) fn join(
     join_parts(cells.signed, out, Some(placed))
 }
 
-/// Offers `found` every list a searched part wrote into its file `name`.
-fn read_nearest(part: &StageFolder, name: &str, found: &mut NearestLists) -> Result<()> {
-    let documents = found.documents() as u32;
+/// Offers `found` the lists every searched part in `parts` wrote of the queries of embedded
+/// part `signer`, whose documents are `docs`: `found` holds a list for each of them, from the
+/// first (a share's lists, or the run's).
+pub(super) fn read_lists(
+    parts: &[StageFolder],
+    signer: Part,
+    docs: Range<u32>,
+    found: &mut FoundInParts,
+) -> Result<()> {
+    for part in parts {
+        read_nearest(part, &nearest_file(signer), &docs, &mut found.documents)?;
+        read_nearest(part, &nearest_titles_file(signer), &docs, &mut found.titles)?;
+    }
+    Ok(())
+}
+
+/// Offers `found` every list a searched part wrote into its file `name`, each of a document
+/// of `docs`, which `found` numbers from the first.
+fn read_nearest(
+    part: &StageFolder,
+    name: &str,
+    docs: &Range<u32>,
+    found: &mut NearestLists,
+) -> Result<()> {
+    let documents = part.folder.summary.documents as u32;
     let invalid =
         |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_owned());
     part.folder.read_with(name, |r| {
@@ -635,7 +714,7 @@ fn read_nearest(part: &StageFolder, name: &str, found: &mut NearestLists) -> Res
             let mut words = words.as_slice();
             while let [doc, count, rest @ ..] = words {
                 let count = *count as usize;
-                if *doc >= documents || rest.len() < 2 * count {
+                if !docs.contains(doc) || rest.len() < 2 * count {
                     return Err(invalid("a list of another run's documents"));
                 }
                 let hits: Vec<(f32, u32)> = (rest[..2 * count].chunks_exact(2))
@@ -644,7 +723,7 @@ fn read_nearest(part: &StageFolder, name: &str, found: &mut NearestLists) -> Res
                 if hits.iter().any(|&(_, other)| other >= documents) {
                     return Err(invalid("a list of another run's documents"));
                 }
-                found.offer(*doc, hits);
+                found.offer(doc - docs.start, hits);
                 words = &rest[2 * count..];
             }
             if !words.is_empty() {

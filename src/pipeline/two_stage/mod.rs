@@ -22,6 +22,7 @@
 
 mod against;
 mod by_cell;
+mod by_share;
 mod confirm;
 mod load;
 mod part;
@@ -34,6 +35,7 @@ pub use against::add_to_collection;
 pub(super) use by_cell::{
     join as join_searched, join_cells, learn as learn_cells_once, search_part as search_cells_part,
 };
+pub(super) use by_share::confirm_part as confirm_searched_part;
 pub(super) use confirm::confirm_candidates;
 use confirm::{CONFIRM_BATCH, Confirmed, Verdicts};
 pub(super) use search::distinct_pairs;
@@ -426,7 +428,7 @@ fn open_index(
 /// Whether MinHash's pairs join a search within `count` cells: one cell compares every
 /// document with every other, so no boundary parts two near-copies (unless cells were asked
 /// for).
-fn proposes(config: &TwoStageConfig, count: usize) -> bool {
+pub(super) fn proposes(config: &TwoStageConfig, count: usize) -> bool {
     config.cells.is_some() || count > 1
 }
 

@@ -34,11 +34,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::load::{TitleCopies, Upsert, centre_as_one_run, load};
+use super::load::{Loaded, TitleCopies, Upsert, centre_as_one_run, load};
 use super::search::{self, FoundInParts, Within};
 use super::set_aside::SketchesAside;
 use super::{TwoStageConfig, confirm_aside, learn_cells, minhash_proposals, open_index, proposes};
-use crate::confirm::SketchFacts;
+use crate::confirm::{Confirm, ConfirmSettings, Confirmer, SketchFacts};
 use crate::error::{Error, Result};
 use crate::io::{
     ByteRange, Corpus, FolderLock, Input, ReadOptions, ScratchDir, SkipReport, read_corpus,
@@ -46,15 +46,18 @@ use crate::io::{
 };
 use crate::output::run::{IdsDigest, RunSummary, RunWriter, StageTimes};
 use crate::pipeline::stages::{
-    SKETCHES, Share, SignedParts, Stage, check_signed, open_stage, spec_for, stage_summary,
-    write_sketches,
+    KeyFiles, SKETCHES, Share, SignedParts, Stage, check_signed, open_stage, route_keys, spec_for,
+    stage_summary, write_sketches,
 };
-use crate::pipeline::{Found, Method, PipelineSpec, ScoredCandidates};
+use crate::pipeline::{Found, Method, Part, PipelineSpec, ScoredCandidates};
 use crate::search::{CellPlacement, Cells, Codes, Query, QueryFile, QueryReader};
 use crate::sketch::Signatures;
 
 /// A part's queries: blocks of what each stands for and its vector's codes.
 const QUERIES: &str = "queries.bin";
+/// An embedded part's records that share a title with an earlier one of the part
+/// ([`PartTitles`]).
+const TITLE_COPIES: &str = "title-copies.bin";
 /// Queries a block of [`QUERIES`] holds.
 const QUERY_BLOCK: usize = 16_384;
 
@@ -113,6 +116,9 @@ pub fn embed_part(spec: &PipelineSpec, lock: FolderLock, models: &Path) -> Resul
     run.write_with(SKETCHES, |file| {
         write_sketches(file, &loaded.signatures, &loaded.sketches)
     })?;
+    write_keys(&mut run, part, &config.settings.confirm, &loaded)?;
+    let title_copies = PartTitles::words(&loaded.title_copies);
+    run.write_with(TITLE_COPIES, |file| write_list(file, &title_copies))?;
     let mut queries = queries.into_reader()?;
     let mut file = run.create(QUERIES)?;
     while let Some((batch, codes)) = queries.next_codes(QUERY_BLOCK)? {
@@ -139,6 +145,90 @@ pub fn embed_part(spec: &PipelineSpec, lock: FolderLock, models: &Path) -> Resul
         summary: run.finish(summary)?,
         skipped: loaded.corpus.skipped,
     })
+}
+
+/// Writes the band keys of the documents `loaded` signed into the folder `run` writes, each in
+/// the file of the part it hashes to, as a signed MinHash part routes them: the search parts
+/// band them (`by_cell`).
+fn write_keys(
+    run: &mut RunWriter,
+    part: Part,
+    settings: &ConfirmSettings,
+    loaded: &Loaded,
+) -> Result<()> {
+    let banding = Confirmer::new(settings, -1.0)?.banding();
+    let titles = settings.rule.confirm == Confirm::Evidence;
+    let mut keys = KeyFiles::create(run, part)?;
+    let (signatures, sketches) = (&loaded.signatures, &loaded.sketches);
+    for doc in 0..signatures.len() {
+        let signed = (
+            signatures.row(doc),
+            sketches.shingles(doc),
+            sketches.facts(doc),
+        );
+        route_keys(signed, banding, titles, |band, key| {
+            keys.key(part, band, key, doc as u32);
+        });
+    }
+    keys.finish(run)
+}
+
+/// The records of an embedded part that share a title, numbered in the part: a title is
+/// embedded once a part, by its first record there, whose title query's neighbours are those
+/// of every record with the title ([`TITLE_COPIES`]).
+pub(super) struct PartTitles {
+    /// The later records of each title, by its first.
+    pub copies: HashMap<u32, Vec<u32>>,
+    /// The first record of each later one's title.
+    pub first_of: HashMap<u32, u32>,
+}
+
+impl PartTitles {
+    /// `copies` as the words of [`TITLE_COPIES`]: each first record, by number, with how many
+    /// later ones and their numbers.
+    fn words(copies: &HashMap<u32, Vec<u32>>) -> Vec<u32> {
+        let mut firsts: Vec<u32> = copies.keys().copied().collect();
+        firsts.sort_unstable();
+        let mut words = Vec::new();
+        for first in firsts {
+            words.extend([first, copies[&first].len() as u32]);
+            words.extend(&copies[&first]);
+        }
+        words
+    }
+
+    /// The titles the embedded part `number` of `signed` wrote, numbered in the run.
+    pub(super) fn read(signed: &SignedParts, number: u32) -> Result<PartTitles> {
+        let folder = &signed.folders[number as usize - 1];
+        let docs = signed.docs_of(number);
+        let words = folder.folder.read_with(TITLE_COPIES, read_list)?;
+        let mut titles = PartTitles {
+            copies: HashMap::new(),
+            first_of: HashMap::new(),
+        };
+        let mut rest = words.as_slice();
+        while let [first, count, after @ ..] = rest {
+            let count = *count as usize;
+            let in_part = |doc: u32| (doc as usize) < docs.len();
+            let later = after
+                .get(..count)
+                .filter(|later| in_part(*first) && later.iter().all(|&doc| in_part(doc)));
+            let Some(later) = later else {
+                return Err(Error::Usage(format!(
+                    "{} names records its part did not embed: embed the part again",
+                    folder.dir.join(TITLE_COPIES).display()
+                )));
+            };
+            let first = docs.start + first;
+            let later: Vec<u32> = later.iter().map(|&doc| docs.start + doc).collect();
+            titles
+                .first_of
+                .extend(later.iter().map(|&doc| (doc, first)));
+            titles.copies.insert(first, later);
+            rest = &after[count..];
+        }
+        Ok(titles)
+    }
 }
 
 /// A query as one word of [`QUERIES`]: its document, and whether it is a title.
@@ -362,31 +452,43 @@ pub(super) fn visit_query_blocks(
     mut visit: impl FnMut(&[Query], &Codes) -> Result<()>,
 ) -> Result<()> {
     for folder in &signed.folders {
-        let docs = signed.docs_of(folder.part.number);
-        let mut file = folder.folder.open_checked(QUERIES)?;
-        loop {
-            let (words, codes) = match next_query_block(file.reader()) {
-                Ok(Some(block)) => block,
-                Ok(None) => break,
-                Err(e) => {
-                    // A file that does not read may be one that changed: the digest says which.
-                    let path = file.path().to_owned();
-                    file.finish()?;
-                    return Err(Error::io(&path, e));
-                }
-            };
-            let queries: Vec<Query> = words.iter().map(|&w| query_of(w, docs.start)).collect();
-            if queries.iter().any(|query| !docs.contains(&query.doc)) {
-                return Err(Error::Usage(format!(
-                    "{} holds a query of a document its part did not sign: embed the part \
-                     again",
-                    file.path().display()
-                )));
-            }
-            visit(&queries, &codes)?;
-        }
-        file.finish()?;
+        visit_part_queries(signed, folder.part.number, &mut visit)?;
     }
+    Ok(())
+}
+
+/// Hands `visit` part `number`'s queries a block at a time, numbered in the run, with their
+/// codes.
+pub(super) fn visit_part_queries(
+    signed: &SignedParts,
+    number: u32,
+    mut visit: impl FnMut(&[Query], &Codes) -> Result<()>,
+) -> Result<()> {
+    let folder = &signed.folders[number as usize - 1];
+    let docs = signed.docs_of(number);
+    let mut file = folder.folder.open_checked(QUERIES)?;
+    loop {
+        let (words, codes) = match next_query_block(file.reader()) {
+            Ok(Some(block)) => block,
+            Ok(None) => break,
+            Err(e) => {
+                // A file that does not read may be one that changed: the digest says which.
+                let path = file.path().to_owned();
+                file.finish()?;
+                return Err(Error::io(&path, e));
+            }
+        };
+        let queries: Vec<Query> = words.iter().map(|&w| query_of(w, docs.start)).collect();
+        if queries.iter().any(|query| !docs.contains(&query.doc)) {
+            return Err(Error::Usage(format!(
+                "{} holds a query of a document its part did not sign: embed the part \
+                     again",
+                file.path().display()
+            )));
+        }
+        visit(&queries, &codes)?;
+    }
+    file.finish()?;
     Ok(())
 }
 

@@ -1,0 +1,320 @@
+//! Two-stage's candidates gathered and confirmed by the parts that embedded their documents.
+//!
+//! One run's candidates are every pair its searches and MinHash's proposals found, each kept
+//! once with its highest cosine, if that is at least the floor. After the search split by the
+//! cells' owners ([`super::by_cell`]), the pieces lie with the parts: each searched part wrote
+//! its lists in a file for each embedded part (the query's), and banded a share of the band
+//! keys, routing each proposal to the embedded part of one of its documents by a hash of the
+//! pair, as MinHash's band stage routes them.
+//!
+//! Confirm part `I` (`neardup merge searched*/ --part I/N --out confirmedI/`, [`confirm_part`])
+//! finds every pair with a document of its share that one run finds:
+//!
+//! 1. **lists**: each of its documents' best `k + 1`, merged over the searched parts as one run
+//!    merges them; and each title its part embedded (once a part, by the title's first record
+//!    there), whose hits pair with every record of the part that has the title. Records with
+//!    the same title have the same code, so a title's hits are the same in every part.
+//! 2. **copies** of a vector that many documents hold, which the cells search neither: each
+//!    paired with the first of them.
+//! 3. **proposals** routed to it, scored by their codes; where a title-only document and a
+//!    record with more lie too far apart, scored again at the record's title's code, as one
+//!    run scores them.
+//!
+//! It keeps each pair once with its highest cosine, drops those under the floor, and judges
+//! the rest as a MinHash confirmed part does: its share's sketches held, each other share's
+//! read a block at a time. The codes a pair needs from another share are read from that part's
+//! queries, one part at a time.
+//!
+//! A pair may be found by the parts of both its documents, with the same cosine or, from a
+//! title, a higher one. The join (`neardup merge confirmed*/ --out out/`, in
+//! `pipeline::stages`, as for MinHash) merges the parts' sorted files and keeps each pair once
+//! with its highest cosine: one run's candidates, judged as one run judges them.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use super::by_cell::{CellsFolder, read_lists};
+use super::search::{FoundInParts, distinct_pairs};
+use super::staged::{PartTitles, visit_part_queries};
+use crate::error::{Error, Result};
+use crate::io::FolderLock;
+use crate::output::run::{RunSummary, RunWriter, StageTimes};
+use crate::pipeline::stages::{
+    SignedParts, Stage, confirm, folders_seen_from, open_stage, routed_to, stage_summary,
+    write_scored,
+};
+use crate::pipeline::{Method, Part};
+use crate::search::{Code, Codes, NearestLists, Query, cosine};
+
+/// Stage 4 of a two-stage run in stages: the candidates with a document in embedded part
+/// `part`'s share, from the searched parts in `dirs`, found and judged, written into the folder
+/// `lock` holds.
+pub(in crate::pipeline) fn confirm_part(
+    dirs: &[PathBuf],
+    part: Part,
+    lock: FolderLock,
+) -> Result<RunSummary> {
+    let searched = open_stage(dirs)?;
+    let cells = CellsFolder::searched_by(&searched)?;
+    let signed = &cells.signed;
+    let signers = signed.folders[0].part;
+    if part.count != signers.count {
+        return Err(Error::Usage(format!(
+            "--part {part}: the run was embedded in {} parts, and its candidates are confirmed \
+             in as many",
+            signers.count
+        )));
+    }
+    let spec = cells.spec(Some(part));
+    let Method::TwoStage(config) = &spec.method else {
+        unreachable!("cells are two-stage's")
+    };
+    let min_cosine = config.settings.min_cosine;
+    let clock = Instant::now();
+    let share = signed.docs_of(part.number);
+    let own = HeldCodes::of_part(signed, part.number, |_| true)?;
+    let titles = PartTitles::read(signed, part.number)?;
+
+    let mut lists = FoundInParts {
+        documents: NearestLists::new(share.len(), config.top_k),
+        titles: NearestLists::new(share.len(), config.top_k),
+    };
+    read_lists(&searched, part, share.clone(), &mut lists)?;
+    let mut found = Vec::new();
+    for doc in share.clone() {
+        for &(cosine, other) in lists.documents.list(doc - share.start) {
+            if other != doc {
+                found.push((doc.min(other), doc.max(other), cosine));
+            }
+        }
+        let copies = titles.copies.get(&doc).map_or(&[][..], Vec::as_slice);
+        for record in std::iter::once(doc).chain(copies.iter().copied()) {
+            for &(cosine, other) in lists.titles.list(doc - share.start) {
+                if other != record && cosine >= min_cosine {
+                    found.push((record.min(other), record.max(other), cosine));
+                }
+            }
+        }
+    }
+    drop(lists);
+    let listed = found.len();
+
+    // MinHash's proposals, then the copies: each a pair of document codes.
+    let mut proposed: Vec<(u32, u32)> = (routed_to(&searched, part)?.into_iter())
+        .map(|(a, b, _)| (a, b))
+        .collect();
+    proposed.par_sort_unstable();
+    proposed.dedup();
+    let copies = (cells.placement.copies().iter()).filter(|(copy, _)| share.contains(copy));
+    let pairs: Vec<(u32, u32)> = (proposed.iter().copied())
+        .chain(copies.map(|&(copy, first)| (first, copy)))
+        .collect();
+    let wanted: Vec<(Query, Query)> = (pairs.iter())
+        .map(|&(a, b)| (document(a), document(b)))
+        .collect();
+    let cosines = cosines_of(signed, part, &own, &wanted)?;
+    // Every document has a code: a pair without one names a document the parts lack.
+    let cosines: Vec<f32> = (cosines.into_iter().zip(&pairs))
+        .map(|(cosine, &(a, b))| {
+            cosine.ok_or_else(|| {
+                Error::Usage(format!(
+                    "the embedded parts hold no code of document {a} or {b}: embed them again"
+                ))
+            })
+        })
+        .collect::<Result<_>>()?;
+    drop(wanted);
+    // A title-only document proposed with a record with more, too far from it: scored again at
+    // the record's title.
+    let title_only = &cells.titles.title_only;
+    let (mut rescued, mut wanted) = (Vec::new(), Vec::new());
+    let mut part_titles: HashMap<u32, PartTitles> = HashMap::new();
+    for (&(a, b), &cosine) in proposed.iter().zip(&cosines) {
+        if cosine >= min_cosine {
+            continue;
+        }
+        let (record, alone) = match (title_only[a as usize], title_only[b as usize]) {
+            (false, true) => (a, b),
+            (true, false) => (b, a),
+            _ => continue,
+        };
+        let signer = signed.signer_of(record);
+        let of_record = match signer == part.number {
+            true => &titles,
+            false => match part_titles.entry(signer) {
+                std::collections::hash_map::Entry::Occupied(held) => held.into_mut(),
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    slot.insert(PartTitles::read(signed, signer)?)
+                }
+            },
+        };
+        let first = of_record.first_of.get(&record).copied().unwrap_or(record);
+        rescued.push((record, alone));
+        let title = Query {
+            doc: first,
+            title: true,
+        };
+        wanted.push((title, document(alone)));
+    }
+    drop(part_titles);
+    let rescue_cosines = cosines_of(signed, part, &own, &wanted)?;
+    drop(own);
+    found.extend((pairs.iter().zip(&cosines)).map(|(&(a, b), &cosine)| (a, b, cosine)));
+    // A record without a title has no title query, and so no second chance.
+    found.extend(
+        (rescued.iter().zip(rescue_cosines))
+            .filter_map(|(&(x, y), cosine)| Some((x.min(y), x.max(y), cosine?)))
+            .filter(|&(_, _, cosine)| cosine >= min_cosine),
+    );
+    found.retain(|&(_, _, cosine)| cosine >= min_cosine);
+    let found = distinct_pairs(found);
+    tracing::info!(
+        part = %part,
+        listed,
+        proposed = proposed.len(),
+        candidates = found.len(),
+        seconds = clock.elapsed().as_secs_f64(),
+        "a share's candidates found"
+    );
+    drop(proposed);
+
+    let judge: Vec<((u32, u32, u32), f32)> = (found.into_iter())
+        .map(|(a, b, cosine)| {
+            let other = match share.contains(&a) {
+                true => signed.signer_of(b),
+                false => signed.signer_of(a),
+            };
+            ((a, b, other), cosine)
+        })
+        .collect();
+    let scored = confirm(signed, part, judge, &searched[0].config)?;
+    let signed_from_here = folders_seen_from(lock.dir(), &signed.folders);
+    let mut run = RunWriter::begin(lock)?;
+    let confirmed = write_scored(&mut run, &scored)?;
+    let times = StageTimes {
+        confirm: clock.elapsed().as_secs_f64(),
+        ..StageTimes::default()
+    };
+    let mut summary = stage_summary(
+        &spec,
+        Stage::Confirmed,
+        Some(signed_from_here),
+        signed.documents(),
+        (scored.len(), confirmed),
+        times,
+    );
+    summary.cells = Some(cells.count);
+    run.finish(summary)
+}
+
+/// The codes of some queries of one part, as its queries file holds them.
+struct HeldCodes {
+    codes: Codes,
+    /// Each query's row in `codes`.
+    rows: HashMap<Query, usize>,
+}
+
+impl HeldCodes {
+    /// The codes of the queries of part `number` that `keep` says.
+    fn of_part(
+        signed: &SignedParts,
+        number: u32,
+        mut keep: impl FnMut(&Query) -> bool,
+    ) -> Result<HeldCodes> {
+        let mut held = HeldCodes {
+            codes: Codes::new(0),
+            rows: HashMap::new(),
+        };
+        visit_part_queries(signed, number, |queries, codes| {
+            if held.codes.width() != codes.width() {
+                held.codes = Codes::new(codes.width());
+            }
+            for (row, query) in queries.iter().enumerate() {
+                if keep(query) {
+                    held.rows.insert(*query, held.codes.len());
+                    held.codes.push_code(codes.row(row));
+                }
+            }
+            Ok(())
+        })?;
+        Ok(held)
+    }
+
+    /// Hands `take` the code of `query`, as a pair's cosine takes it: a title's from its
+    /// decoded vector coded again, as one run scores a title against a document. `None` where
+    /// the part holds no such query (a record without a title has no title query).
+    fn with_code<R>(&self, query: Query, take: impl FnOnce(Code<'_>) -> R) -> Option<R> {
+        let row = *self.rows.get(&query)?;
+        Some(match query.title {
+            true => {
+                let decoded = self.codes.decoded(&[row]);
+                take(Codes::of(&decoded, self.codes.width()).row(0))
+            }
+            false => take(self.codes.row(row)),
+        })
+    }
+}
+
+/// The cosine of each of `wanted`, two queries whose documents are both in part `part`'s
+/// share (`own`), or one of them in another's: those are read from that part's queries, one
+/// part at a time. `None` where a query is none of its part's.
+fn cosines_of(
+    signed: &SignedParts,
+    part: Part,
+    own: &HeldCodes,
+    wanted: &[(Query, Query)],
+) -> Result<Vec<Option<f32>>> {
+    let share = signed.docs_of(part.number);
+    let other = |&(x, y): &(Query, Query)| match share.contains(&x.doc) {
+        true => y,
+        false => x,
+    };
+    let mut cosines = vec![None; wanted.len()];
+    // Each wanted pair by the part its other query is in (`part` for neither).
+    let mut by_part: Vec<Vec<usize>> = vec![Vec::new(); part.count as usize];
+    for (i, pair) in wanted.iter().enumerate() {
+        by_part[signed.signer_of(other(pair).doc) as usize - 1].push(i);
+    }
+    for (index, wanted_here) in by_part.iter().enumerate() {
+        let number = index as u32 + 1;
+        if wanted_here.is_empty() {
+            continue;
+        }
+        let theirs = match number == part.number {
+            true => None,
+            false => {
+                let mut queries: Vec<Query> =
+                    wanted_here.iter().map(|&i| other(&wanted[i])).collect();
+                queries.sort_unstable_by_key(|q| (q.doc, q.title));
+                queries.dedup();
+                let needed = |q: &Query| {
+                    (queries.binary_search_by_key(&(q.doc, q.title), |q| (q.doc, q.title))).is_ok()
+                };
+                Some(HeldCodes::of_part(signed, number, needed)?)
+            }
+        };
+        let held = |query: &Query| match share.contains(&query.doc) {
+            true => Some(own),
+            false => theirs.as_ref(),
+        };
+        for &i in wanted_here {
+            let (x, y) = wanted[i];
+            cosines[i] = held(&x)
+                .and_then(|of_x| {
+                    of_x.with_code(x, |x| {
+                        held(&y).and_then(|of_y| of_y.with_code(y, |y| cosine(x, y)))
+                    })
+                })
+                .flatten();
+        }
+    }
+    Ok(cosines)
+}
+
+/// The query of document `doc`'s own vector.
+fn document(doc: u32) -> Query {
+    Query { doc, title: false }
+}
