@@ -1,6 +1,7 @@
 //! `neardup merge`: the parts of a split run, made into one run's outputs; with `--part`, the
 //! band-and-confirm stage of a split MinHash run, or a two-stage run's search of the cells a
-//! part owns; with `--learn-cells`, a two-stage run's cells, learned once.
+//! part owns or its confirming of a share's candidates; with `--learn-cells`, a two-stage run's
+//! cells, learned once.
 
 use std::path::PathBuf;
 
@@ -18,10 +19,12 @@ use crate::pipeline::{self, Part};
     neardup dedup corpus.jsonl --part 1/4 --out embedded1/   # ... up to 4/4\n  \
     neardup merge embedded1/ embedded2/ embedded3/ embedded4/ --out out/\n\n  \
     two-stage, the search split too: the cells learned once, four workers each searching the\n  \
-    cells it owns, one process joining:\n  \
+    cells it owns, then each confirming its share's candidates, one process joining:\n  \
     neardup merge embedded1/ embedded2/ embedded3/ embedded4/ --learn-cells --out cells/\n  \
     neardup merge cells/ --part 1/4 --out searched1/   # ... up to 4/4\n  \
-    neardup merge searched1/ searched2/ searched3/ searched4/ --out out/\n\n  \
+    neardup merge searched1/ searched2/ searched3/ searched4/ --part 1/4 --out confirmed1/\n  \
+    neardup merge confirmed1/ confirmed2/ confirmed3/ confirmed4/ --out out/\n  \
+    (or join the searched parts in one process: neardup merge searched*/ --out out/)\n\n  \
     two-stage, four workers sharing one index:\n  \
     neardup index corpus.jsonl --index idx/\n  \
     neardup dedup corpus.jsonl --index idx/ --part 1/4 --out part1/   # ... up to 4/4\n  \
@@ -41,7 +44,8 @@ pub struct MergeArgs {
     out: PathBuf,
     /// The next stage for part J of N (e.g. 2/4) only, for the last merge to join. MinHash:
     /// band the signed parts given, or confirm the banded parts given. Two-stage: search the
-    /// cells part J owns, from the folder of learned cells given.
+    /// cells part J owns, from the folder of learned cells given; or find and confirm the
+    /// candidates of embedded part J's share, from the searched parts given.
     #[arg(long, conflicts_with = "learn_cells")]
     part: Option<Part>,
     /// Two-stage: learn the cells once from the embedded parts given, place every document
@@ -74,7 +78,9 @@ pub fn run(args: MergeArgs) -> Result<()> {
                     "the nearest of {} documents and {} titles found within the cells it owns",
                     summary.candidates, summary.settings["titles_searched"]
                 ),
-                "join with `neardup merge SEARCHED_FOLDERS... --out DIR`",
+                "confirm each share's candidates with `neardup merge SEARCHED_FOLDERS... \
+                 --part I/N` (N the embedded parts), or join with `neardup merge \
+                 SEARCHED_FOLDERS... --out DIR`",
             ),
             Some("banded") => (
                 "banded",

@@ -36,10 +36,12 @@
 //! ([`RunWriter`]): their files are written atomically and read back checked against the
 //! summary, whose settings say which stage wrote them and where the signed parts are.
 //!
-//! A two-stage run in stages (`two_stage::staged`, `two_stage::by_cell`) has stages of its own:
-//! `embedded`, signed parts that also hold their queries' codes, opened, checked and numbered
-//! here as signed parts are; `cells`, learned once from them (one folder, no part); and
-//! `searched`, the parts that searched the cells they own.
+//! A two-stage run in stages (`two_stage::staged`, `two_stage::by_cell`, `two_stage::by_share`)
+//! has stages of its own: `embedded`, signed parts that also hold their queries' codes, opened,
+//! checked and numbered here as signed parts are; `cells`, learned once from them (one folder,
+//! no part); and `searched`, the parts that searched the cells they own and banded a share of
+//! the keys. Its `confirmed` parts are this module's: each share's candidates judged here, with
+//! their cosines, and joined here, a pair found by two parts kept once with its highest cosine.
 
 mod band;
 mod confirm;

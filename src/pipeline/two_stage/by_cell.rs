@@ -21,16 +21,17 @@
 //! 2. **search** (`neardup merge cells/ --part J/N --out searchedJ/`, [`search_part`]): part
 //!    `J` owns cell `c` where `c mod N = J - 1`. It holds the codes of its cells' members (a
 //!    share of the corpus), reads every query's code again a block at a time, and writes the
-//!    best of each document (`nearest.bin`) and each title (`nearest-titles.bin`) that probes
-//!    one of its cells.
-//! 3. **join** (`neardup merge searched*/ --out out/`, [`join`]): each query's lists merged,
-//!    then the rest of the run as the one-process join does it (MinHash's proposals,
-//!    confirming, writing).
+//!    best of each document (`nearest-I.bin`) and each title (`nearest-titles-I.bin`) that
+//!    probes one of its cells, in the file of the embedded part `I` of the query. It also bands
+//!    a share of the embedded parts' band keys, for MinHash's proposals ([`band_share`]).
+//! 3. **confirm** (`neardup merge searched*/ --part I/N --out confirmedI/`,
+//!    [`super::by_share`]): each embedded part's share of the candidates, found and judged;
+//!    then MinHash's join.
 //!
+//! Or, after the search, one process joins (`neardup merge searched*/ --out out/`, [`join`]):
+//! each query's lists merged, then the rest of the run as the one-process join does it
+//! (MinHash's proposals, confirming, writing), holding every document's code and every sketch.
 //! `neardup merge cells/ --out out/` searches in the join itself, within the cells learned once.
-//!
-//! The join still holds every document's code and every sketch, as the one-process join does:
-//! MinHash's proposals and the cosines they need are not split yet (decision 0016).
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};

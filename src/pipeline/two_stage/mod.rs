@@ -17,7 +17,8 @@
 //! Beside them: [`title_only`] (the store a title is searched in), [`part`] (a split run's
 //! slice, and the shared index it searches), [`staged`] (a run in stages: parts that sign and
 //! embed their share of the input, and the join that searches them), [`by_cell`] (the search of
-//! a run in stages split by the cells' owners) and [`against`](mod@against) (a new batch
+//! a run in stages split by the cells' owners), [`by_share`] (its candidates found and confirmed
+//! by the parts that embedded their documents) and [`against`](mod@against) (a new batch
 //! searched together with a kept collection).
 
 mod against;

@@ -26,7 +26,8 @@
 //! The join holds what one run holds: every sketch and every document's code. The search can
 //! be split over machines too ([`super::by_cell`]): the cells learned once, and searched by the
 //! parts that own them; this join then takes each query's lists from those parts
-//! ([`join_parts`]).
+//! ([`join_parts`]). So can the confirming ([`super::by_share`]), for which a part also writes
+//! its band keys and which of its records share a title ([`PartTitles`]).
 
 use std::collections::HashMap;
 use std::io::Read;
