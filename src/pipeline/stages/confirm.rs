@@ -3,10 +3,12 @@
 
 use rayon::prelude::*;
 
-use super::{Routed, Scored, Share, SignedParts};
+use super::{Routed, Scored, Share, SignedParts, merge_sorted};
 use crate::confirm::Confirmer;
 use crate::error::{Error, Result};
+use crate::io::ScratchDir;
 use crate::pipeline::{MinHashConfig, Part};
+use crate::spill::{Spill, SpillReader};
 
 impl Share {
     /// The row of document `doc`, which this share holds.
@@ -28,15 +30,20 @@ fn not_routed_from(doc: u32) -> Error {
 
 /// A candidate routed to the part that judges it.
 pub(in crate::pipeline) trait ToJudge: Copy + PartialEq + Send + Sync {
-    fn routed(&self) -> Routed;
+    /// Whether candidates of this kind have a cosine.
+    const WITH_COSINE: bool;
+    /// Its documents.
+    fn pair(&self) -> (u32, u32);
     /// The cosine of its documents' vectors, which the classifier takes where a run has them.
     fn cosine(&self) -> Option<f32>;
 }
 
-/// A MinHash candidate.
+/// A MinHash candidate, as the band stage routed it.
 impl ToJudge for Routed {
-    fn routed(&self) -> Routed {
-        *self
+    const WITH_COSINE: bool = false;
+
+    fn pair(&self) -> (u32, u32) {
+        (self.0, self.1)
     }
 
     fn cosine(&self) -> Option<f32> {
@@ -45,45 +52,129 @@ impl ToJudge for Routed {
 }
 
 /// A two-stage candidate, with its cosine.
-impl ToJudge for (Routed, f32) {
-    fn routed(&self) -> Routed {
-        self.0
+impl ToJudge for (u32, u32, f32) {
+    const WITH_COSINE: bool = true;
+
+    fn pair(&self) -> (u32, u32) {
+        (self.0, self.1)
     }
 
     fn cosine(&self) -> Option<f32> {
-        Some(self.1)
+        Some(self.2)
+    }
+}
+
+/// Candidates a part holds judged, past which it spills them while it judges the rest.
+const HELD_JUDGED: usize = 1 << 22;
+
+/// A part's candidates, judged: runs, each sorted by their documents, held, or spilled (a part
+/// with many candidates), and merged as they are read.
+pub(in crate::pipeline) struct Judged {
+    count: usize,
+    confirmed: usize,
+    with_cosines: bool,
+    runs: Vec<JudgedRun>,
+    /// Where spilled runs are.
+    _scratch: Option<ScratchDir>,
+}
+
+/// A run of judged candidates, sorted by their documents.
+enum JudgedRun {
+    Held(Vec<Scored>),
+    Spilled(SpillReader, usize),
+}
+
+impl JudgedRun {
+    /// `run`, held, or spilled into `scratch` where given.
+    fn of(run: Vec<Scored>, scratch: Option<&ScratchDir>) -> Result<JudgedRun> {
+        let Some(scratch) = scratch else {
+            return Ok(JudgedRun::Held(run));
+        };
+        let mut spill = Spill::create(scratch.path())?;
+        spill.append(|w| run.iter().try_for_each(|s| s.write_to(w)))?;
+        Ok(JudgedRun::Spilled(spill.into_reader()?, run.len()))
+    }
+}
+
+impl Judged {
+    /// How many candidates.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// How many of them were confirmed.
+    pub fn confirmed(&self) -> usize {
+        self.confirmed
+    }
+
+    /// Whether the candidates have cosines.
+    pub fn with_cosines(&self) -> bool {
+        self.with_cosines
+    }
+
+    /// Hands `each` every candidate, sorted by their documents.
+    pub fn each(self, each: impl FnMut(Scored)) -> Result<()> {
+        let with_cosines = self.with_cosines;
+        let mut runs: Vec<Box<dyn Iterator<Item = Result<Scored>>>> = (self.runs.into_iter())
+            .map(|run| -> Box<dyn Iterator<Item = Result<Scored>>> {
+                match run {
+                    JudgedRun::Held(run) => Box::new(run.into_iter().map(Ok)),
+                    JudgedRun::Spilled(mut reader, count) => Box::new(
+                        (0..count)
+                            .map(move |_| reader.read(|r| Scored::read_from(r, with_cosines))),
+                    ),
+                }
+            })
+            .collect();
+        merge_sorted(&mut runs, each)
+    }
+
+    /// Every candidate, sorted by their documents.
+    pub fn into_sorted(self) -> Result<Vec<Scored>> {
+        let mut sorted = Vec::with_capacity(self.count);
+        self.each(|candidate| sorted.push(candidate))?;
+        Ok(sorted)
     }
 }
 
 /// Judges the candidates `routed` to `part` (each from every part that proposed it): with part
 /// `part`'s sketches held, the other shares are read a block at a time for the candidates
-/// whose other document they signed. The candidates come back sorted by their documents.
+/// whose other document they signed. Each share's candidates make a run of the result.
 pub(in crate::pipeline) fn confirm<C: ToJudge>(
     signed: &SignedParts,
     part: Part,
     mut routed: Vec<C>,
     config: &MinHashConfig,
-) -> Result<Vec<Scored>> {
+) -> Result<Judged> {
     let confirmer = Confirmer::new(&config.confirm, -1.0)?;
     let own = Share::read(signed, part.number)?;
     // By the share of the other document, then by that document, so that each block of its
     // share judges a run of candidates.
-    let other_of = |c: &C| match c.routed() {
-        (a, b, _) if own.docs.contains(&a) => b,
-        (a, _, _) => a,
+    let other_of = |c: &C| match c.pair() {
+        (a, b) if own.docs.contains(&a) => b,
+        (a, _) => a,
     };
-    routed.par_sort_unstable_by_key(|c| {
-        let (a, b, of_other) = c.routed();
-        (of_other, other_of(c), a, b)
-    });
+    let share_of = |c: &C| signed.signer_of(other_of(c));
+    routed.par_sort_unstable_by_key(|c| (share_of(c), other_of(c), c.pair()));
     routed.dedup();
-    let mut scored = Vec::with_capacity(routed.len());
-    for from_share in routed.chunk_by(|x, y| x.routed().2 == y.routed().2) {
+    let scratch = match routed.len() > HELD_JUDGED {
+        true => Some(ScratchDir::new()?),
+        false => None,
+    };
+    let mut judged = Judged {
+        count: routed.len(),
+        confirmed: 0,
+        with_cosines: C::WITH_COSINE,
+        runs: Vec::new(),
+        _scratch: None,
+    };
+    for from_share in routed.chunk_by(|x, y| share_of(x) == share_of(y)) {
+        let mut run = Vec::with_capacity(from_share.len());
         let mut judge = |block: &[C], theirs: &Share| -> Result<()> {
-            scored.extend(judge_block(&confirmer, &own, block, theirs)?);
+            run.extend(judge_block(&confirmer, &own, block, theirs)?);
             Ok(())
         };
-        match from_share[0].routed().2 {
+        match share_of(&from_share[0]) {
             number if number == part.number => judge(from_share, &own)?,
             number => {
                 let mut rest = from_share;
@@ -102,11 +193,14 @@ pub(in crate::pipeline) fn confirm<C: ToJudge>(
                 }
             }
         }
+        // By their documents: the runs are merged as they are read, and so are the parts'.
+        run.par_sort_unstable_by_key(|s| (s.a, s.b));
+        judged.confirmed += run.iter().filter(|s| s.duplicate).count();
+        judged.runs.push(JudgedRun::of(run, scratch.as_ref())?);
     }
-    // By their documents: the join merges the parts' lists as they come.
-    scored.par_sort_unstable_by_key(|s| (s.a, s.b));
-    tracing::info!(part = %part, candidates = scored.len(), "confirmed");
-    Ok(scored)
+    judged._scratch = scratch;
+    tracing::info!(part = %part, candidates = judged.count, "confirmed");
+    Ok(judged)
 }
 
 /// Judges `block`, candidates that each have one document in `own` and the other in
@@ -120,9 +214,9 @@ fn judge_block<C: ToJudge>(
     // For each candidate: whether `own` holds its first document, and the rows of both.
     let rows: Vec<(bool, usize, usize)> = block
         .par_iter()
-        .map(|c| match c.routed() {
-            (a, b, _) if own.docs.contains(&a) => Ok((true, own.row(a)?, theirs.row(b)?)),
-            (a, b, _) => Ok((false, theirs.row(a)?, own.row(b)?)),
+        .map(|c| match c.pair() {
+            (a, b) if own.docs.contains(&a) => Ok((true, own.row(a)?, theirs.row(b)?)),
+            (a, b) => Ok((false, theirs.row(a)?, own.row(b)?)),
         })
         .collect::<Result<_>>()?;
     let (scores, standings) = confirmer.judge_each(rows.len(), |i| {
@@ -141,7 +235,7 @@ fn judge_block<C: ToJudge>(
         .iter()
         .zip(scores.into_iter().zip(standings))
         .map(|(c, (score, standing))| {
-            let (a, b, _) = c.routed();
+            let (a, b) = c.pair();
             Scored {
                 a,
                 b,
@@ -151,4 +245,45 @@ fn judge_block<C: ToJudge>(
             }
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn judged_runs_held_or_spilled_are_read_back_merged_by_their_documents() {
+        let scored = |a, b, cosine| Scored {
+            a,
+            b,
+            score: 0.5,
+            duplicate: a == 0,
+            cosine,
+        };
+        for with_cosines in [false, true] {
+            let cosine = with_cosines.then_some(0.75);
+            let runs = [
+                vec![scored(0, 5, cosine), scored(2, 3, cosine)],
+                vec![scored(0, 7, cosine), scored(4, 6, cosine)],
+            ];
+            let scratch = ScratchDir::new().unwrap();
+            for spilled in [None, Some(&scratch)] {
+                let judged = Judged {
+                    count: 4,
+                    confirmed: 2,
+                    with_cosines,
+                    runs: (runs.iter())
+                        .map(|run| JudgedRun::of(run.clone(), spilled).unwrap())
+                        .collect(),
+                    _scratch: None,
+                };
+                let sorted = judged.into_sorted().unwrap();
+                let order: Vec<(u32, u32)> = sorted.iter().map(|s| (s.a, s.b)).collect();
+                let context = format!("spilled: {}", spilled.is_some());
+                assert_eq!(order, [(0, 5), (0, 7), (2, 3), (4, 6)], "{context}");
+                assert!(sorted.iter().all(|s| s.cosine == cosine && s.score == 0.5));
+                assert_eq!(sorted.iter().filter(|s| s.duplicate).count(), 2);
+            }
+        }
+    }
 }

@@ -1,8 +1,5 @@
 //! Stage 4, join: every part's candidates, each once, grouped: one run's findings.
 
-use std::cmp::{Ordering, Reverse};
-use std::collections::BinaryHeap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -10,8 +7,8 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::{
-    Routed, SCORED, Scored, Share, SignedParts, Stage, StageFolder, band, confirm, open_stage,
-    routed_to, signed_of, spec_for,
+    Routed, SCORED, Scored, Share, SignedParts, Stage, StageFolder, band, confirm, merge_sorted,
+    open_stage, routed_to, signed_of, spec_for,
 };
 use crate::error::{Error, Result};
 use crate::group::{Linkage, linked_groups};
@@ -58,14 +55,16 @@ pub(in crate::pipeline) fn join(
             let lists = parts
                 .iter()
                 .zip(routed)
-                .map(|(&part, routed)| confirm::confirm(&signed, part, routed, &config))
+                .map(|(&part, routed)| confirm(&signed, part, routed, &config)?.into_sorted())
                 .collect::<Result<Vec<_>>>()?;
             merge_held(lists)?
         }
         Stage::Banded => {
             let lists = parts
                 .iter()
-                .map(|&part| confirm::confirm(&signed, part, routed_to(&folders, part)?, &config))
+                .map(|&part| {
+                    confirm(&signed, part, routed_to(&folders, part)?, &config)?.into_sorted()
+                })
                 .collect::<Result<Vec<_>>>()?;
             merge_held(lists)?
         }
@@ -108,57 +107,6 @@ pub(in crate::pipeline) fn join(
         times,
     };
     Ok((spec, inputs, read, found))
-}
-
-/// Merges lists of candidates, each sorted by its documents, handing `each` one run's
-/// candidates in order. A MinHash part confirms its own candidates, shared with no other; a
-/// two-stage candidate may be found by the parts of both its documents, and is kept once,
-/// with its highest cosine, as one run keeps it (the classifier judged it the same way in
-/// both, from the same sketches and, where the cosines are equal, the same cosine).
-fn merge_sorted<L: Iterator<Item = Result<Scored>>>(
-    lists: &mut [L],
-    mut each: impl FnMut(Scored),
-) -> Result<()> {
-    // Each list's next candidate, and the lists ordered by it.
-    let mut heads: Vec<Option<Scored>> = vec![None; lists.len()];
-    let mut order = BinaryHeap::new();
-    for (list, items) in lists.iter_mut().enumerate() {
-        if let Some(first) = items.next().transpose()? {
-            order.push(Reverse((first.a, first.b, list)));
-            heads[list] = Some(first);
-        }
-    }
-    // The last candidate, handed on once the next is another.
-    let mut last: Option<Scored> = None;
-    while let Some(Reverse((a, b, list))) = order.pop() {
-        let next = heads[list].take().expect("a listed head");
-        if let Some(after) = lists[list].next().transpose()? {
-            order.push(Reverse((after.a, after.b, list)));
-            heads[list] = Some(after);
-        }
-        let Some(held) = last else {
-            last = Some(next);
-            continue;
-        };
-        match ((held.a, held.b).cmp(&(a, b)), held.cosine, next.cosine) {
-            (Ordering::Less, ..) => each(last.replace(next).expect("held")),
-            (Ordering::Equal, Some(kept), Some(found)) => {
-                if found > kept {
-                    last = Some(next);
-                }
-            }
-            _ => {
-                return Err(Error::Usage(format!(
-                    "the confirmed parts hold candidate ({a}, {b}) twice or out of order: \
-                     confirm the parts again with this version of neardup"
-                )));
-            }
-        }
-    }
-    if let Some(held) = last {
-        each(held);
-    }
-    Ok(())
 }
 
 /// [`merge_sorted`] over lists held in memory (the parts confirmed on this machine): the
@@ -228,8 +176,8 @@ impl CandidateFiles for ConfirmedFiles {
 /// The candidates a confirmed part wrote, read one at a time.
 struct ScoredFile<'a> {
     file: CheckedFile<'a>,
-    /// Words a candidate takes.
-    width: usize,
+    /// Whether its candidates have cosines (a two-stage run's).
+    with_cosines: bool,
     /// Candidates not yet read.
     left: usize,
 }
@@ -239,11 +187,11 @@ impl<'a> ScoredFile<'a> {
     fn open(folder: &'a StageFolder) -> Result<Self> {
         let mut file = folder.folder.open_checked(SCORED)?;
         let words = read_count(file.reader()).map_err(|e| Error::io(file.path(), e))?;
-        let width = Scored::words_each(matches!(folder.spec.method, Method::TwoStage(_)));
+        let with_cosines = matches!(folder.spec.method, Method::TwoStage(_));
         Ok(ScoredFile {
             file,
-            width,
-            left: words / width,
+            with_cosines,
+            left: words / Scored::words_each(with_cosines),
         })
     }
 }
@@ -256,15 +204,9 @@ impl Iterator for ScoredFile<'_> {
             return None;
         }
         self.left -= 1;
-        let mut bytes = [0u8; 4 * 6];
-        let bytes = &mut bytes[..4 * self.width];
-        if let Err(e) = self.file.reader().read_exact(bytes) {
-            return Some(Err(Error::io(self.file.path(), e)));
-        }
-        let words: Vec<u32> = (bytes.chunks_exact(4))
-            .map(|word| u32::from_le_bytes(word.try_into().expect("4 bytes")))
-            .collect();
-        Some(Ok(Scored::of_words(&words)))
+        let with_cosines = self.with_cosines;
+        let read = Scored::read_from(self.file.reader(), with_cosines);
+        Some(read.map_err(|e| Error::io(self.file.path(), e)))
     }
 }
 

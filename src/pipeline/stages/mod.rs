@@ -49,11 +49,14 @@ mod join;
 mod sign;
 
 pub(in crate::pipeline) use band::band;
-pub(in crate::pipeline) use confirm::confirm;
+pub(in crate::pipeline) use confirm::{Judged, confirm};
 pub(super) use join::{check_signed, join};
 pub(in crate::pipeline) use sign::{KeyFiles, route_keys, write_sketches};
 pub use sign::{Signed, sign_part};
 
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -62,7 +65,7 @@ use serde_json::Value;
 use super::{Method, MinHashConfig, Pair, Part, PipelineSpec};
 use crate::confirm::SketchFacts;
 use crate::error::{Error, Result};
-use crate::io::{FolderLock, read_list, write_list};
+use crate::io::{FolderLock, read_list, write_count, write_list};
 use crate::output::run::{RunFolder, RunSummary, RunWriter, SUMMARY as RUN_SUMMARY, StageTimes};
 use crate::sketch::Signatures;
 
@@ -117,25 +120,85 @@ impl Scored {
         }
     }
 
-    /// Adds the candidate's words to `words`.
-    fn push_words(&self, words: &mut Vec<u32>) {
+    /// Writes the candidate's words: [`Scored::words_each`] of them.
+    fn write_to(&self, w: &mut impl Write) -> std::io::Result<()> {
         let bits = self.score.to_bits();
         let duplicate = u32::from(self.duplicate);
-        words.extend([self.a, self.b, bits as u32, (bits >> 32) as u32, duplicate]);
-        words.extend(self.cosine.map(f32::to_bits));
+        let words = [self.a, self.b, bits as u32, (bits >> 32) as u32, duplicate];
+        for word in words.into_iter().chain(self.cosine.map(f32::to_bits)) {
+            w.write_all(&word.to_le_bytes())?;
+        }
+        Ok(())
     }
 
-    /// The candidate of [`Scored::push_words`]'s words.
-    fn of_words(words: &[u32]) -> Scored {
+    /// Reads a candidate that [`Scored::write_to`] wrote, with a cosine or without.
+    fn read_from(r: &mut impl Read, cosine: bool) -> std::io::Result<Scored> {
+        let mut bytes = [0u8; 4 * 6];
+        let bytes = &mut bytes[..4 * Scored::words_each(cosine)];
+        r.read_exact(bytes)?;
+        let words: Vec<u32> = (bytes.chunks_exact(4))
+            .map(|word| u32::from_le_bytes(word.try_into().expect("4 bytes")))
+            .collect();
         let score = f64::from_bits(u64::from(words[2]) | (u64::from(words[3]) << 32));
-        Scored {
+        Ok(Scored {
             a: words[0],
             b: words[1],
             score,
             duplicate: words[4] != 0,
             cosine: words.get(5).copied().map(f32::from_bits),
+        })
+    }
+}
+
+/// Merges lists of candidates, each sorted by its documents, handing `each` one run's
+/// candidates in order. A MinHash part confirms its own candidates, shared with no other; a
+/// two-stage candidate may be found by the parts of both its documents, and is kept once,
+/// with its highest cosine, as one run keeps it (the classifier judged it the same way in
+/// both, from the same sketches and, where the cosines are equal, the same cosine).
+fn merge_sorted<L: Iterator<Item = Result<Scored>>>(
+    lists: &mut [L],
+    mut each: impl FnMut(Scored),
+) -> Result<()> {
+    // Each list's next candidate, and the lists ordered by it.
+    let mut heads: Vec<Option<Scored>> = vec![None; lists.len()];
+    let mut order = BinaryHeap::new();
+    for (list, items) in lists.iter_mut().enumerate() {
+        if let Some(first) = items.next().transpose()? {
+            order.push(Reverse((first.a, first.b, list)));
+            heads[list] = Some(first);
         }
     }
+    // The last candidate, handed on once the next is another.
+    let mut last: Option<Scored> = None;
+    while let Some(Reverse((a, b, list))) = order.pop() {
+        let next = heads[list].take().expect("a listed head");
+        if let Some(after) = lists[list].next().transpose()? {
+            order.push(Reverse((after.a, after.b, list)));
+            heads[list] = Some(after);
+        }
+        let Some(held) = last else {
+            last = Some(next);
+            continue;
+        };
+        match ((held.a, held.b).cmp(&(a, b)), held.cosine, next.cosine) {
+            (Ordering::Less, ..) => each(last.replace(next).expect("held")),
+            (Ordering::Equal, Some(kept), Some(found)) => {
+                if found > kept {
+                    last = Some(next);
+                }
+            }
+            _ => {
+                return Err(Error::Usage(format!(
+                    "the confirmed parts hold candidate ({a}, {b}) twice or out of order: \
+                     confirm the parts again with this version of neardup"
+                )));
+            }
+        }
+    }
+    if let Some(held) = last {
+        each(held);
+    }
+    Ok(())
 }
 
 /// Which stage wrote a folder: the `stage` of its summary's settings.
@@ -467,15 +530,27 @@ pub(in crate::pipeline) fn write_routed(
     Ok(count)
 }
 
-/// Writes a confirmed part's candidates, `scored`, into the folder `run` writes; returns how
-/// many were confirmed.
-pub(in crate::pipeline) fn write_scored(run: &mut RunWriter, scored: &[Scored]) -> Result<usize> {
-    let mut words = Vec::with_capacity(scored.len() * Scored::words_each(true));
-    for candidate in scored {
-        candidate.push_words(&mut words);
+/// Writes a confirmed part's candidates, `judged`, into the folder `run` writes, in order;
+/// returns how many there are, and how many were confirmed.
+pub(in crate::pipeline) fn write_scored(
+    run: &mut RunWriter,
+    judged: Judged,
+) -> Result<(usize, usize)> {
+    let (count, confirmed) = (judged.count(), judged.confirmed());
+    let mut file = run.create(SCORED)?;
+    let words = count * Scored::words_each(judged.with_cosines());
+    write_count(&mut file, words).map_err(|e| Error::io(file.target(), e))?;
+    let mut failed = None;
+    judged.each(|candidate| {
+        if failed.is_none() {
+            failed = candidate.write_to(&mut file).err();
+        }
+    })?;
+    if let Some(e) = failed {
+        return Err(Error::io(file.target(), e));
     }
-    write_words(run, SCORED, &words)?;
-    Ok(scored.iter().filter(|s| s.duplicate).count())
+    run.commit(file)?;
+    Ok((count, confirmed))
 }
 
 /// Writes `words` to the file `name` of `run`.
@@ -565,9 +640,8 @@ pub fn advance(dirs: &[PathBuf], part: Part, lock: FolderLock) -> Result<RunSumm
         }
         Stage::Banded => {
             let routed = routed_to(&folders, part)?;
-            let scored = confirm::confirm(&signed, part, routed, &first.config)?;
-            let confirmed = write_scored(&mut run, &scored)?;
-            (Stage::Confirmed, (scored.len(), confirmed))
+            let judged = confirm(&signed, part, routed, &first.config)?;
+            (Stage::Confirmed, write_scored(&mut run, judged)?)
         }
         Stage::Confirmed => {
             return Err(Error::Usage(

@@ -31,11 +31,14 @@
 //! with its highest cosine: one run's candidates, judged as one run judges them.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::ops::Range;
 use std::path::PathBuf;
 use std::time::Instant;
 
 use rayon::prelude::*;
 
+use super::TwoStageConfig;
 use super::by_cell::{CellsFolder, read_lists};
 use super::search::{FoundInParts, distinct_pairs};
 use super::staged::{PartTitles, visit_part_queries};
@@ -43,8 +46,8 @@ use crate::error::{Error, Result};
 use crate::io::FolderLock;
 use crate::output::run::{RunSummary, RunWriter, StageTimes};
 use crate::pipeline::stages::{
-    SignedParts, Stage, confirm, folders_seen_from, open_stage, routed_to, stage_summary,
-    write_scored,
+    SignedParts, Stage, StageFolder, confirm, folders_seen_from, open_stage, routed_to,
+    stage_summary, write_scored,
 };
 use crate::pipeline::{Method, Part};
 use crate::search::{Code, Codes, NearestLists, Query, cosine};
@@ -75,23 +78,76 @@ pub(in crate::pipeline) fn confirm_part(
     let min_cosine = config.settings.min_cosine;
     let clock = Instant::now();
     let share = signed.docs_of(part.number);
-    let own = HeldCodes::of_part(signed, part.number, |_| true)?;
     let titles = PartTitles::read(signed, part.number)?;
+    let scored = proposals_and_copies(&searched, &cells, part, &titles, min_cosine)?;
+    let proposed = scored.len();
 
+    let found = listed_pairs(&searched, (part, share), config, &titles, scored)?;
+    tracing::info!(
+        part = %part,
+        by_codes = proposed,
+        candidates = found.len(),
+        seconds = clock.elapsed().as_secs_f64(),
+        "a share's candidates found"
+    );
+
+    let judged = confirm(signed, part, found, &searched[0].config)?;
+    let signed_from_here = folders_seen_from(lock.dir(), &signed.folders);
+    let mut run = RunWriter::begin(lock)?;
+    let counts = write_scored(&mut run, judged)?;
+    let times = StageTimes {
+        confirm: clock.elapsed().as_secs_f64(),
+        ..StageTimes::default()
+    };
+    let mut summary = stage_summary(
+        &spec,
+        Stage::Confirmed,
+        Some(signed_from_here),
+        signed.documents(),
+        counts,
+        times,
+    );
+    summary.cells = Some(cells.count);
+    run.finish(summary)
+}
+
+/// The pairs that the lists of part `part`'s queries make (its documents are `share`), read
+/// from the searched parts: each of its documents with its best, and each of its part's
+/// titles' best with every record of the part that has the title (`titles`). With them,
+/// `scored`; then each pair at or above the floor, once, with its highest cosine.
+fn listed_pairs(
+    searched: &[StageFolder],
+    (part, share): (Part, Range<u32>),
+    config: &TwoStageConfig,
+    titles: &PartTitles,
+    scored: Vec<(u32, u32, f32)>,
+) -> Result<Vec<(u32, u32, f32)>> {
+    let min_cosine = config.settings.min_cosine;
     let mut lists = FoundInParts {
         documents: NearestLists::new(share.len(), config.top_k),
         titles: NearestLists::new(share.len(), config.top_k),
     };
-    read_lists(&searched, part, share.clone(), &mut lists)?;
-    let mut found = Vec::new();
+    read_lists(searched, part, share.clone(), &mut lists)?;
+    let records_of = |doc: u32| {
+        let copies = titles.copies.get(&doc).map_or(&[][..], Vec::as_slice);
+        std::iter::once(doc).chain(copies.iter().copied())
+    };
+    // Counted first: a list of tens of millions that grows by doubling holds two copies for a
+    // while.
+    let listed: usize = (share.clone())
+        .map(|doc| {
+            let titled = lists.titles.list(doc - share.start).len() * records_of(doc).count();
+            lists.documents.list(doc - share.start).len() + titled
+        })
+        .sum();
+    let mut found = Vec::with_capacity(listed + scored.len());
     for doc in share.clone() {
         for &(cosine, other) in lists.documents.list(doc - share.start) {
             if other != doc {
                 found.push((doc.min(other), doc.max(other), cosine));
             }
         }
-        let copies = titles.copies.get(&doc).map_or(&[][..], Vec::as_slice);
-        for record in std::iter::once(doc).chain(copies.iter().copied()) {
+        for record in records_of(doc) {
             for &(cosine, other) in lists.titles.list(doc - share.start) {
                 if other != record && cosine >= min_cosine {
                     found.push((record.min(other), record.max(other), cosine));
@@ -100,10 +156,25 @@ pub(in crate::pipeline) fn confirm_part(
         }
     }
     drop(lists);
-    let listed = found.len();
+    found.extend(scored);
+    found.retain(|&(_, _, cosine)| cosine >= min_cosine);
+    Ok(distinct_pairs(found))
+}
 
-    // MinHash's proposals, then the copies: each a pair of document codes.
-    let mut proposed: Vec<(u32, u32)> = (routed_to(&searched, part)?.into_iter())
+/// The pairs of MinHash's proposals routed to part `part` and of the copies of its share
+/// (each with the first of a vector many hold), with their cosines; and where a proposal joins
+/// a title-only document to a record with more, too far apart, the pair scored again at the
+/// record's title (`titles`: its part's), as one run scores it.
+fn proposals_and_copies(
+    searched: &[StageFolder],
+    cells: &CellsFolder,
+    part: Part,
+    titles: &PartTitles,
+    min_cosine: f32,
+) -> Result<Vec<(u32, u32, f32)>> {
+    let signed = &cells.signed;
+    let share = signed.docs_of(part.number);
+    let mut proposed: Vec<(u32, u32)> = (routed_to(searched, part)?.into_iter())
         .map(|(a, b, _)| (a, b))
         .collect();
     proposed.par_sort_unstable();
@@ -112,27 +183,34 @@ pub(in crate::pipeline) fn confirm_part(
     let pairs: Vec<(u32, u32)> = (proposed.iter().copied())
         .chain(copies.map(|&(copy, first)| (first, copy)))
         .collect();
+    if pairs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let own = HeldCodes::of_parts(signed, [part.number], |q| !q.title)?;
     let wanted: Vec<(Query, Query)> = (pairs.iter())
         .map(|&(a, b)| (document(a), document(b)))
         .collect();
     let cosines = cosines_of(signed, part, &own, &wanted)?;
+    drop(wanted);
     // Every document has a code: a pair without one names a document the parts lack.
-    let cosines: Vec<f32> = (cosines.into_iter().zip(&pairs))
-        .map(|(cosine, &(a, b))| {
-            cosine.ok_or_else(|| {
+    let mut scored: Vec<(u32, u32, f32)> = (pairs.iter().zip(cosines))
+        .map(|(&(a, b), cosine)| {
+            let missing = || {
                 Error::Usage(format!(
                     "the embedded parts hold no code of document {a} or {b}: embed them again"
                 ))
-            })
+            };
+            Ok((a, b, cosine.ok_or_else(missing)?))
         })
         .collect::<Result<_>>()?;
-    drop(wanted);
+    drop(pairs);
+
     // A title-only document proposed with a record with more, too far from it: scored again at
     // the record's title.
     let title_only = &cells.titles.title_only;
     let (mut rescued, mut wanted) = (Vec::new(), Vec::new());
     let mut part_titles: HashMap<u32, PartTitles> = HashMap::new();
-    for (&(a, b), &cosine) in proposed.iter().zip(&cosines) {
+    for &(a, b, cosine) in &scored[..proposed.len()] {
         if cosine >= min_cosine {
             continue;
         }
@@ -143,16 +221,14 @@ pub(in crate::pipeline) fn confirm_part(
         };
         let signer = signed.signer_of(record);
         let of_record = match signer == part.number {
-            true => &titles,
+            true => titles,
             false => match part_titles.entry(signer) {
-                std::collections::hash_map::Entry::Occupied(held) => held.into_mut(),
-                std::collections::hash_map::Entry::Vacant(slot) => {
-                    slot.insert(PartTitles::read(signed, signer)?)
-                }
+                Entry::Occupied(held) => held.into_mut(),
+                Entry::Vacant(slot) => slot.insert(PartTitles::read(signed, signer)?),
             },
         };
         let first = of_record.first_of.get(&record).copied().unwrap_or(record);
-        rescued.push((record, alone));
+        rescued.push((record.min(alone), record.max(alone)));
         let title = Query {
             doc: first,
             title: true,
@@ -160,54 +236,14 @@ pub(in crate::pipeline) fn confirm_part(
         wanted.push((title, document(alone)));
     }
     drop(part_titles);
-    let rescue_cosines = cosines_of(signed, part, &own, &wanted)?;
-    drop(own);
-    found.extend((pairs.iter().zip(&cosines)).map(|(&(a, b), &cosine)| (a, b, cosine)));
     // A record without a title has no title query, and so no second chance.
-    found.extend(
-        (rescued.iter().zip(rescue_cosines))
-            .filter_map(|(&(x, y), cosine)| Some((x.min(y), x.max(y), cosine?)))
+    let cosines = cosines_of(signed, part, &own, &wanted)?;
+    scored.extend(
+        (rescued.into_iter().zip(cosines))
+            .filter_map(|((x, y), cosine)| Some((x, y, cosine?)))
             .filter(|&(_, _, cosine)| cosine >= min_cosine),
     );
-    found.retain(|&(_, _, cosine)| cosine >= min_cosine);
-    let found = distinct_pairs(found);
-    tracing::info!(
-        part = %part,
-        listed,
-        proposed = proposed.len(),
-        candidates = found.len(),
-        seconds = clock.elapsed().as_secs_f64(),
-        "a share's candidates found"
-    );
-    drop(proposed);
-
-    let judge: Vec<((u32, u32, u32), f32)> = (found.into_iter())
-        .map(|(a, b, cosine)| {
-            let other = match share.contains(&a) {
-                true => signed.signer_of(b),
-                false => signed.signer_of(a),
-            };
-            ((a, b, other), cosine)
-        })
-        .collect();
-    let scored = confirm(signed, part, judge, &searched[0].config)?;
-    let signed_from_here = folders_seen_from(lock.dir(), &signed.folders);
-    let mut run = RunWriter::begin(lock)?;
-    let confirmed = write_scored(&mut run, &scored)?;
-    let times = StageTimes {
-        confirm: clock.elapsed().as_secs_f64(),
-        ..StageTimes::default()
-    };
-    let mut summary = stage_summary(
-        &spec,
-        Stage::Confirmed,
-        Some(signed_from_here),
-        signed.documents(),
-        (scored.len(), confirmed),
-        times,
-    );
-    summary.cells = Some(cells.count);
-    run.finish(summary)
+    Ok(scored)
 }
 
 /// The codes of some queries of one part, as its queries file holds them.
@@ -218,34 +254,36 @@ struct HeldCodes {
 }
 
 impl HeldCodes {
-    /// The codes of the queries of part `number` that `keep` says.
-    fn of_part(
+    /// The codes of the queries of the parts `numbers` that `keep` says.
+    fn of_parts(
         signed: &SignedParts,
-        number: u32,
+        numbers: impl IntoIterator<Item = u32>,
         mut keep: impl FnMut(&Query) -> bool,
     ) -> Result<HeldCodes> {
         let mut held = HeldCodes {
             codes: Codes::new(0),
             rows: HashMap::new(),
         };
-        visit_part_queries(signed, number, |queries, codes| {
-            if held.codes.width() != codes.width() {
-                held.codes = Codes::new(codes.width());
-            }
-            for (row, query) in queries.iter().enumerate() {
-                if keep(query) {
-                    held.rows.insert(*query, held.codes.len());
-                    held.codes.push_code(codes.row(row));
+        for number in numbers {
+            visit_part_queries(signed, number, |queries, codes| {
+                if held.rows.is_empty() {
+                    held.codes = Codes::new(codes.width());
                 }
-            }
-            Ok(())
-        })?;
+                for (row, query) in queries.iter().enumerate() {
+                    if keep(query) {
+                        held.rows.insert(*query, held.codes.len());
+                        held.codes.push_code(codes.row(row));
+                    }
+                }
+                Ok(())
+            })?;
+        }
         Ok(held)
     }
 
     /// Hands `take` the code of `query`, as a pair's cosine takes it: a title's from its
     /// decoded vector coded again, as one run scores a title against a document. `None` where
-    /// the part holds no such query (a record without a title has no title query).
+    /// none is held (a record without a title has no title query).
     fn with_code<R>(&self, query: Query, take: impl FnOnce(Code<'_>) -> R) -> Option<R> {
         let row = *self.rows.get(&query)?;
         Some(match query.title {
@@ -258,9 +296,10 @@ impl HeldCodes {
     }
 }
 
-/// The cosine of each of `wanted`, two queries whose documents are both in part `part`'s
-/// share (`own`), or one of them in another's: those are read from that part's queries, one
-/// part at a time. `None` where a query is none of its part's.
+/// The cosine of each of `wanted`, two queries: documents of part `part`'s share, whose codes
+/// are `own`, or of another's, and titles (a few, read first from their parts). The documents
+/// of other shares are read from their parts' queries, one part at a time, as the pairs with
+/// one there need them. `None` where a query is none of its part's.
 fn cosines_of(
     signed: &SignedParts,
     part: Part,
@@ -268,37 +307,50 @@ fn cosines_of(
     wanted: &[(Query, Query)],
 ) -> Result<Vec<Option<f32>>> {
     let share = signed.docs_of(part.number);
-    let other = |&(x, y): &(Query, Query)| match share.contains(&x.doc) {
-        true => y,
-        false => x,
+    let mut titles: Vec<Query> = (wanted.iter())
+        .flat_map(|&(x, y)| [x, y])
+        .filter(|q| q.title)
+        .collect();
+    titles.sort_unstable_by_key(|q| q.doc);
+    titles.dedup();
+    let mut parts: Vec<u32> = titles.iter().map(|q| signed.signer_of(q.doc)).collect();
+    parts.dedup();
+    let titles = HeldCodes::of_parts(signed, parts, |q| {
+        q.title && titles.binary_search_by_key(&q.doc, |t| t.doc).is_ok()
+    })?;
+    // The document of another share a pair needs, if any.
+    let elsewhere = |&(x, y): &(Query, Query)| {
+        [x, y]
+            .into_iter()
+            .find(|q| !q.title && !share.contains(&q.doc))
     };
-    let mut cosines = vec![None; wanted.len()];
-    // Each wanted pair by the part its other query is in (`part` for neither).
     let mut by_part: Vec<Vec<usize>> = vec![Vec::new(); part.count as usize];
     for (i, pair) in wanted.iter().enumerate() {
-        by_part[signed.signer_of(other(pair).doc) as usize - 1].push(i);
+        let number = elsewhere(pair).map_or(part.number, |q| signed.signer_of(q.doc));
+        by_part[number as usize - 1].push(i);
     }
-    for (index, wanted_here) in by_part.iter().enumerate() {
-        let number = index as u32 + 1;
+    let mut cosines = vec![None; wanted.len()];
+    for (number, wanted_here) in (1..).zip(&by_part) {
         if wanted_here.is_empty() {
             continue;
         }
         let theirs = match number == part.number {
             true => None,
             false => {
-                let mut queries: Vec<Query> =
-                    wanted_here.iter().map(|&i| other(&wanted[i])).collect();
-                queries.sort_unstable_by_key(|q| (q.doc, q.title));
-                queries.dedup();
-                let needed = |q: &Query| {
-                    (queries.binary_search_by_key(&(q.doc, q.title), |q| (q.doc, q.title))).is_ok()
-                };
-                Some(HeldCodes::of_part(signed, number, needed)?)
+                let mut docs: Vec<u32> = (wanted_here.iter())
+                    .filter_map(|&i| elsewhere(&wanted[i]))
+                    .map(|q| q.doc)
+                    .collect();
+                docs.par_sort_unstable();
+                docs.dedup();
+                let needed = |q: &Query| !q.title && docs.binary_search(&q.doc).is_ok();
+                Some(HeldCodes::of_parts(signed, [number], needed)?)
             }
         };
-        let held = |query: &Query| match share.contains(&query.doc) {
-            true => Some(own),
-            false => theirs.as_ref(),
+        let held = |query: &Query| match (query.title, share.contains(&query.doc)) {
+            (true, _) => Some(&titles),
+            (false, true) => Some(own),
+            (false, false) => theirs.as_ref(),
         };
         for &i in wanted_here {
             let (x, y) = wanted[i];
