@@ -134,18 +134,16 @@ impl Scored {
     /// Reads a candidate that [`Scored::write_to`] wrote, with a cosine or without.
     fn read_from(r: &mut impl Read, cosine: bool) -> std::io::Result<Scored> {
         let mut bytes = [0u8; 4 * 6];
-        let bytes = &mut bytes[..4 * Scored::words_each(cosine)];
-        r.read_exact(bytes)?;
-        let words: Vec<u32> = (bytes.chunks_exact(4))
-            .map(|word| u32::from_le_bytes(word.try_into().expect("4 bytes")))
-            .collect();
-        let score = f64::from_bits(u64::from(words[2]) | (u64::from(words[3]) << 32));
+        let words = Scored::words_each(cosine);
+        r.read_exact(&mut bytes[..4 * words])?;
+        let word = |i: usize| u32::from_le_bytes(bytes[4 * i..4 * i + 4].try_into().expect("4"));
+        let score = f64::from_bits(u64::from(word(2)) | (u64::from(word(3)) << 32));
         Ok(Scored {
-            a: words[0],
-            b: words[1],
+            a: word(0),
+            b: word(1),
             score,
-            duplicate: words[4] != 0,
-            cosine: words.get(5).copied().map(f32::from_bits),
+            duplicate: word(4) != 0,
+            cosine: cosine.then(|| f32::from_bits(word(5))),
         })
     }
 }

@@ -80,12 +80,10 @@ pub(in crate::pipeline) fn confirm_part(
     let share = signed.docs_of(part.number);
     let titles = PartTitles::read(signed, part.number)?;
     let scored = proposals_and_copies(&searched, &cells, part, &titles, min_cosine)?;
-    let proposed = scored.len();
 
     let found = listed_pairs(&searched, (part, share), config, &titles, scored)?;
     tracing::info!(
         part = %part,
-        by_codes = proposed,
         candidates = found.len(),
         seconds = clock.elapsed().as_secs_f64(),
         "a share's candidates found"
@@ -238,10 +236,18 @@ fn proposals_and_copies(
     drop(part_titles);
     // A record without a title has no title query, and so no second chance.
     let cosines = cosines_of(signed, part, &own, &wanted)?;
+    let before = scored.len();
     scored.extend(
         (rescued.into_iter().zip(cosines))
             .filter_map(|((x, y), cosine)| Some((x, y, cosine?)))
             .filter(|&(_, _, cosine)| cosine >= min_cosine),
+    );
+    tracing::info!(
+        part = %part,
+        proposed = proposed.len(),
+        copies = before - proposed.len(),
+        by_titles = scored.len() - before,
+        "proposals and copies scored"
     );
     Ok(scored)
 }
