@@ -66,6 +66,8 @@ impl ToJudge for (u32, u32, f32) {
 
 /// Candidates a part holds judged, past which it spills them while it judges the rest.
 const HELD_JUDGED: usize = 1 << 22;
+/// Candidates with both documents in a part's own share judged at a time.
+const JUDGED_AT_ONCE: usize = 1 << 18;
 
 /// A part's candidates, judged: runs, each sorted by their documents, held, or spilled (a part
 /// with many candidates), and merged as they are read.
@@ -171,11 +173,15 @@ pub(in crate::pipeline) fn confirm<C: ToJudge>(
     for from_share in routed.chunk_by(|x, y| share_of(x) == share_of(y)) {
         let mut run = Vec::with_capacity(from_share.len());
         let mut judge = |block: &[C], theirs: &Share| -> Result<()> {
-            run.extend(judge_block(&confirmer, &own, block, theirs)?);
-            Ok(())
+            judge_block(&confirmer, &own, block, theirs, &mut run)
         };
         match share_of(&from_share[0]) {
-            number if number == part.number => judge(from_share, &own)?,
+            // A block at a time, as another share's come: what judging one holds beside it.
+            number if number == part.number => {
+                for block in from_share.chunks(JUDGED_AT_ONCE) {
+                    judge(block, &own)?;
+                }
+            }
             number => {
                 let mut rest = from_share;
                 let mut failed = Ok(());
@@ -204,13 +210,14 @@ pub(in crate::pipeline) fn confirm<C: ToJudge>(
 }
 
 /// Judges `block`, candidates that each have one document in `own` and the other in
-/// `theirs` (or both in `own`, where `theirs` is `own`).
+/// `theirs` (or both in `own`, where `theirs` is `own`), into `judged`.
 fn judge_block<C: ToJudge>(
     confirmer: &Confirmer,
     own: &Share,
     block: &[C],
     theirs: &Share,
-) -> Result<Vec<Scored>> {
+    judged: &mut Vec<Scored>,
+) -> Result<()> {
     // For each candidate: whether `own` holds its first document, and the rows of both.
     let rows: Vec<(bool, usize, usize)> = block
         .par_iter()
@@ -231,10 +238,8 @@ fn judge_block<C: ToJudge>(
             block[i].cosine(),
         )
     });
-    Ok(block
-        .iter()
-        .zip(scores.into_iter().zip(standings))
-        .map(|(c, (score, standing))| {
+    judged.extend(block.iter().zip(scores.into_iter().zip(standings)).map(
+        |(c, (score, standing))| {
             let (a, b) = c.pair();
             Scored {
                 a,
@@ -243,8 +248,9 @@ fn judge_block<C: ToJudge>(
                 duplicate: standing.at(score, confirmer.threshold()).duplicate,
                 cosine: c.cosine(),
             }
-        })
-        .collect())
+        },
+    ));
+    Ok(())
 }
 
 #[cfg(test)]

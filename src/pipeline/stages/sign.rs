@@ -226,14 +226,24 @@ fn write_sketch_block(
     facts.write_to(w)
 }
 
-/// Writes a whole sketches file at once: `signatures` and `facts` as one block, and the end.
+/// Writes a whole sketches file at once: `signatures` and `facts` in blocks of
+/// [`BLOCK_DOCUMENTS`], as a signer writes them, so that a reader holds a block; and the end.
 pub(in crate::pipeline) fn write_sketches(
     w: &mut impl Write,
     signatures: &Signatures,
     facts: &SketchFacts,
 ) -> std::io::Result<()> {
-    if !signatures.is_empty() {
-        write_sketch_block(w, signatures, facts)?;
+    for start in (0..signatures.len()).step_by(BLOCK_DOCUMENTS) {
+        let mut block = (
+            Signatures::new(signatures.num_perm()),
+            SketchFacts::default(),
+        );
+        for doc in start..signatures.len().min(start + BLOCK_DOCUMENTS) {
+            block
+                .1
+                .push_sketch(&mut block.0, facts.get(signatures, doc));
+        }
+        write_sketch_block(w, &block.0, &block.1)?;
     }
     write_count(w, 0)
 }
@@ -325,6 +335,20 @@ mod tests {
                 keys
             );
         }
+        // A whole part's sketches written at once come in blocks too.
+        let (mut whole, mut facts) = (Signatures::new(4), SketchFacts::default());
+        for doc in 0..(2 * BLOCK_DOCUMENTS + 3) as u32 {
+            whole.push(&[doc, 1, 2, 3], doc % 5 == 0);
+            facts.push(
+                u32::from(doc % 5 != 0),
+                Facts::of(None, &format!("text {doc}")),
+            );
+        }
+        let mut bytes = Vec::new();
+        write_sketches(&mut bytes, &whole, &facts).unwrap();
+        let (signatures, sketches, blocks) = read_sketches(&bytes).unwrap();
+        assert_eq!(blocks, [BLOCK_DOCUMENTS, BLOCK_DOCUMENTS, 3]);
+        assert_eq!((signatures, sketches), (whole, facts));
         // A file cut short is an error, not a share.
         let sketches = read(SKETCHES);
         let cut = read_sketches(&sketches[..sketches.len() - 8]);

@@ -514,6 +514,8 @@ pub(in crate::pipeline) fn search_part(
         seconds = clock.elapsed().as_secs_f64(),
         "searched the cells it owns"
     );
+    // The members' codes go before the keys come.
+    drop(owned);
     let routed = match proposes(config, cells.count) {
         true => band_share(&cells.signed, part)?,
         false => vec![Vec::new(); cells.signed.folders[0].part.count as usize],

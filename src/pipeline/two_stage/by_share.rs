@@ -62,8 +62,7 @@ pub(in crate::pipeline) fn confirm_part(
 ) -> Result<RunSummary> {
     let searched = open_stage(dirs)?;
     let cells = CellsFolder::searched_by(&searched)?;
-    let signed = &cells.signed;
-    let signers = signed.folders[0].part;
+    let signers = cells.signed.folders[0].part;
     if part.count != signers.count {
         return Err(Error::Usage(format!(
             "--part {part}: the run was embedded in {} parts, and its candidates are confirmed \
@@ -77,9 +76,26 @@ pub(in crate::pipeline) fn confirm_part(
     };
     let min_cosine = config.settings.min_cosine;
     let clock = Instant::now();
+    // Of the cells, a share needs only its copies and which documents are title-only.
+    let CellsFolder {
+        signed,
+        placement,
+        titles: title_cells,
+        count,
+        ..
+    } = cells;
+    let signed = &signed;
     let share = signed.docs_of(part.number);
+    let copies: Vec<(u32, u32)> = (placement.copies().iter())
+        .filter(|(copy, _)| share.contains(copy))
+        .copied()
+        .collect();
+    drop(placement);
+    let title_only = title_cells.title_only;
     let titles = PartTitles::read(signed, part.number)?;
-    let scored = proposals_and_copies(&searched, &cells, part, &titles, min_cosine)?;
+    let of_cells = (copies.as_slice(), title_only.as_slice());
+    let scored = proposals_and_copies(&searched, signed, part, of_cells, &titles, min_cosine)?;
+    drop((copies, title_only));
 
     let found = listed_pairs(&searched, (part, share), config, &titles, scored)?;
     tracing::info!(
@@ -105,7 +121,7 @@ pub(in crate::pipeline) fn confirm_part(
         counts,
         times,
     );
-    summary.cells = Some(cells.count);
+    summary.cells = Some(count);
     run.finish(summary)
 }
 
@@ -156,30 +172,32 @@ fn listed_pairs(
     drop(lists);
     found.extend(scored);
     found.retain(|&(_, _, cosine)| cosine >= min_cosine);
-    Ok(distinct_pairs(found))
+    // A pair is found from both its documents, by its title and by MinHash: kept once, the
+    // list gives back the room of the others while the candidates are judged.
+    let mut found = distinct_pairs(found);
+    found.shrink_to_fit();
+    Ok(found)
 }
 
-/// The pairs of MinHash's proposals routed to part `part` and of the copies of its share
+/// The pairs of MinHash's proposals routed to part `part` and of the `copies` of its share
 /// (each with the first of a vector many hold), with their cosines; and where a proposal joins
 /// a title-only document to a record with more, too far apart, the pair scored again at the
 /// record's title (`titles`: its part's), as one run scores it.
 fn proposals_and_copies(
     searched: &[StageFolder],
-    cells: &CellsFolder,
+    signed: &SignedParts,
     part: Part,
+    (copies, title_only): (&[(u32, u32)], &[bool]),
     titles: &PartTitles,
     min_cosine: f32,
 ) -> Result<Vec<(u32, u32, f32)>> {
-    let signed = &cells.signed;
-    let share = signed.docs_of(part.number);
     let mut proposed: Vec<(u32, u32)> = (routed_to(searched, part)?.into_iter())
         .map(|(a, b, _)| (a, b))
         .collect();
     proposed.par_sort_unstable();
     proposed.dedup();
-    let copies = (cells.placement.copies().iter()).filter(|(copy, _)| share.contains(copy));
     let pairs: Vec<(u32, u32)> = (proposed.iter().copied())
-        .chain(copies.map(|&(copy, first)| (first, copy)))
+        .chain(copies.iter().map(|&(copy, first)| (first, copy)))
         .collect();
     if pairs.is_empty() {
         return Ok(Vec::new());
@@ -205,7 +223,6 @@ fn proposals_and_copies(
 
     // A title-only document proposed with a record with more, too far from it: scored again at
     // the record's title.
-    let title_only = &cells.titles.title_only;
     let (mut rescued, mut wanted) = (Vec::new(), Vec::new());
     let mut part_titles: HashMap<u32, PartTitles> = HashMap::new();
     for &(a, b, cosine) in &scored[..proposed.len()] {
