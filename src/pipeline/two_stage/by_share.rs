@@ -39,14 +39,14 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::TwoStageConfig;
-use super::by_cell::{CellsFolder, read_lists};
+use super::by_cell::{CellsFolder, TitleCells, read_lists};
 use super::search::{FoundInParts, distinct_pairs};
 use super::staged::{PartTitles, visit_part_queries};
 use crate::error::{Error, Result};
 use crate::io::FolderLock;
 use crate::output::run::{RunSummary, RunWriter, StageTimes};
 use crate::pipeline::stages::{
-    SignedParts, Stage, StageFolder, confirm, folders_seen_from, open_stage, routed_to,
+    SignedParts, Stage, StageFolder, confirm, folders_seen_from, open_stage, routed_to, spec_for,
     stage_summary, write_scored,
 };
 use crate::pipeline::{Method, Part};
@@ -61,8 +61,16 @@ pub(in crate::pipeline) fn confirm_part(
     lock: FolderLock,
 ) -> Result<RunSummary> {
     let searched = open_stage(dirs)?;
-    let cells = CellsFolder::searched_by(&searched)?;
-    let signers = cells.signed.folders[0].part;
+    // Of the cells, a share needs only which documents are title-only and the copies of a
+    // vector many hold; the rest goes as it is read (the search's tables, the titles' routes).
+    let CellsFolder {
+        signed,
+        placement,
+        titles: TitleCells { title_only, .. },
+        count,
+        ..
+    } = CellsFolder::searched_by(&searched)?;
+    let signers = signed.folders[0].part;
     if part.count != signers.count {
         return Err(Error::Usage(format!(
             "--part {part}: the run was embedded in {} parts, and its candidates are confirmed \
@@ -70,20 +78,12 @@ pub(in crate::pipeline) fn confirm_part(
             signers.count
         )));
     }
-    let spec = cells.spec(Some(part));
+    let spec = spec_for(&signed.folders[0], Some(part));
     let Method::TwoStage(config) = &spec.method else {
         unreachable!("cells are two-stage's")
     };
     let min_cosine = config.settings.min_cosine;
     let clock = Instant::now();
-    // Of the cells, a share needs only its copies and which documents are title-only.
-    let CellsFolder {
-        signed,
-        placement,
-        titles: title_cells,
-        count,
-        ..
-    } = cells;
     let signed = &signed;
     let share = signed.docs_of(part.number);
     let copies: Vec<(u32, u32)> = (placement.copies().iter())
@@ -91,7 +91,6 @@ pub(in crate::pipeline) fn confirm_part(
         .copied()
         .collect();
     drop(placement);
-    let title_only = title_cells.title_only;
     let titles = PartTitles::read(signed, part.number)?;
     let of_cells = (copies.as_slice(), title_only.as_slice());
     let scored = proposals_and_copies(&searched, signed, part, of_cells, &titles, min_cosine)?;
