@@ -69,6 +69,7 @@ fn nearest_file(signer: Part) -> String {
 fn nearest_titles_file(signer: Part) -> String {
     format!("nearest-titles-{}.bin", signer.number)
 }
+
 /// Queries (documents, or titles) searched at a time by a part.
 const SEARCH_BLOCK: usize = 1 << 16;
 
@@ -399,7 +400,7 @@ impl CellsFolder {
     }
 
     /// The run's pipeline, as part `part` (or none).
-    pub(super) fn spec(&self, part: Option<Part>) -> PipelineSpec {
+    fn spec(&self, part: Option<Part>) -> PipelineSpec {
         spec_for(&self.signed.folders[0], part)
     }
 }
@@ -624,7 +625,7 @@ impl<'s> Lists<'s> {
         Ok(())
     }
 
-    /// Ends the file and commits it.
+    /// Ends the files and commits them.
     fn finish(self, run: &mut RunWriter) -> Result<()> {
         for mut file in self.files {
             write_list(&mut file, &[]).map_err(|e| Error::io(file.target(), e))?;
