@@ -11,7 +11,7 @@ use crate::sketch::bucket_pairs;
 
 /// The candidates of the keys every signed part routed to `part`, each as one run proposes it
 /// and once, routed to the part that signed one of its documents: entry `I - 1` goes to part
-/// `I`, with the part that signed the other.
+/// `I`.
 pub(in crate::pipeline) fn band(signed: &SignedParts, part: Part) -> Result<Vec<Vec<Routed>>> {
     // Band, key, and the run's number of the document.
     let mut keys: Vec<(u32, u64, u32)> = Vec::new();
@@ -41,12 +41,12 @@ pub(in crate::pipeline) fn band(signed: &SignedParts, part: Part) -> Result<Vec<
         // The part of either document, by a hash of the pair: by the first document's
         // alone, the first parts would get most (the lower of two numbers is more often
         // in the first shares).
-        let (to, other) =
-            match (u64::from(a) << 32 | u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 63 {
-                0 => (of_a, of_b),
-                _ => (of_b, of_a),
-            };
-        routed[to as usize - 1].push((a, b, other));
+        let to = match (u64::from(a) << 32 | u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 63
+        {
+            0 => of_a,
+            _ => of_b,
+        };
+        routed[to as usize - 1].push((a, b));
     }
     tracing::info!(part = %part, candidates = routed.iter().map(Vec::len).sum::<usize>(), "banded");
     Ok(routed)

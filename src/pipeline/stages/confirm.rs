@@ -43,7 +43,7 @@ impl ToJudge for Routed {
     const WITH_COSINE: bool = false;
 
     fn pair(&self) -> (u32, u32) {
-        (self.0, self.1)
+        *self
     }
 
     fn cosine(&self) -> Option<f32> {

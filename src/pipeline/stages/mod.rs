@@ -86,9 +86,9 @@ fn candidates_file(part: Part) -> String {
     format!("candidates-{}.bin", part.number)
 }
 
-/// A candidate on its way to the part that confirms it, which signed one of its documents:
-/// its documents and the part that signed the other.
-pub(in crate::pipeline) type Routed = (u32, u32, u32);
+/// A candidate on its way to the part that confirms it, which signed one of its documents: its
+/// documents.
+pub(in crate::pipeline) type Routed = (u32, u32);
 
 /// A candidate as a confirmed part holds it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -501,7 +501,7 @@ pub(in crate::pipeline) fn routed_to(banded: &[StageFolder], part: Part) -> Resu
     let mut routed = Vec::new();
     for folder in banded {
         let words = read_words(folder, &candidates_file(part))?;
-        routed.extend(words.chunks_exact(3).map(|w| (w[0], w[1], w[2])));
+        routed.extend(words.chunks_exact(2).map(|w| (w[0], w[1])));
     }
     Ok(routed)
 }
@@ -515,10 +515,7 @@ pub(in crate::pipeline) fn write_routed(
     let count = routed.iter().map(Vec::len).sum();
     let parts = routed.len() as u32;
     for (number, routed) in (1..=parts).zip(routed) {
-        let words: Vec<u32> = routed
-            .iter()
-            .flat_map(|&(a, b, of_b)| [a, b, of_b])
-            .collect();
+        let words: Vec<u32> = routed.iter().flat_map(|&(a, b)| [a, b]).collect();
         let to = Part {
             number,
             count: parts,

@@ -190,9 +190,7 @@ fn proposals_and_copies(
     titles: &PartTitles,
     min_cosine: f32,
 ) -> Result<Vec<(u32, u32, f32)>> {
-    let mut proposed: Vec<(u32, u32)> = (routed_to(searched, part)?.into_iter())
-        .map(|(a, b, _)| (a, b))
-        .collect();
+    let mut proposed = routed_to(searched, part)?;
     proposed.par_sort_unstable();
     proposed.dedup();
     let pairs: Vec<(u32, u32)> = (proposed.iter().copied())
