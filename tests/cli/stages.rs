@@ -419,6 +419,12 @@ fn two_stage_signed_and_embedded_in_parts_writes_the_files_of_one_run() {
     let (first, second, fourth) = (searched(1), searched(2), searched(4));
     let err = rejected(&["merge", s(&first), s(&second), s(&fourth), "--out", out]);
     assert!(err.contains("part 3/4 missing"), "{err}");
+    // A share's candidates are confirmed by as many parts as embedded it (3), not searched (4).
+    let every: Vec<PathBuf> = (1..=4).map(searched).collect();
+    let mut confirm: Vec<&str> = vec!["merge"];
+    confirm.extend(every.iter().map(|d| s(d)));
+    let err = rejected(&[&confirm[..], &["--part", "1/4", "--out", out]].concat());
+    assert!(err.contains("embedded in 3 parts"), "{err}");
     let learned_again = at("cells-again");
     ok(&[
         &args[..],
