@@ -250,6 +250,45 @@ pub struct Pair {
     pub cosine: Option<f32>,
 }
 
+impl Pair {
+    /// Bytes [`Pair::write_to`] writes: the documents, the score, and where the pairs have
+    /// one, the cosine.
+    pub(crate) fn bytes(with_cosine: bool) -> usize {
+        16 + 4 * usize::from(with_cosine)
+    }
+
+    /// Writes the pair as fixed-width little-endian bytes, its cosine where `with_cosine`
+    /// (every pair of a run has one, or none does): what a spill or a stage's file holds.
+    pub(crate) fn write_to(
+        &self,
+        w: &mut impl std::io::Write,
+        with_cosine: bool,
+    ) -> std::io::Result<()> {
+        let mut bytes = [0u8; 20];
+        bytes[0..4].copy_from_slice(&self.a.to_le_bytes());
+        bytes[4..8].copy_from_slice(&self.b.to_le_bytes());
+        bytes[8..16].copy_from_slice(&self.score.to_le_bytes());
+        bytes[16..20].copy_from_slice(&self.cosine.unwrap_or(0.0).to_le_bytes());
+        w.write_all(&bytes[..Pair::bytes(with_cosine)])
+    }
+
+    /// Reads a pair that [`Pair::write_to`] wrote.
+    pub(crate) fn read_from(
+        r: &mut impl std::io::Read,
+        with_cosine: bool,
+    ) -> std::io::Result<Pair> {
+        let mut bytes = [0u8; 20];
+        r.read_exact(&mut bytes[..Pair::bytes(with_cosine)])?;
+        let word = |at: usize| bytes[at..at + 4].try_into().expect("four bytes");
+        Ok(Pair {
+            a: u32::from_le_bytes(word(0)),
+            b: u32::from_le_bytes(word(4)),
+            score: f64::from_le_bytes(bytes[8..16].try_into().expect("eight bytes")),
+            cosine: with_cosine.then(|| f32::from_le_bytes(word(16))),
+        })
+    }
+}
+
 /// Every candidate a method scored, in the order it judged them: the pairs, `(a, b, cosine)`
 /// or `(a, b)` for a method with no cosine, and each one's score, in two columns. A two-stage
 /// run at a million documents scores tens of millions of candidates, and a MinHash join of ten
@@ -339,6 +378,8 @@ pub enum ScoredCandidates {
 pub trait CandidateFiles: Send + Sync {
     /// How many candidates the files hold.
     fn count(&self) -> usize;
+    /// Whether the candidates have cosines (all of them, or none).
+    fn with_cosines(&self) -> bool;
     /// Hands `each` every candidate, in the run's order.
     fn for_each(&self, each: &mut dyn FnMut(Pair)) -> Result<()>;
 }

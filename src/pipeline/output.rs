@@ -1,6 +1,5 @@
 //! Writing a run's results: the records of [`crate::output::run`], from a [`Dedup`].
 
-use std::io::{Read, Write};
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -305,17 +304,21 @@ impl<'a> PairRecords<'a> {
                 .collect::<Result<Vec<_>>>()?;
             let mut counts = vec![0; slices];
             let mut failed = Ok(());
+            let with_cosines = files.with_cosines();
             files.for_each(&mut |p| {
                 if failed.is_ok() {
                     let slice = usize::from(self.slice_of(p, slices));
                     counts[slice] += 1;
-                    failed = spills[slice].append(|w| w.write_all(&pair_bytes(p)));
+                    failed = spills[slice].append(|w| p.write_to(w, with_cosines));
                 }
             })?;
             failed?;
             for (spill, count) in spills.into_iter().zip(counts) {
+                // A pair at a time through the reader's buffer: a slice's bytes are not held
+                // beside its pairs.
                 let mut read = spill.into_reader()?;
-                write_slice(read.read(|r| read_pairs(r, count))?)?;
+                let pairs = (0..count).map(|_| read.read(|r| Pair::read_from(r, with_cosines)));
+                write_slice(pairs.collect::<Result<_>>()?)?;
             }
         }
         run.commit(file)
@@ -324,37 +327,6 @@ impl<'a> PairRecords<'a> {
 
 /// Write buffer of each slice's spill file while pairs are dealt into them.
 const SLICE_BUFFER: usize = 1 << 16;
-/// Bytes a pair takes in a slice's spill file: its documents, score, and cosine with a flag.
-const PAIR_BYTES: usize = 21;
-
-/// Pair `p` as [`PAIR_BYTES`] bytes.
-fn pair_bytes(p: Pair) -> [u8; PAIR_BYTES] {
-    let mut bytes = [0u8; PAIR_BYTES];
-    bytes[0..4].copy_from_slice(&p.a.to_le_bytes());
-    bytes[4..8].copy_from_slice(&p.b.to_le_bytes());
-    bytes[8..16].copy_from_slice(&p.score.to_le_bytes());
-    bytes[16..20].copy_from_slice(&p.cosine.unwrap_or(0.0).to_le_bytes());
-    bytes[20] = u8::from(p.cosine.is_some());
-    bytes
-}
-
-/// The `count` pairs [`pair_bytes`] wrote into `r`, read a pair at a time through the
-/// reader's buffer: a slice's bytes are not held beside its pairs.
-fn read_pairs(r: &mut impl Read, count: usize) -> std::io::Result<Vec<Pair>> {
-    let word = |b: &[u8]| [b[0], b[1], b[2], b[3]];
-    let mut b = [0u8; PAIR_BYTES];
-    (0..count)
-        .map(|_| {
-            r.read_exact(&mut b)?;
-            Ok(Pair {
-                a: u32::from_le_bytes(word(&b[0..4])),
-                b: u32::from_le_bytes(word(&b[4..8])),
-                score: f64::from_le_bytes(b[8..16].try_into().expect("eight bytes")),
-                cosine: (b[20] != 0).then(|| f32::from_le_bytes(word(&b[16..20]))),
-            })
-        })
-        .collect()
-}
 
 /// A [`crate::output::run::PairRecord`] as it is written, borrowing the ids: tens of millions of
 /// candidates are serialised without allocating.
@@ -685,12 +657,15 @@ mod tests {
         }
     }
 
-    /// Pairs in memory, offered as files would offer them.
-    struct InMemory(Vec<Pair>);
+    /// Pairs in memory, offered as files would offer them: with cosines, or without.
+    struct InMemory(Vec<Pair>, bool);
 
     impl CandidateFiles for InMemory {
         fn count(&self) -> usize {
             self.0.len()
+        }
+        fn with_cosines(&self) -> bool {
+            self.1
         }
         fn for_each(&self, each: &mut dyn FnMut(Pair)) -> Result<()> {
             self.0.iter().for_each(|&p| each(p));
@@ -701,32 +676,38 @@ mod tests {
     #[test]
     fn pairs_read_again_into_slices_are_written_as_pairs_held() {
         let ids: Vec<String> = (0..50).map(|i| format!("doc{}", (i * 7) % 50)).collect();
-        let pairs: Vec<Pair> = (0..49u32)
-            .flat_map(|a| (a + 1..50).step_by(3).map(move |b| (a, b)))
-            .map(|(a, b)| Pair {
-                a,
-                b,
-                score: f64::from(a * b) / 2500.0 + 1e-9,
-                cosine: (b % 2 == 0).then_some(f32::from(b as u8) / 64.0),
-            })
-            .collect();
-        let records = PairRecords::new(&ids, "jaccard_estimate");
-        let written = |slices: Option<usize>| -> Vec<u8> {
-            let dir = tempfile::tempdir().unwrap();
-            let out = dir.path().join("run");
-            let mut run = RunWriter::begin(RunWriter::lock(&out).unwrap()).unwrap();
-            match slices {
-                None => records.write::<Candidates>(&mut run, &pairs).unwrap(),
-                Some(slices) => records
-                    .write_read_again_in::<Candidates>(&mut run, &InMemory(pairs.clone()), slices)
-                    .unwrap(),
+        for with_cosines in [false, true] {
+            let pairs: Vec<Pair> = (0..49u32)
+                .flat_map(|a| (a + 1..50).step_by(3).map(move |b| (a, b)))
+                .map(|(a, b)| Pair {
+                    a,
+                    b,
+                    score: f64::from(a * b) / 2500.0 + 1e-9,
+                    cosine: with_cosines.then_some(f32::from(b as u8) / 64.0),
+                })
+                .collect();
+            let records = PairRecords::new(&ids, "jaccard_estimate");
+            let written = |slices: Option<usize>| -> Vec<u8> {
+                let dir = tempfile::tempdir().unwrap();
+                let out = dir.path().join("run");
+                let mut run = RunWriter::begin(RunWriter::lock(&out).unwrap()).unwrap();
+                let files = InMemory(pairs.clone(), with_cosines);
+                match slices {
+                    None => records.write::<Candidates>(&mut run, &pairs).unwrap(),
+                    Some(slices) => records
+                        .write_read_again_in::<Candidates>(&mut run, &files, slices)
+                        .unwrap(),
+                }
+                std::fs::read(out.join(Candidates::NAME)).unwrap()
+            };
+            let held = written(None);
+            assert!(held.len() > 10_000);
+            for slices in [1, 2, 7] {
+                assert!(
+                    written(Some(slices)) == held,
+                    "{slices} slices, {with_cosines}"
+                );
             }
-            std::fs::read(out.join(Candidates::NAME)).unwrap()
-        };
-        let held = written(None);
-        assert!(held.len() > 10_000);
-        for slices in [1, 2, 7] {
-            assert!(written(Some(slices)) == held, "{slices} slices");
         }
     }
 

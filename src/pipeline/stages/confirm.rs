@@ -114,28 +114,45 @@ impl Judged {
         self.with_cosines
     }
 
-    /// Hands `each` every candidate, sorted by their documents.
-    pub fn each(self, each: impl FnMut(Scored)) -> Result<()> {
-        let with_cosines = self.with_cosines;
-        let mut runs: Vec<Box<dyn Iterator<Item = Result<Scored>>>> = (self.runs.into_iter())
-            .map(|run| -> Box<dyn Iterator<Item = Result<Scored>>> {
-                match run {
-                    JudgedRun::Held(run) => Box::new(run.into_iter().map(Ok)),
-                    JudgedRun::Spilled(mut reader, count) => Box::new(
-                        (0..count)
-                            .map(move |_| reader.read(|r| Scored::read_from(r, with_cosines))),
-                    ),
-                }
-            })
-            .collect();
-        merge_sorted(&mut runs, each)
+    /// One part's candidates judged elsewhere, `run`, sorted by their documents.
+    #[cfg(test)]
+    pub(super) fn held(run: Vec<Scored>) -> Judged {
+        Judged {
+            count: run.len(),
+            confirmed: run.iter().filter(|s| s.duplicate).count(),
+            with_cosines: run.first().is_some_and(|s| s.cosine.is_some()),
+            runs: vec![JudgedRun::Held(run)],
+            _scratch: None,
+        }
     }
 
-    /// Every candidate, sorted by their documents.
-    pub fn into_sorted(self) -> Result<Vec<Scored>> {
-        let mut sorted = Vec::with_capacity(self.count);
-        self.each(|candidate| sorted.push(candidate))?;
-        Ok(sorted)
+    /// Hands `each` every candidate, sorted by their documents.
+    pub fn each(self, each: impl FnMut(Scored)) -> Result<()> {
+        Judged::merge(vec![self], each)
+    }
+
+    /// Hands `each` every candidate of `parts`, sorted by their documents: the runs of every
+    /// part merged at once (the parts confirmed on one machine).
+    pub fn merge(parts: Vec<Judged>, each: impl FnMut(Scored)) -> Result<()> {
+        // The folders of the spilled runs stay until the merge is done.
+        let mut scratch = Vec::new();
+        let mut runs: Vec<Box<dyn Iterator<Item = Result<Scored>>>> = Vec::new();
+        for judged in parts {
+            let with_cosines = judged.with_cosines;
+            scratch.push(judged._scratch);
+            runs.extend(judged.runs.into_iter().map(
+                |run| -> Box<dyn Iterator<Item = Result<Scored>>> {
+                    match run {
+                        JudgedRun::Held(run) => Box::new(run.into_iter().map(Ok)),
+                        JudgedRun::Spilled(mut reader, count) => Box::new(
+                            (0..count)
+                                .map(move |_| reader.read(|r| Scored::read_from(r, with_cosines))),
+                        ),
+                    }
+                },
+            ));
+        }
+        merge_sorted(&mut runs, each)
     }
 }
 
@@ -283,7 +300,8 @@ mod tests {
                         .collect(),
                     _scratch: None,
                 };
-                let sorted = judged.into_sorted().unwrap();
+                let mut sorted = Vec::new();
+                judged.each(|candidate| sorted.push(candidate)).unwrap();
                 let order: Vec<(u32, u32)> = sorted.iter().map(|s| (s.a, s.b)).collect();
                 let context = format!("spilled: {}", spilled.is_some());
                 assert_eq!(order, [(0, 5), (0, 7), (2, 3), (4, 6)], "{context}");

@@ -7,8 +7,8 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::{
-    Routed, SCORED, Scored, Share, SignedParts, Stage, StageFolder, band, confirm, merge_sorted,
-    open_stage, routed_to, signed_of, spec_for,
+    Judged, Routed, SCORED, Scored, Share, SignedParts, Stage, StageFolder, band, confirm,
+    merge_sorted, open_stage, routed_to, signed_of, spec_for,
 };
 use crate::error::{Error, Result};
 use crate::group::{Linkage, linked_groups};
@@ -55,16 +55,14 @@ pub(in crate::pipeline) fn join(
             let lists = parts
                 .iter()
                 .zip(routed)
-                .map(|(&part, routed)| confirm(&signed, part, routed, &config)?.into_sorted())
+                .map(|(&part, routed)| confirm(&signed, part, routed, &config))
                 .collect::<Result<Vec<_>>>()?;
             merge_held(lists)?
         }
         Stage::Banded => {
             let lists = parts
                 .iter()
-                .map(|&part| {
-                    confirm(&signed, part, routed_to(&folders, part)?, &config)?.into_sorted()
-                })
+                .map(|&part| confirm(&signed, part, routed_to(&folders, part)?, &config))
                 .collect::<Result<Vec<_>>>()?;
             merge_held(lists)?
         }
@@ -109,14 +107,13 @@ pub(in crate::pipeline) fn join(
     Ok((spec, inputs, read, found))
 }
 
-/// [`merge_sorted`] over lists held in memory (the parts confirmed on this machine): the
-/// candidates, held, and the confirmed pairs among them.
-fn merge_held(lists: Vec<Vec<Scored>>) -> Result<(ScoredCandidates, Vec<Pair>)> {
-    let count = lists.iter().map(Vec::len).sum();
-    let mut lists: Vec<_> = lists.into_iter().map(|l| l.into_iter().map(Ok)).collect();
+/// The parts confirmed on this machine, merged: the candidates, held, and the confirmed pairs
+/// among them.
+fn merge_held(parts: Vec<Judged>) -> Result<(ScoredCandidates, Vec<Pair>)> {
+    let count = parts.iter().map(Judged::count).sum();
     let mut scored = ScoredPairs::with_capacity(count);
     let mut duplicate = Vec::with_capacity(count);
-    merge_sorted(&mut lists, |candidate| {
+    Judged::merge(parts, |candidate| {
         scored.push(candidate.a, candidate.b, candidate.score);
         duplicate.push(candidate.duplicate);
     })?;
@@ -168,9 +165,19 @@ impl CandidateFiles for ConfirmedFiles {
         self.count
     }
 
+    fn with_cosines(&self) -> bool {
+        with_cosines(&self.folders[0])
+    }
+
     fn for_each(&self, each: &mut dyn FnMut(Pair)) -> Result<()> {
         self.each_scored(|candidate| each(candidate.pair()))
     }
+}
+
+/// Whether the candidates the confirmed part in `folder` wrote have cosines: a two-stage
+/// run's do.
+fn with_cosines(folder: &StageFolder) -> bool {
+    matches!(folder.spec.method, Method::TwoStage(_))
 }
 
 /// The candidates a confirmed part wrote, read one at a time.
@@ -187,7 +194,7 @@ impl<'a> ScoredFile<'a> {
     fn open(folder: &'a StageFolder) -> Result<Self> {
         let mut file = folder.folder.open_checked(SCORED)?;
         let words = read_count(file.reader()).map_err(|e| Error::io(file.path(), e))?;
-        let with_cosines = matches!(folder.spec.method, Method::TwoStage(_));
+        let with_cosines = with_cosines(folder);
         Ok(ScoredFile {
             file,
             with_cosines,
@@ -393,7 +400,8 @@ mod tests {
             scored(0, 7, 0.75, true, None),
             scored(4, 6, 0.25, false, None),
         ];
-        let (candidates, pairs) = merge_held(vec![first.clone(), second]).unwrap();
+        let (candidates, pairs) =
+            merge_held(vec![Judged::held(first.clone()), Judged::held(second)]).unwrap();
         let scored_pairs = candidates.held().expect("held");
         let merged: Vec<(u32, u32, f64)> = (0..scored_pairs.len())
             .map(|i| scored_pairs.get(i))
@@ -405,7 +413,8 @@ mod tests {
         );
         let confirmed: Vec<(u32, u32)> = pairs.iter().map(|p| (p.a, p.b)).collect();
         assert_eq!(confirmed, [(0, 7), (2, 3)]);
-        let Err(err) = merge_held(vec![first, vec![scored(2, 3, 0.9, true, None)]]) else {
+        let again = Judged::held(vec![scored(2, 3, 0.9, true, None)]);
+        let Err(err) = merge_held(vec![Judged::held(first), again]) else {
             panic!("a repeat was merged")
         };
         assert!(err.to_string().contains("twice or out of order"), "{err}");

@@ -104,10 +104,10 @@ pub(in crate::pipeline) struct Scored {
 }
 
 impl Scored {
-    /// Words a candidate takes in [`SCORED`]: its documents, the score's two halves (low
-    /// first), whether it was confirmed, and in a two-stage run its cosine.
+    /// Words a candidate takes in [`SCORED`]: its pair ([`Pair::write_to`]: documents,
+    /// score, and in a two-stage run its cosine), then whether it was confirmed.
     fn words_each(cosine: bool) -> usize {
-        5 + usize::from(cosine)
+        (Pair::bytes(cosine) + 4) / 4
     }
 
     /// The candidate as a pair of the run.
@@ -120,30 +120,23 @@ impl Scored {
         }
     }
 
-    /// Writes the candidate's words: [`Scored::words_each`] of them.
+    /// Writes the candidate's [`Scored::words_each`] words.
     fn write_to(&self, w: &mut impl Write) -> std::io::Result<()> {
-        let bits = self.score.to_bits();
-        let duplicate = u32::from(self.duplicate);
-        let words = [self.a, self.b, bits as u32, (bits >> 32) as u32, duplicate];
-        for word in words.into_iter().chain(self.cosine.map(f32::to_bits)) {
-            w.write_all(&word.to_le_bytes())?;
-        }
-        Ok(())
+        self.pair().write_to(w, self.cosine.is_some())?;
+        w.write_all(&u32::from(self.duplicate).to_le_bytes())
     }
 
     /// Reads a candidate that [`Scored::write_to`] wrote, with a cosine or without.
     fn read_from(r: &mut impl Read, cosine: bool) -> std::io::Result<Scored> {
-        let mut bytes = [0u8; 4 * 6];
-        let words = Scored::words_each(cosine);
-        r.read_exact(&mut bytes[..4 * words])?;
-        let word = |i: usize| u32::from_le_bytes(bytes[4 * i..4 * i + 4].try_into().expect("4"));
-        let score = f64::from_bits(u64::from(word(2)) | (u64::from(word(3)) << 32));
+        let pair = Pair::read_from(r, cosine)?;
+        let mut duplicate = [0u8; 4];
+        r.read_exact(&mut duplicate)?;
         Ok(Scored {
-            a: word(0),
-            b: word(1),
-            score,
-            duplicate: word(4) != 0,
-            cosine: cosine.then(|| f32::from_bits(word(5))),
+            a: pair.a,
+            b: pair.b,
+            score: pair.score,
+            duplicate: u32::from_le_bytes(duplicate) != 0,
+            cosine: pair.cosine,
         })
     }
 }
