@@ -642,16 +642,19 @@ class Result:
                     out.write(json.dumps(record) + "\n")
             return json.loads(self._run.evaluate(path, predicted, "id"))
 
-    def write(self, out: Union[str, os.PathLike], annotate: bool = True) -> Dict[str, Any]:
+    def write(
+        self, out: Union[str, os.PathLike], annotate: bool = True, candidates: bool = True
+    ) -> Dict[str, Any]:
         """Writes the command line's files into the folder `out` (pairs, candidates, groups,
         unique and annotated records in the input's format, summary.json); returns the
-        summary. For data read from files."""
+        summary. For data read from files. `annotate=False` and `candidates=False` leave out
+        the annotated copy and candidates.jsonl, as `--no-annotate` and `--no-candidates`."""
         if self._records.paths is None:
             raise ValueError(
                 "write() copies records out of the input files; for data held in Python, "
                 "save result.unique in its own way (to_parquet, to_json, ...)"
             )
-        return json.loads(self._run.write(os.fspath(out), annotate))
+        return json.loads(self._run.write(os.fspath(out), annotate, candidates))
 
     def __repr__(self) -> str:
         s = self.summary

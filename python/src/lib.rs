@@ -383,12 +383,19 @@ impl Run {
 
     /// Writes the command line's files (pairs, candidates, groups, unique and annotated
     /// records, summary) into the folder `out`; returns the summary as JSON.
-    #[pyo3(signature = (out, annotate = true))]
-    fn write(&self, py: Python<'_>, out: PathBuf, annotate: bool) -> PyResult<String> {
+    #[pyo3(signature = (out, annotate = true, candidates = true))]
+    fn write(
+        &self,
+        py: Python<'_>,
+        out: PathBuf,
+        annotate: bool,
+        candidates: bool,
+    ) -> PyResult<String> {
         detached(py, || {
             let output = OutputSpec {
                 dir: out,
                 annotate,
+                candidates,
                 ..self.spec.output.clone()
             };
             let lock = RunWriter::lock(&output.dir)?;

@@ -56,6 +56,12 @@ def test_a_file_finds_what_the_command_line_finds(tmp_path, from_file):
     for name in ["pairs.jsonl", "candidates.jsonl", "groups.jsonl", "unique.jsonl",
                  "annotated.jsonl"]:
         assert (written / name).read_bytes() == (out / name).read_bytes(), name
+    # Left out as the command line's --no-annotate and --no-candidates leave them out.
+    lean = tmp_path / "lean"
+    from_file.write(lean, annotate=False, candidates=False)
+    assert sorted(p.name for p in lean.glob("*.jsonl")) == [
+        "groups.jsonl", "pairs.jsonl", "unique.jsonl"]
+    assert (lean / "pairs.jsonl").read_bytes() == (out / "pairs.jsonl").read_bytes()
 
 
 def test_every_input_type_gives_the_same_pairs(from_file):

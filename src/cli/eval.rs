@@ -182,6 +182,14 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
             )));
         }
     };
+    if run.summary.left_out_candidates() {
+        outln!(to report;
+            "the run was written with --no-candidates: a threshold below its own ({}) is \
+             judged on its confirmed pairs alone, not on what it would confirm; run it again \
+             without that flag to sweep lower\n",
+            run.summary.threshold
+        );
+    }
     if names.len() > 1 || evidence {
         let others: Vec<String> = names.iter().filter(|n| **n != score).cloned().collect();
         outln!(to report;

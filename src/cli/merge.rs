@@ -34,7 +34,9 @@ use crate::pipeline::{self, Part};
     neardup merge signed1/ signed2/ signed3/ signed4/ --part 1/4 --out banded1/   # ...\n  \
     neardup merge banded1/ banded2/ banded3/ banded4/ --part 1/4 --out confirmed1/   # ...\n  \
     neardup merge confirmed1/ confirmed2/ confirmed3/ confirmed4/ --out out/\n  \
-    (on one machine, the stages left one part at a time: neardup merge signed*/ --out out/)")]
+    (on one machine, the stages left one part at a time: neardup merge signed*/ --out out/)\n\n  \
+    The join writes the files the parts were asked for: output flags (--no-candidates,\n  \
+    --no-annotate, --keep, --out-format) go to `neardup dedup --part`.")]
 pub struct MergeArgs {
     /// The output folders of every part.
     #[arg(required = true, value_parser = crate::settings::RecordedPath)]

@@ -35,7 +35,12 @@ pub fn write_results(
 
     let records = PairRecords::new(ids, dedup.score_name);
     records.write::<Pairs>(&mut run, &dedup.pairs)?;
-    match &dedup.scored_candidates {
+    // A part's candidates are the merge's input, whatever the output asks.
+    let candidates = match output.candidates || dedup.part.is_some() {
+        true => dedup.scored_candidates.as_ref(),
+        false => None,
+    };
+    match candidates {
         Some(ScoredCandidates::Held(scored)) => {
             records.write::<Candidates>(&mut run, &**scored)?;
         }

@@ -147,7 +147,7 @@ fn default_text_fields() -> Vec<String> {
 
 /// Where results go: the `[output]` table of a pipeline file and `neardup dedup`'s output
 /// flags, declared once (`dir` is `--out`, `format` is `--out-format`, `annotate = false` is
-/// `--no-annotate`).
+/// `--no-annotate`, `candidates = false` is `--no-candidates`).
 #[derive(Clone, Debug, Serialize, Deserialize, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct OutputSpec {
@@ -181,6 +181,17 @@ pub struct OutputSpec {
     )]
     #[serde(default = "yes")]
     pub annotate: bool,
+    /// Write candidates.jsonl, every candidate the method scored.
+    #[arg(
+        id = "no_candidates",
+        long = "no-candidates",
+        action = clap::ArgAction::SetFalse,
+        help = "Do not write candidates.jsonl, every candidate scored (two-stage scores about \
+                36 a document); `neardup sweep` then sees the confirmed pairs alone",
+        help_heading = "Output"
+    )]
+    #[serde(default = "yes")]
+    pub candidates: bool,
 }
 
 fn yes() -> bool {
@@ -195,6 +206,7 @@ impl OutputSpec {
             format: None,
             keep: KeepPolicy::default(),
             annotate: true,
+            candidates: true,
         }
     }
 
@@ -413,12 +425,14 @@ mod tests {
             "--keep",
             "first",
             "--no-annotate",
+            "--no-candidates",
         ])
         .unwrap();
         let file: PipelineFile = toml::from_str(
             "[input]\npaths = []\nid_field = \"id\"\ntext_fields = [\"title\", \"body\"]\n\
              skip_invalid = true\nmax_doc_bytes = 9\n[method]\nname = \"minhash\"\n\
-             [output]\ndir = \"o\"\nformat = \"csv\"\nkeep = \"first\"\nannotate = false\n",
+             [output]\ndir = \"o\"\nformat = \"csv\"\nkeep = \"first\"\nannotate = false\n\
+             candidates = false\n",
         )
         .unwrap();
         assert_eq!(json(&given.input), json(&file.input));
@@ -512,8 +526,13 @@ mod tests {
         std::fs::write(&path, file("dir = \"out\"")).unwrap();
         let spec = PipelineSpec::load(&path).unwrap();
         assert_eq!(
-            (spec.output.format, spec.output.keep, spec.output.annotate),
-            (None, KeepPolicy::Representative, true)
+            (
+                spec.output.format,
+                spec.output.keep,
+                spec.output.annotate,
+                spec.output.candidates
+            ),
+            (None, KeepPolicy::Representative, true, true)
         );
         std::fs::write(&path, file("dir = \"out\"\nkeep = \"newest\"")).unwrap();
         let err = PipelineSpec::load(&path).unwrap_err().to_string();

@@ -108,6 +108,28 @@ fn sweep_rescores_stored_pairs_and_names_the_best_threshold() {
 }
 
 #[test]
+fn a_run_without_its_candidates_writes_the_rest_the_same_and_its_sweep_says_so() {
+    let data = sample();
+    let flags = ["--confirm", "estimate", "--threshold", "0.7"];
+    let whole = dedup_minhash(&data, &flags);
+    let without = dedup_minhash(&data, &[&flags[..], &["--no-candidates"]].concat());
+    assert!(!without.path().join("candidates.jsonl").exists());
+    for file in ["pairs.jsonl", "groups.jsonl", "unique.jsonl", "annotated.jsonl"] {
+        assert_eq!(
+            std::fs::read(whole.path().join(file)).unwrap(),
+            std::fs::read(without.path().join(file)).unwrap(),
+            "{file}"
+        );
+    }
+    // Below the run's threshold the sweep sees fewer pairs, and says why.
+    let (text, points) = sweep(&data, without.path(), ["0.5", "1.0", "0.1"]);
+    assert!(text.contains("--no-candidates"), "{text}");
+    let (_, whole_points) = sweep(&data, whole.path(), ["0.5", "1.0", "0.1"]);
+    let pairs = |points: &[serde_json::Value]| points[0]["pairs"].as_u64().unwrap();
+    assert!(pairs(&points) < pairs(&whole_points), "{points:?}");
+}
+
+#[test]
 fn a_report_whose_low_thresholds_chain_the_whole_corpus_still_scores_every_threshold() {
     // 32 bands of 4 rows keep about 190,000 scored candidates of bib-dedupe; swept down to 0
     // they chain most of the corpus into one group, the run whose report once grew past 11 GB.

@@ -501,3 +501,27 @@ fn two_stage_signed_and_embedded_in_parts_writes_the_files_of_one_run() {
         "{err}"
     );
 }
+
+#[test]
+fn a_split_run_signed_without_candidates_joins_without_them() {
+    let data = shared_data();
+    let tmp = tempfile::tempdir().unwrap();
+    let at = |name: &str| tmp.path().join(name);
+    let whole = dedup_minhash(&data, &[]);
+    let signed: Vec<PathBuf> = (1..=2).map(|i| at(&format!("signed{i}"))).collect();
+    for (i, dir) in signed.iter().enumerate() {
+        let part = format!("{}/2", i + 1);
+        let out = s(dir);
+        let args = ["dedup", s(&data), "--method", "minhash", "--no-candidates"];
+        ok(&[&args[..], &["--part", &part, "--out", out, "-q"]].concat());
+    }
+    let joined = at("joined");
+    let mut args: Vec<&str> = vec!["merge"];
+    args.extend(signed.iter().map(|d| s(d)));
+    ok(&[&args[..], &["--out", s(&joined), "-q"]].concat());
+    assert!(!joined.join("candidates.jsonl").exists());
+    for file in RUN_FILES.iter().filter(|&&f| f != "candidates.jsonl") {
+        let read = |dir: &Path| std::fs::read(dir.join(file)).unwrap();
+        assert!(read(&joined) == read(whole.path()), "{file}");
+    }
+}

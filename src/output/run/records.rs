@@ -245,6 +245,12 @@ impl RunSummary {
     pub fn confirmed_by_evidence(&self) -> bool {
         self.settings["method"]["confirm"] == "evidence"
     }
+
+    /// Whether the run was asked not to write its candidates (`--no-candidates`): its scored
+    /// pairs are then the confirmed ones alone.
+    pub fn left_out_candidates(&self) -> bool {
+        self.settings["output"]["candidates"] == false
+    }
 }
 
 /// A fingerprint of a set of document ids that does not depend on their order: the wrapping
