@@ -11,7 +11,10 @@
 # outputs.
 # Usage: eval/slurm/two-stage.sh [DOCS [PARTS [FLAGS...]]]   (default 100000 4; FLAGS go to
 # the parts and to the one run, e.g. --no-annotate). SEED picks the generated corpus (default
-# 1); CORPUS names one to read instead.
+# 1); CORPUS names one to read instead. LEAN=1 removes what the join does not read (the
+# searched parts, the embedded parts' queries and band keys) before it, for a disk that holds
+# the stages' folders and the outputs only just; SPLIT_ONLY=1 ends after the join and prints
+# its files' digests, for a corpus one process cannot hold (ten million here).
 # Needs `apt-get install slurm-wlm munge`; NEARDUP names a neardup binary; the default model
 # (static) is fetched first, so that the parts do not each fetch it.
 # shellcheck source=eval/slurm/generated.sh
@@ -24,14 +27,30 @@ search=$(submit --array="1-$parts" --dependency="afterok:$learn" \
   "$here/eval/slurm/stage.sbatch" "$work/cells" "$work/searched")
 confirm=$(submit --array="1-$parts" --dependency="afterok:$search" \
   "$here/eval/slurm/stage.sbatch" "$work/searched" "$work/confirmed")
-join=$(submit --dependency="afterok:$confirm" "$here/eval/slurm/merge.sbatch" \
-  "$work/confirmed" "$work/joined")
-wait_for "$embed,$learn,$search,$confirm,$join"
+if [[ ${LEAN:-0} == 1 ]]; then
+  wait_for "$embed,$learn,$search,$confirm"
+  du -sh "$work"/searched1
+  # The join reads the confirmed parts and the embedded parts' sketches only.
+  rm -rf "$work"/searched* "$work"/embedded*/queries.bin "$work"/embedded*/keys-*.bin
+  join=$(submit "$here/eval/slurm/merge.sbatch" "$work/confirmed" "$work/joined")
+  wait_for "$join"
+else
+  join=$(submit --dependency="afterok:$confirm" "$here/eval/slurm/merge.sbatch" \
+    "$work/confirmed" "$work/joined")
+  wait_for "$embed,$learn,$search,$confirm,$join"
+  du -sh "$work"/searched1
+fi
 [[ -f $work/joined/summary.json ]] || { echo "the join did not finish: see above"; exit 1; }
 
-du -sh "$work"/embedded1 "$work"/cells "$work"/searched1 "$work"/confirmed1 "$work"/joined
+du -sh "$work"/embedded1 "$work"/cells "$work"/confirmed1 "$work"/joined
 scores=$("$NEARDUP" eval --truth "$corpus" --pred "$work/joined" | sed -n 2,3p | awk '{print $1, $2}' | tr '\n' ' ')
 echo "joined: $scores"
+if [[ ${SPLIT_ONLY:-0} == 1 ]]; then
+  for file in pairs.jsonl candidates.jsonl groups.jsonl unique.jsonl annotated.jsonl; do
+    echo "$file: $(digest "$work/joined" "$file")"
+  done
+  exit 0
+fi
 rm -rf "$work"/embedded* "$work"/cells "$work"/searched* "$work"/confirmed*
 find "$work/joined" -type f ! -name summary.json -delete
 # shellcheck disable=SC2086 # $MEASURE is a command and its flags, or nothing.
