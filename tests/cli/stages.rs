@@ -500,6 +500,30 @@ fn two_stage_signed_and_embedded_in_parts_writes_the_files_of_one_run() {
         err.contains("queries.bin") && err.contains("changed after the run"),
         "{err}"
     );
+
+    // The join of the confirmed parts reads their folders and the embedded parts' sketches
+    // alone, as `merge --help` tells a user short of disk.
+    for j in 1..=4 {
+        std::fs::remove_dir_all(at(&format!("searched2-3-{j}"))).unwrap();
+    }
+    for i in 1..=3 {
+        let embedded = at(&format!("embedded2-{i}of3"));
+        for entry in std::fs::read_dir(&embedded).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+            if name == "queries.bin" || name.starts_with("keys-") {
+                std::fs::remove_file(path).unwrap();
+            }
+        }
+    }
+    let lean = at("lean");
+    let mut join: Vec<&str> = vec!["merge"];
+    let confirmed: Vec<PathBuf> = (1..=3)
+        .map(|i| at(&format!("confirmed2-3-{i}")))
+        .collect();
+    join.extend(confirmed.iter().map(|d| s(d)));
+    ok(&[&join[..], &["--out", s(&lean), "-q"]].concat());
+    assert_files_of_one_run(&lean, &at("whole2"), "without the searched parts");
 }
 
 #[test]
