@@ -114,7 +114,12 @@ fn a_run_without_its_candidates_writes_the_rest_the_same_and_its_sweep_says_so()
     let whole = dedup_minhash(&data, &flags);
     let without = dedup_minhash(&data, &[&flags[..], &["--no-candidates"]].concat());
     assert!(!without.path().join("candidates.jsonl").exists());
-    for file in ["pairs.jsonl", "groups.jsonl", "unique.jsonl", "annotated.jsonl"] {
+    for file in [
+        "pairs.jsonl",
+        "groups.jsonl",
+        "unique.jsonl",
+        "annotated.jsonl",
+    ] {
         assert_eq!(
             std::fs::read(whole.path().join(file)).unwrap(),
             std::fs::read(without.path().join(file)).unwrap(),

@@ -518,9 +518,7 @@ fn two_stage_signed_and_embedded_in_parts_writes_the_files_of_one_run() {
     }
     let lean = at("lean");
     let mut join: Vec<&str> = vec!["merge"];
-    let confirmed: Vec<PathBuf> = (1..=3)
-        .map(|i| at(&format!("confirmed2-3-{i}")))
-        .collect();
+    let confirmed: Vec<PathBuf> = (1..=3).map(|i| at(&format!("confirmed2-3-{i}"))).collect();
     join.extend(confirmed.iter().map(|d| s(d)));
     ok(&[&join[..], &["--out", s(&lean), "-q"]].concat());
     assert_files_of_one_run(&lean, &at("whole2"), "without the searched parts");
