@@ -30,11 +30,13 @@ wait_for() {
     echo "$log: $(cat "$log")"
   done
 }
+# The files a run writes that the scripts compare.
+run_files=(pairs.jsonl candidates.jsonl groups.jsonl unique.jsonl annotated.jsonl)
 # Compares the run files of two run folders by the length and XXH3-64 digest each summary.json
 # records ("None" for a file a run did not write); prints each, and fails if any differs.
 same_files() {
   local same=true file ours theirs
-  for file in pairs.jsonl candidates.jsonl groups.jsonl unique.jsonl annotated.jsonl; do
+  for file in "${run_files[@]}"; do
     ours=$(digest "$1" "$file")
     theirs=$(digest "$2" "$file")
     if [[ $ours == "$theirs" ]]; then
@@ -49,6 +51,13 @@ same_files() {
 digest() {
   python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["files"].get(sys.argv[2]))' \
     "$1/summary.json" "$2"
+}
+# Prints the length and digest of each run file of the run folder $1.
+digests() {
+  local file
+  for file in "${run_files[@]}"; do
+    echo "$file: $(digest "$1" "$file")"
+  done
 }
 submit() {
   echo "\$ sbatch $*" >&2

@@ -55,7 +55,7 @@ for result in merged whole; do
   echo "$result: $(wc -l < "$work/$result/pairs.jsonl") pairs, $(wc -l < "$work/$result/candidates.jsonl") candidates; $scores"
 done
 same=true
-for file in pairs.jsonl candidates.jsonl groups.jsonl unique.jsonl annotated.jsonl; do
+for file in "${run_files[@]}"; do
   if cmp -s "$work/merged/$file" "$work/whole/$file"; then
     echo "$file: byte-equal"
   else

@@ -46,9 +46,7 @@ du -sh "$work"/embedded1 "$work"/cells "$work"/confirmed1 "$work"/joined
 scores=$("$NEARDUP" eval --truth "$corpus" --pred "$work/joined" | sed -n 2,3p | awk '{print $1, $2}' | tr '\n' ' ')
 echo "joined: $scores"
 if [[ ${SPLIT_ONLY:-0} == 1 ]]; then
-  for file in pairs.jsonl candidates.jsonl groups.jsonl unique.jsonl annotated.jsonl; do
-    echo "$file: $(digest "$work/joined" "$file")"
-  done
+  digests "$work/joined"
   exit 0
 fi
 rm -rf "$work"/embedded* "$work"/cells "$work"/searched* "$work"/confirmed*
