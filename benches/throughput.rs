@@ -4,7 +4,9 @@
 //! 1. signatures per second of neardup's `MinHasher` against the `datasketch-minhash-lsh` crate's
 //!    `MinHash` on the same word sets (the baseline, reported as a ratio, since absolute times
 //!    drift on shared machines);
-//! 2. end-to-end documents per second of `dedup --method minhash` (read, tokenise, sign, band,
+//! 2. words per second of neardup's tokeniser on ASCII text against a `\w+` regex that
+//!    lower-cases each match (the baseline), over the same texts;
+//! 3. end-to-end documents per second of `dedup --method minhash` (read, tokenise, sign, band,
 //!    confirm, group, write) at each corpus size.
 //!
 //! Sizes come from `NEARDUP_BENCH_DOCS` (comma-separated, default `10000,100000`).
@@ -17,7 +19,7 @@ use neardup::pipeline::{self, Method, OutputSpec};
 use neardup::settings::MethodName;
 use neardup::sketch::MinHasher;
 use neardup::synth::Generator;
-use neardup::text::{Shingler, words};
+use neardup::text::{Shingler, for_each_word, words};
 
 fn main() {
     let sizes: Vec<usize> = std::env::var("NEARDUP_BENCH_DOCS")
@@ -31,7 +33,9 @@ fn main() {
         .collect();
     let dir = tempfile::tempdir().expect("temp dir");
 
-    signature_rates(&Generator::new(5_000, 1));
+    let corpus = Generator::new(5_000, 1);
+    signature_rates(&corpus);
+    word_rates(&corpus);
 
     println!(
         "\nend to end, dedup --method minhash (128 permutations, threshold 0.7, word 1-grams):"
@@ -74,14 +78,58 @@ fn main() {
     }
 }
 
-/// Signs the same word sets with both implementations, single-threaded, and prints the rates.
-fn signature_rates(corpus: &Generator) {
-    let texts: Vec<String> = (0..corpus.len())
+/// Each generated document's title and abstract, as a run reads them.
+fn texts_of(corpus: &Generator) -> Vec<String> {
+    (0..corpus.len())
         .map(|i| {
             let d = corpus.doc(i);
             format!("{} {}", d.processed_title, d.processed_abstract)
         })
-        .collect();
+        .collect()
+}
+
+/// Splits the same texts into lower-cased words with both tokenisers, single-threaded, a few
+/// times over, and prints the rates.
+fn word_rates(corpus: &Generator) {
+    let texts = texts_of(corpus);
+    let bytes: usize = texts.iter().map(String::len).sum();
+    let rounds = 20;
+    let (mut ours_words, mut baseline_words) = (0usize, 0usize);
+    let clock = Instant::now();
+    for _ in 0..rounds {
+        for text in &texts {
+            for_each_word(text, |w| ours_words += std::hint::black_box(w).len());
+        }
+    }
+    let ours = clock.elapsed().as_secs_f64();
+    let regex = regex::Regex::new(r"\w+").expect("valid regex");
+    let clock = Instant::now();
+    for _ in 0..rounds {
+        for text in &texts {
+            for word in regex.find_iter(text) {
+                baseline_words += std::hint::black_box(word.as_str().to_lowercase()).len();
+            }
+        }
+    }
+    let baseline = clock.elapsed().as_secs_f64();
+    assert_eq!(ours_words, baseline_words, "the two tokenisers disagree");
+    let mb = (bytes * rounds) as f64 / 1e6;
+    println!(
+        "words, one thread, {} texts of {} bytes:",
+        texts.len(),
+        bytes / texts.len()
+    );
+    println!("  neardup for_each_word (ASCII) {:>9.0} MB/s", mb / ours);
+    println!(
+        "  regex \\w+, lower-cased       {:>9.0} MB/s  (baseline)",
+        mb / baseline
+    );
+    println!("  ratio                        {:>10.1}x", baseline / ours);
+}
+
+/// Signs the same word sets with both implementations, single-threaded, and prints the rates.
+fn signature_rates(corpus: &Generator) {
+    let texts = texts_of(corpus);
     let shingler = Shingler::word_unigrams();
     let sets: Vec<Vec<u64>> = texts.iter().map(|t| shingler.shingle_set(t)).collect();
     let tokens: usize = sets.iter().map(Vec::len).sum();

@@ -45,25 +45,15 @@ pub fn for_each_word(text: &str, mut each: impl FnMut(&str)) {
 }
 
 /// The same words for pure-ASCII text, where `\w` is `[A-Za-z0-9_]`, without the regex engine
-/// (most corpora are mostly ASCII, and this is the tokeniser's hot path): one table lookup a
-/// byte, which also says whether the word needs lower-casing.
+/// (most corpora are mostly ASCII, and this is the tokeniser's hot path). Bytes are classified
+/// 64 at a time into bit masks ([`classify`]), and words are read off the mask's edges: a
+/// byte-at-a-time loop mispredicted a branch at the end of nearly every word, and ran at a
+/// third of the speed.
 fn for_each_ascii_word(text: &str, mut each: impl FnMut(&str)) {
     let bytes = text.as_bytes();
-    let class = |i: usize| ASCII_CLASS[usize::from(bytes[i])];
     let mut lowered = String::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        if class(i) == OTHER {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        let mut upper = false;
-        while i < bytes.len() && class(i) != OTHER {
-            upper |= class(i) == CAPITAL;
-            i += 1;
-        }
-        let word = &text[start..i];
+    let mut emit = |start: usize, end: usize, upper: bool| {
+        let word = &text[start..end];
         if upper {
             lowered.clear();
             lowered.push_str(word);
@@ -72,31 +62,71 @@ fn for_each_ascii_word(text: &str, mut each: impl FnMut(&str)) {
         } else {
             each(word);
         }
+    };
+    // The word being read: where it starts, and whether a capital was met in earlier blocks.
+    let mut open: Option<(usize, bool)> = None;
+    for (block, chunk) in bytes.chunks(64).enumerate() {
+        let base = block * 64;
+        let (word, capitals) = classify(chunk);
+        // An edge where a byte's class differs from the one before it.
+        let before = u64::from(open.is_some());
+        let mut edges = word ^ ((word << 1) | before);
+        let mut from = 0;
+        while edges != 0 {
+            let at = edges.trailing_zeros() as usize;
+            edges &= edges - 1;
+            match open.take() {
+                None => {
+                    open = Some((base + at, false));
+                    from = at;
+                }
+                Some((start, upper)) => {
+                    let upper = upper || capitals & bits(from, at) != 0;
+                    emit(start, base + at, upper);
+                }
+            }
+        }
+        if let Some((_, upper)) = &mut open {
+            *upper |= capitals & bits(from, 64) != 0;
+        }
+    }
+    if let Some((start, upper)) = open {
+        emit(start, bytes.len(), upper);
     }
 }
 
-/// [`ASCII_CLASS`] of a byte that is no word character.
-const OTHER: u8 = 0;
-/// Of a word character other than a capital.
-const WORD_CHAR: u8 = 1;
-/// Of a capital letter.
-const CAPITAL: u8 = 2;
+/// The bits `from..to` of a 64-bit mask.
+fn bits(from: usize, to: usize) -> u64 {
+    let below = |n: usize| if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
+    below(to) & !below(from)
+}
 
-/// The class of each byte value in ASCII text.
-static ASCII_CLASS: [u8; 256] = {
-    let mut table = [OTHER; 256];
-    let mut b = 0;
-    while b < 128 {
-        let c = b as u8;
-        if c.is_ascii_uppercase() {
-            table[b] = CAPITAL;
-        } else if c.is_ascii_alphanumeric() || c == b'_' {
-            table[b] = WORD_CHAR;
-        }
-        b += 1;
+/// Masks of the word bytes and the capitals among up to 64 ASCII bytes, bit `i` for byte `i`
+/// (none past the end). Each 8 bytes are tested as one integer: a byte below 128 plus
+/// `128 - low` reaches 128 exactly when it is at least `low`, and no sum carries into the next
+/// byte.
+fn classify(chunk: &[u8]) -> (u64, u64) {
+    const ONES: u64 = u64::from_ne_bytes([1; 8]);
+    const HIGH: u64 = ONES * 0x80;
+    let at_least = |x: u64, low: u8| x + ONES * (0x80 - u64::from(low));
+    let within = |x: u64, low: u8, high: u8| at_least(x, low) & !at_least(x, high + 1) & HIGH;
+    // The high bit of each of 8 bytes gathered into 8 bits (byte `i` to bit `i`).
+    let gather = |high_bits: u64| (high_bits >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56;
+    let (mut word, mut capitals) = (0u64, 0u64);
+    for (i, eight) in chunk.chunks(8).enumerate() {
+        let mut padded = [0u8; 8];
+        padded[..eight.len()].copy_from_slice(eight);
+        let x = u64::from_le_bytes(padded);
+        let capital = within(x, b'A', b'Z');
+        let underscore = x ^ (ONES * u64::from(b'_'));
+        let is_underscore = !(((underscore & !HIGH) + !HIGH) | underscore) & HIGH;
+        let letter = within(x | (ONES * 0x20), b'a', b'z');
+        let digit = within(x, b'0', b'9');
+        word |= gather(letter | digit | is_underscore) << (8 * i);
+        capitals |= gather(capital) << (8 * i);
     }
-    table
-};
+    (word, capitals)
+}
 
 /// The lower-cased words of `text`, in order.
 ///
@@ -272,7 +302,8 @@ impl Shingler {
     /// [`Shingler::shingle_set`], also calling `see` with every word of `text` (stoplisted
     /// ones too), so that a caller that needs both tokenises the text once.
     pub fn shingle_set_seeing_words(&self, text: &str, see: impl FnMut(&str)) -> Vec<u64> {
-        let mut out = Vec::new();
+        // About one shingle per six bytes of prose: one allocation where doubling made seven.
+        let mut out = Vec::with_capacity(text.len() / 6 + 8);
         self.hash_shingles_seeing_words(text, &mut out, see);
         out.sort_unstable();
         out.dedup();
@@ -323,6 +354,19 @@ mod tests {
                 "hello", "world", "it", "s", "2024_v2", "e", "mail", "a", "b", "x__y", "z"
             ]
         );
+    }
+
+    proptest::proptest! {
+        /// Words that cross the 64-byte blocks the masks are made of, capitals anywhere in
+        /// them, and texts of every length around a block's.
+        #[test]
+        fn ascii_words_across_blocks_split_like_the_regex(
+            text in "([a-zA-Z0-9_]{0,70}[ .,;:!?'\\-\t\n@\\[`{~]{1,3}){0,12}[a-zA-Z0-9_]{0,70}"
+        ) {
+            let slow: Vec<String> =
+                WORD.find_iter(&text).map(|m| m.as_str().to_lowercase()).collect();
+            proptest::prop_assert_eq!(words(&text), slow);
+        }
     }
 
     #[test]
