@@ -22,7 +22,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rustc_hash::FxHashMap;
-use xxhash_rust::xxh3::Xxh3;
+use xxhash_rust::xxh3::xxh3_128_with_seed;
 
 use super::{Confirmer, Sketch, SketchFacts};
 use crate::io::Record;
@@ -97,7 +97,7 @@ impl<'a> SignOnce<'a> {
                 *slot = doc;
             }
         }
-        sketches.push_sketch(signatures, sketch.as_ref());
+        sketches.push_owned(signatures, sketch);
     }
 
     /// Documents kept as a copy of an earlier one.
@@ -106,17 +106,11 @@ impl<'a> SignOnce<'a> {
     }
 }
 
-/// The hash that tells texts apart: of the text and where its title ends.
+/// The hash that tells texts apart: of the text, seeded with where its title ends (one pass
+/// of the one-shot hash, a few times faster than streaming the two).
 fn text_key(record: &Record) -> u128 {
-    let mut hasher = Xxh3::new();
-    hasher.update(
-        &record
-            .title_len
-            .map_or(u64::MAX, |n| n as u64)
-            .to_le_bytes(),
-    );
-    hasher.update(record.text.as_bytes());
-    hasher.digest128()
+    let title_end = record.title_len.map_or(u64::MAX, |n| n as u64);
+    xxh3_128_with_seed(record.text.as_bytes(), title_end)
 }
 
 #[cfg(test)]
