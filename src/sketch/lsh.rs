@@ -218,17 +218,14 @@ pub fn share_band(a: &[u32], b: &[u32], params: LshParams) -> bool {
     })
 }
 
+/// The hash of a band's slots, as little-endian bytes (read in place where the machine's own
+/// order is that).
 fn band_hash(slots: &[u32]) -> u64 {
-    let mut bytes = [0u8; 4 * 64];
-    if slots.len() <= 64 {
-        for (chunk, slot) in bytes.chunks_exact_mut(4).zip(slots) {
-            chunk.copy_from_slice(&slot.to_le_bytes());
-        }
-        xxh3_64(&bytes[..4 * slots.len()])
-    } else {
-        let bytes: Vec<u8> = slots.iter().flat_map(|s| s.to_le_bytes()).collect();
-        xxh3_64(&bytes)
+    if cfg!(target_endian = "little") {
+        return xxh3_64(bytemuck::cast_slice(slots));
     }
+    let bytes: Vec<u8> = slots.iter().flat_map(|s| s.to_le_bytes()).collect();
+    xxh3_64(&bytes)
 }
 
 #[cfg(test)]
