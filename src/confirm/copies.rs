@@ -97,7 +97,7 @@ impl<'a> SignOnce<'a> {
                 *slot = doc;
             }
         }
-        sketches.push_owned(signatures, sketch);
+        sketches.push_sketch(signatures, sketch.as_ref());
     }
 
     /// Documents kept as a copy of an earlier one.

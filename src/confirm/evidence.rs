@@ -263,12 +263,6 @@ impl SketchFacts {
         self.push(sketch.shingles, sketch.facts.clone());
     }
 
-    /// [`SketchFacts::push_sketch`] for a sketch it may keep, without copying its facts.
-    pub fn push_owned(&mut self, signatures: &mut Signatures, sketch: Sketch) {
-        signatures.push(&sketch.signature, sketch.shingles == 0);
-        self.push(sketch.shingles, sketch.facts);
-    }
-
     /// Appends a document whose sketch is document `of`'s (an exact copy of its text): its
     /// signature to `signatures`, the rest here, both sharing `of`'s instead of storing them
     /// again.
