@@ -50,6 +50,39 @@ pub struct Facts {
     pub sample: Vec<u32>,
 }
 
+/// A document's [`Facts`], borrowed from wherever they are kept (see [`SketchFacts`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FactsRef<'a> {
+    /// [`Facts::title`].
+    pub title: Option<&'a [u32]>,
+    /// [`Facts::numbers`].
+    pub numbers: &'a [u32],
+    /// [`Facts::title_numbers`].
+    pub title_numbers: &'a [u32],
+    /// [`Facts::body`].
+    pub body: bool,
+    /// [`Facts::sample`].
+    pub sample: &'a [u32],
+}
+
+impl FactsRef<'_> {
+    /// Whether the record is a title and nothing else.
+    pub fn title_only(&self) -> bool {
+        self.title.is_some() && !self.body
+    }
+
+    /// An owned copy.
+    pub fn to_facts(&self) -> Facts {
+        Facts {
+            title: self.title.map(<[u32]>::to_vec),
+            numbers: self.numbers.to_vec(),
+            title_numbers: self.title_numbers.to_vec(),
+            body: self.body,
+            sample: self.sample.to_vec(),
+        }
+    }
+}
+
 /// The bottom-k sample of a sorted shingle-hash set: its first [`SAMPLE_SIZE`] hashes.
 fn bottom_sample(shingles: &[u64]) -> Vec<u32> {
     let mut sample: Vec<u32> = shingles
@@ -102,7 +135,18 @@ pub(crate) mod base64_words {
 impl Facts {
     /// Whether the record is a title and nothing else.
     pub fn title_only(&self) -> bool {
-        self.title.is_some() && !self.body
+        self.as_ref().title_only()
+    }
+
+    /// Borrows them.
+    pub fn as_ref(&self) -> FactsRef<'_> {
+        FactsRef {
+            title: self.title.as_deref(),
+            numbers: &self.numbers,
+            title_numbers: &self.title_numbers,
+            body: self.body,
+            sample: &self.sample,
+        }
     }
 
     /// The facts of a document whose title is `title` (where the input has one) and whose rest
@@ -178,7 +222,7 @@ pub struct SketchRef<'a> {
     /// Distinct shingles of the whole text.
     pub shingles: u32,
     /// The exact facts.
-    pub facts: &'a Facts,
+    pub facts: FactsRef<'a>,
 }
 
 /// What the confirm stage needs of one document, owned.
@@ -212,23 +256,47 @@ impl Sketch {
         SketchRef {
             signature: &self.signature,
             shingles: self.shingles,
-            facts: &self.facts,
+            facts: self.facts.as_ref(),
         }
     }
 }
 
 /// The shingle counts and facts of a corpus, beside its [`Signatures`]: together they give
-/// each document's [`SketchRef`]. An exact copy of an earlier document shares its facts
-/// ([`SketchFacts::push_copy_of`]).
+/// each document's [`SketchRef`]. The facts' lists lie end to end in large blocks, each
+/// document's found by a fixed-size entry: a [`Facts`] apiece took four allocations, about 100
+/// bytes of list headers and the allocator's rounding, an eighth of a document's sketch. Blocks
+/// are reserved once, like the signatures' (one array grown by doubling would copy and hold
+/// twice its size at the moment it grows). An exact copy of an earlier document shares its
+/// facts ([`SketchFacts::push_copy_of`]).
 #[derive(Clone, Debug, Default)]
 pub struct SketchFacts {
     shingles: Vec<u32>,
-    /// The facts, each stored once.
-    facts: Vec<Facts>,
-    /// Each document's place in `facts`, from the first document that shares another's;
+    /// Every stored facts' lists, end to end (title, numbers, title numbers, sample), in
+    /// blocks of at least [`SketchFacts::BLOCK_WORDS`].
+    blocks: Vec<Vec<u32>>,
+    /// Each stored facts' place in `words`, each stored once.
+    entries: Vec<FactsEntry>,
+    /// Each document's place in `entries`, from the first document that shares another's;
     /// `None` while each document's facts are its own, in order.
     slots: Option<Vec<u32>>,
 }
+
+/// Where one document's facts lie in [`SketchFacts::blocks`]: from `start` in block `block`,
+/// the title (none where `title` is [`NO_TITLE`]), the numbers, the title's numbers, then the
+/// sample.
+#[derive(Clone, Copy, Debug, Default)]
+struct FactsEntry {
+    block: u32,
+    start: u32,
+    title: u32,
+    numbers: u32,
+    title_numbers: u32,
+    sample: u32,
+    body: bool,
+}
+
+/// A [`FactsEntry`]'s title length where the input has no title.
+const NO_TITLE: u32 = u32::MAX;
 
 /// Two are equal when they give every document the same shingle count and facts, however
 /// stored.
@@ -240,13 +308,50 @@ impl PartialEq for SketchFacts {
 }
 
 impl SketchFacts {
+    /// Words a block of facts holds, once there are many: 32 MB, reserved at once but touched
+    /// only as facts arrive. The first blocks are smaller, each twice the last, so that a few
+    /// documents' facts take little; a document longer than a block gets one its size.
+    const BLOCK_WORDS: usize = 1 << 23;
+
     /// Appends the next document's distinct shingle count and facts.
-    pub fn push(&mut self, shingles: u32, facts: Facts) {
+    pub fn push(&mut self, shingles: u32, facts: FactsRef<'_>) {
         if let Some(slots) = &mut self.slots {
-            slots.push(self.facts.len() as u32);
+            slots.push(self.entries.len() as u32);
         }
         self.shingles.push(shingles);
-        self.facts.push(facts);
+        let lists = [
+            facts.title.unwrap_or_default(),
+            facts.numbers,
+            facts.title_numbers,
+            facts.sample,
+        ];
+        let words: usize = lists.iter().map(|list| list.len()).sum();
+        if self
+            .blocks
+            .last()
+            .is_none_or(|block| block.capacity() - block.len() < words)
+        {
+            let size = self
+                .blocks
+                .last()
+                .map_or(1 << 12, |last| (2 * last.capacity()).min(Self::BLOCK_WORDS));
+            self.blocks.push(Vec::with_capacity(size.max(words)));
+        }
+        let at = (self.blocks.len() - 1) as u32;
+        let block = self.blocks.last_mut().expect("a block with room");
+        let count = |list: &[u32]| u32::try_from(list.len()).expect("fewer than 2^32 words");
+        self.entries.push(FactsEntry {
+            block: at,
+            start: count(block),
+            title: facts.title.map_or(NO_TITLE, count),
+            numbers: count(facts.numbers),
+            title_numbers: count(facts.title_numbers),
+            sample: count(facts.sample),
+            body: facts.body,
+        });
+        for list in lists {
+            block.extend_from_slice(list);
+        }
     }
 
     /// Where document `doc`'s facts are stored.
@@ -260,7 +365,7 @@ impl SketchFacts {
     /// Appends a document's `sketch`: its signature to `signatures`, the rest here.
     pub fn push_sketch(&mut self, signatures: &mut Signatures, sketch: SketchRef<'_>) {
         signatures.push(sketch.signature, sketch.shingles == 0);
-        self.push(sketch.shingles, sketch.facts.clone());
+        self.push(sketch.shingles, sketch.facts);
     }
 
     /// Appends a document whose sketch is document `of`'s (an exact copy of its text): its
@@ -279,36 +384,40 @@ impl SketchFacts {
     /// Appends the documents of `other`.
     pub fn extend(&mut self, other: SketchFacts) {
         if self.slots.is_some() || other.slots.is_some() {
-            let (documents, stored) = (self.len() as u32, self.facts.len() as u32);
+            let (documents, stored) = (self.len() as u32, self.entries.len() as u32);
             let slots = self.slots.get_or_insert_with(|| (0..documents).collect());
             match &other.slots {
                 Some(theirs) => slots.extend(theirs.iter().map(|&slot| stored + slot)),
                 None => slots.extend((0..other.len() as u32).map(|doc| stored + doc)),
             }
         }
+        let blocks = self.blocks.len() as u32;
         self.shingles.extend(other.shingles);
-        self.facts.extend(other.facts);
+        self.blocks.extend(other.blocks);
+        self.entries
+            .extend(other.entries.into_iter().map(|entry| FactsEntry {
+                block: entry.block + blocks,
+                ..entry
+            }));
     }
 
-    /// Appends documents `docs` of another corpus (its `signatures` and these facts), moving
-    /// their facts out of it rather than copying them: what a batch takes from the collection
-    /// it is checked against. Documents that share their facts there share them here.
+    /// Appends documents `docs` of another corpus (its `signatures` and these facts): what a
+    /// batch takes from the collection it is checked against. Documents that share their facts
+    /// there share them here.
     pub fn take_from(
         &mut self,
         signatures: &mut Signatures,
-        (their_signatures, theirs): (&Signatures, &mut SketchFacts),
+        (their_signatures, theirs): (&Signatures, &SketchFacts),
         docs: &[u32],
     ) {
         // Each of their stored facts, the document here that took it.
-        let mut taken = vec![u32::MAX; theirs.facts.len()];
+        let mut taken = vec![u32::MAX; theirs.entries.len()];
         for &doc in docs {
             let (doc, slot) = (doc as usize, theirs.slot(doc as usize));
             match taken[slot] {
                 u32::MAX => {
                     taken[slot] = self.len() as u32;
-                    let shingles = theirs.shingles[doc];
-                    signatures.push(their_signatures.row(doc), shingles == 0);
-                    self.push(shingles, std::mem::take(&mut theirs.facts[slot]));
+                    self.push_sketch(signatures, theirs.get(their_signatures, doc));
                 }
                 first => self.push_copy_of(signatures, first as usize),
             }
@@ -331,13 +440,26 @@ impl SketchFacts {
     }
 
     /// The facts of document `doc`.
-    pub fn facts(&self, doc: usize) -> &Facts {
-        &self.facts[self.slot(doc)]
+    pub fn facts(&self, doc: usize) -> FactsRef<'_> {
+        let entry = self.entries[self.slot(doc)];
+        let mut rest = &self.blocks[entry.block as usize][entry.start as usize..];
+        let mut take = |n: u32| {
+            let (list, after) = rest.split_at(n as usize);
+            rest = after;
+            list
+        };
+        FactsRef {
+            title: (entry.title != NO_TITLE).then(|| take(entry.title)),
+            numbers: take(entry.numbers),
+            title_numbers: take(entry.title_numbers),
+            body: entry.body,
+            sample: take(entry.sample),
+        }
     }
 
     /// Starts loading the sketches that the pairs after the `i`th will read, one link further
-    /// the nearer they are (signature and facts, then the facts' words); `pair(j)` gives the
-    /// `j`th pair, `None` past the end. Candidates visit documents in no order, and a
+    /// the nearer they are (signature and facts' entry, then the facts' words); `pair(j)` gives
+    /// the `j`th pair, `None` past the end. Candidates visit documents in no order, and a
     /// visit's waits on memory overlap only when asked for ahead (see `src/prefetch.rs`).
     pub fn prefetch_ahead(
         &self,
@@ -349,14 +471,11 @@ impl SketchFacts {
             for line in signatures.row(doc as usize).chunks(16) {
                 prefetch(line.as_ptr());
             }
-            prefetch(self.facts(doc as usize));
+            prefetch(&self.entries[self.slot(doc as usize)]);
         }
         for doc in pair(i + AHEAD).into_iter().flat_map(|(a, b)| [a, b]) {
-            let facts = self.facts(doc as usize);
-            if let Some(title) = &facts.title {
-                prefetch(title.as_ptr());
-            }
-            prefetch(facts.numbers.as_ptr());
+            let entry = &self.entries[self.slot(doc as usize)];
+            prefetch(self.blocks[entry.block as usize][entry.start as usize..].as_ptr());
         }
     }
 
@@ -376,35 +495,35 @@ impl SketchFacts {
         for facts in (0..self.len()).map(|doc| self.facts(doc)) {
             let flags = u8::from(facts.title.is_some()) | (u8::from(facts.body) << 1);
             w.write_all(&[flags])?;
-            write_list(w, facts.title.as_deref().unwrap_or_default())?;
-            write_list(w, &facts.numbers)?;
-            write_list(w, &facts.title_numbers)?;
-            write_list(w, &facts.sample)?;
+            write_list(w, facts.title.unwrap_or_default())?;
+            write_list(w, facts.numbers)?;
+            write_list(w, facts.title_numbers)?;
+            write_list(w, facts.sample)?;
         }
         Ok(())
     }
 
     /// Reads what [`SketchFacts::write_to`] wrote.
     pub fn read_from(r: &mut impl Read) -> io::Result<Self> {
-        let shingles = read_list(r)?;
-        let mut facts = Vec::with_capacity(shingles.len());
-        for _ in 0..shingles.len() {
+        let shingles: Vec<u32> = read_list(r)?;
+        let mut read = SketchFacts::default();
+        read.entries.reserve(shingles.len());
+        for &count in &shingles {
             let mut flags = [0u8];
             r.read_exact(&mut flags)?;
-            let title = read_list(r)?;
-            facts.push(Facts {
-                title: (flags[0] & 1 != 0).then_some(title),
-                numbers: read_list(r)?,
-                title_numbers: read_list(r)?,
+            let title: Vec<u32> = read_list(r)?;
+            let (numbers, title_numbers, sample): (Vec<u32>, Vec<u32>, Vec<u32>) =
+                (read_list(r)?, read_list(r)?, read_list(r)?);
+            let facts = FactsRef {
+                title: (flags[0] & 1 != 0).then_some(&title[..]),
+                numbers: &numbers,
+                title_numbers: &title_numbers,
                 body: flags[0] & 2 != 0,
-                sample: read_list(r)?,
-            });
+                sample: &sample,
+            };
+            read.push(count, facts);
         }
-        Ok(SketchFacts {
-            shingles,
-            facts,
-            slots: None,
-        })
+        Ok(read)
     }
 }
 
@@ -455,20 +574,20 @@ impl Evidence {
         };
         let smaller = a.shingles.min(b.shingles);
         let (title_jaccard, title_words, title_numbers_differ) =
-            match (&a.facts.title, &b.facts.title) {
+            match (a.facts.title, b.facts.title) {
                 (Some(x), Some(y)) => {
                     // A title's number counts where the other record lacks it everywhere: a
                     // number moved from the title into the abstract is no difference.
-                    let own = |this: &Facts, other: &Facts| {
-                        has_extra(&this.title_numbers, &other.numbers)
+                    let own = |this: FactsRef<'_>, other: FactsRef<'_>| {
+                        has_extra(this.title_numbers, other.numbers)
                     };
                     let differ = own(a.facts, b.facts) && own(b.facts, a.facts);
                     (Some(set_jaccard(x, y)), x.len().min(y.len()), Some(differ))
                 }
                 _ => (None, 0, None),
             };
-        let numbers_differ = has_extra(&a.facts.numbers, &b.facts.numbers)
-            && has_extra(&b.facts.numbers, &a.facts.numbers);
+        let numbers_differ = has_extra(a.facts.numbers, b.facts.numbers)
+            && has_extra(b.facts.numbers, a.facts.numbers);
         Evidence {
             jaccard,
             containment: 0.0,
@@ -510,7 +629,7 @@ fn sampled_containment(a: SketchRef<'_>, b: SketchRef<'_>) -> Option<f64> {
     } else {
         (b, a)
     };
-    let (s, l) = (&small.facts.sample, &large.facts.sample);
+    let (s, l) = (small.facts.sample, large.facts.sample);
     if s.is_empty() || l.is_empty() {
         return None;
     }
@@ -535,6 +654,51 @@ fn has_extra(a: &[u32], b: &[u32]) -> bool {
 mod tests {
     use super::*;
 
+    /// Facts of every size, over blocks that grow and one document larger than its block,
+    /// read back as pushed: alone, appended to others, and written and read again.
+    #[test]
+    fn facts_over_many_blocks_read_as_pushed() {
+        let facts_of = |doc: u32| Facts {
+            title: (doc % 3 != 0).then(|| (0..doc % 17).collect()),
+            numbers: (0..doc % 5).map(|n| n * doc).collect(),
+            title_numbers: (0..doc % 2).collect(),
+            body: doc % 4 != 0,
+            sample: match doc {
+                150 => (0..20_000).collect(),
+                _ => (0..(doc * 7) % 129).map(|w| w ^ doc).collect(),
+            },
+        };
+        let build = |docs: std::ops::Range<u32>| {
+            let mut sketches = SketchFacts::default();
+            for doc in docs {
+                sketches.push(doc, facts_of(doc).as_ref());
+            }
+            sketches
+        };
+        let first = build(0..300);
+        assert!(first.blocks.len() > 3, "{} blocks", first.blocks.len());
+        for doc in 0..300 {
+            assert_eq!(
+                first.facts(doc as usize),
+                facts_of(doc).as_ref(),
+                "document {doc}"
+            );
+        }
+        let mut both = first.clone();
+        both.extend(build(300..400));
+        both.push(400, facts_of(400).as_ref());
+        for doc in 0..401 {
+            assert_eq!(
+                both.facts(doc as usize),
+                facts_of(doc).as_ref(),
+                "document {doc}"
+            );
+        }
+        let mut bytes = Vec::new();
+        both.write_to(&mut bytes).unwrap();
+        assert_eq!(SketchFacts::read_from(&mut &bytes[..]).unwrap(), both);
+    }
+
     /// Facts taken from another corpus give the documents taken what they had there, copies
     /// sharing theirs, and nothing is copied twice.
     #[test]
@@ -542,7 +706,7 @@ mod tests {
         let (mut their_signatures, mut theirs) = (Signatures::new(2), SketchFacts::default());
         for (doc, title) in ["one", "two", "three"].into_iter().enumerate() {
             let facts = Facts::of(Some(title), "a body of words");
-            theirs.push(doc as u32 + 4, facts);
+            theirs.push(doc as u32 + 4, facts.as_ref());
             their_signatures.push(&[doc as u32, 7], false);
         }
         // Document 3 is an exact copy of document 1.
@@ -554,25 +718,21 @@ mod tests {
                 (
                     sketch.signature.to_vec(),
                     sketch.shingles,
-                    sketch.facts.clone(),
+                    sketch.facts.to_facts(),
                 )
             })
             .collect();
         let (mut signatures, mut sketches) = (Signatures::new(2), SketchFacts::default());
-        sketches.push(9, Facts::of(None, "already here"));
+        sketches.push(9, Facts::of(None, "already here").as_ref());
         signatures.push(&[0, 0], false);
-        sketches.take_from(
-            &mut signatures,
-            (&their_signatures, &mut theirs),
-            &[3, 1, 2],
-        );
+        sketches.take_from(&mut signatures, (&their_signatures, &theirs), &[3, 1, 2]);
         assert_eq!(sketches.len(), 4);
         for (at, (signature, shingles, facts)) in expected.iter().enumerate() {
             let sketch = sketches.get(&signatures, at + 1);
             assert_eq!(sketch.signature, &signature[..]);
-            assert_eq!((sketch.shingles, sketch.facts), (*shingles, facts));
+            assert_eq!((sketch.shingles, sketch.facts), (*shingles, facts.as_ref()));
         }
-        assert_eq!(sketches.facts.len(), 3, "the copy's facts stored once");
+        assert_eq!(sketches.entries.len(), 3, "the copy's facts stored once");
     }
 
     #[test]
@@ -605,21 +765,21 @@ mod tests {
             shingles: 4,
             facts,
         };
-        assert!(Evidence::of(sketch(&two), sketch(&three)).numbers_differ);
-        assert!(!Evidence::of(sketch(&two), sketch(&note)).numbers_differ);
-        let evidence = Evidence::of(sketch(&two), sketch(&note));
+        assert!(Evidence::of(sketch(two.as_ref()), sketch(three.as_ref())).numbers_differ);
+        assert!(!Evidence::of(sketch(two.as_ref()), sketch(note.as_ref())).numbers_differ);
+        let evidence = Evidence::of(sketch(two.as_ref()), sketch(note.as_ref()));
         assert_eq!(evidence.title_numbers_differ, Some(false));
         // A title's numbers count with its notes: the parts of one book differ.
         let part = |n: &str| Facts::of(Some(&format!("database tuning (part {n})")), "2002");
         let (first, second) = (part("i"), part("ii"));
         assert_eq!(
-            Evidence::of(sketch(&first), sketch(&second)).title_numbers_differ,
+            Evidence::of(sketch(first.as_ref()), sketch(second.as_ref())).title_numbers_differ,
             Some(true)
         );
         // A number of one title that the other record has in its body is no difference.
         let moved = Facts::of(Some("database tuning"), "part ii, 2002");
         assert_eq!(
-            Evidence::of(sketch(&second), sketch(&moved)).title_numbers_differ,
+            Evidence::of(sketch(second.as_ref()), sketch(moved.as_ref())).title_numbers_differ,
             Some(false)
         );
         assert_eq!(evidence.title_jaccard, Some(1.0));

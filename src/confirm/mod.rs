@@ -74,7 +74,7 @@ use serde::{Deserialize, Serialize};
 
 pub use confirmer::Confirmer;
 pub use copies::{SignOnce, Signing};
-pub use evidence::{Evidence, Facts, SAMPLE_SIZE, Sketch, SketchFacts, SketchRef};
+pub use evidence::{Evidence, Facts, FactsRef, SAMPLE_SIZE, Sketch, SketchFacts, SketchRef};
 pub use proposals::{proposed_pairs, proposed_pairs_between, title_block_pairs, title_key};
 pub use rule::{Confirm, ConfirmRule, NumberGuard, Rule, Standing, Verdict};
 

@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::rule::MIN_TITLE_WORDS;
-use super::{Confirm, ConfirmSettings, Facts, SketchFacts};
+use super::{Confirm, ConfirmSettings, FactsRef, SketchFacts};
 use crate::sketch::{Signatures, candidate_pairs, candidate_pairs_between, same_keys};
 
 /// The pairs `(a, b)`, `a < b`, that MinHash proposes: those that share a band of their
@@ -81,8 +81,8 @@ fn same_title_pairs(sketches: &SketchFacts, documents: usize) -> Vec<(u32, u32)>
 
 /// The key under which a document's title proposes it: a hash of its words, where the title
 /// has at least `MIN_TITLE_WORDS` (4).
-pub fn title_key(facts: &Facts) -> Option<u64> {
-    let title = facts.title.as_deref()?;
+pub fn title_key(facts: FactsRef<'_>) -> Option<u64> {
+    let title = facts.title?;
     let bytes: Vec<u8> = title.iter().flat_map(|w| w.to_le_bytes()).collect();
     (title.len() >= MIN_TITLE_WORDS).then(|| xxh3_64(&bytes))
 }
@@ -119,7 +119,7 @@ mod tests {
                     let body = format!("{title} {words} number {copy}");
                     let set = shingler.shingle_set(&body);
                     signatures.push(&hasher.sign(&set), set.is_empty());
-                    sketches.push(set.len() as u32, Facts::of(Some(title), &body));
+                    sketches.push(set.len() as u32, Facts::of(Some(title), &body).as_ref());
                 }
             }
             (signatures, sketches)
@@ -167,7 +167,7 @@ mod tests {
             "robot gait training after stroke",
         ];
         for title in titles {
-            sketches.push(4, Facts::of(Some(title), "a body"));
+            sketches.push(4, Facts::of(Some(title), "a body").as_ref());
         }
         let mut pairs = same_title_pairs(&sketches, titles.len());
         pairs.sort_unstable();
@@ -181,7 +181,7 @@ mod tests {
             .collect();
         let mut sketches = SketchFacts::default();
         for facts in common {
-            sketches.push(4, facts);
+            sketches.push(4, facts.as_ref());
         }
         assert!(same_title_pairs(&sketches, SAME_TITLE_LIMIT + 1).is_empty());
     }

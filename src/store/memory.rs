@@ -122,7 +122,7 @@ impl VectorStore for MemoryStore {
         for point in points {
             let sketch = point
                 .sketch
-                .map(|s| (s.signature.to_vec(), s.shingles, s.facts.clone()));
+                .map(|s| (s.signature.to_vec(), s.shingles, s.facts.to_facts()));
             match held.position.get(&point.key) {
                 Some(&at) => {
                     held.vectors[at * self.width..(at + 1) * self.width]

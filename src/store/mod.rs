@@ -106,7 +106,7 @@ impl Payload {
         SketchRef {
             signature: &self.signature,
             shingles: self.shingles,
-            facts: &self.facts,
+            facts: self.facts.as_ref(),
         }
     }
 }

@@ -69,7 +69,10 @@ pub(super) fn payload_json(point: &StoredPoint<'_>) -> serde_json::Map<String, s
             encode_signature(sketch.signature).into(),
         );
         payload.insert("shingles".to_owned(), sketch.shingles.into());
-        payload.insert("facts".to_owned(), serde_json::json!(sketch.facts));
+        payload.insert(
+            "facts".to_owned(),
+            serde_json::json!(sketch.facts.to_facts()),
+        );
     }
     if let Some(title) = point.title {
         let bits: Vec<u32> = title.iter().map(|x| x.to_bits()).collect();

@@ -38,7 +38,7 @@ fn check_engine(store: &dyn VectorStore) {
             let sketch = SketchRef {
                 signature: &signatures[i],
                 shingles: 3,
-                facts: &facts[i],
+                facts: facts[i].as_ref(),
             };
             // "c" keeps its title's vector.
             let title = (i == 2).then_some(&vectors[0][..]);
@@ -177,7 +177,7 @@ fn check_search_of_many_points(store: &dyn VectorStore) {
             let sketch = SketchRef {
                 signature: &signature,
                 shingles: 2,
-                facts: &facts,
+                facts: facts.as_ref(),
             };
             StoredPoint::new(id, v, Some(sketch))
         })

@@ -4,7 +4,7 @@ use std::io::{Read, Write};
 use std::time::Instant;
 
 use super::{SKETCHES, Stage, TITLE_BAND, keys_file, stage_summary};
-use crate::confirm::{Confirm, Confirmer, Facts, Sketch, SketchFacts, title_key};
+use crate::confirm::{Confirm, Confirmer, FactsRef, Sketch, SketchFacts, title_key};
 use crate::error::{Error, Result};
 use crate::io::{
     ByteRange, FolderLock, Input, SkipReport, read_corpus_in, read_count, read_list, write_count,
@@ -48,7 +48,11 @@ pub fn sign_part(spec: &PipelineSpec, lock: FolderLock) -> Result<Signed> {
         range,
         |record| confirmer.sign(record),
         |sketch| {
-            let signed = (&sketch.signature[..], sketch.shingles, &sketch.facts);
+            let signed = (
+                &sketch.signature[..],
+                sketch.shingles,
+                sketch.facts.as_ref(),
+            );
             route_keys(signed, banding, titles, |band, key| {
                 files.keys.key(part, band, key, doc);
             });
@@ -106,7 +110,7 @@ impl SignedFiles {
     fn sketch(&mut self, sketch: Sketch) {
         self.signatures
             .push(&sketch.signature, sketch.shingles == 0);
-        self.facts.push(sketch.shingles, sketch.facts);
+        self.facts.push(sketch.shingles, sketch.facts.as_ref());
         if self.signatures.len() >= self.block && self.failed.is_none() {
             self.failed = self.write_sketches().err();
         }
@@ -200,7 +204,7 @@ impl KeyFiles {
 /// (none for a document with no shingles), and where `titles` (the evidence rule) its title's
 /// under [`TITLE_BAND`].
 pub(in crate::pipeline) fn route_keys(
-    (signature, shingles, facts): (&[u32], u32, &Facts),
+    (signature, shingles, facts): (&[u32], u32, FactsRef<'_>),
     banding: LshParams,
     titles: bool,
     mut route: impl FnMut(u32, u64),
@@ -287,6 +291,7 @@ pub(super) fn read_word_blocks(r: &mut impl Read) -> std::io::Result<Vec<u32>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::confirm::Facts;
 
     #[test]
     fn files_written_in_blocks_read_back_whole() {
@@ -328,7 +333,10 @@ mod tests {
         assert_eq!(signatures.row(7), [7, 8, 9, 10]);
         assert!(signatures.is_empty_doc(0) && !signatures.is_empty_doc(1));
         assert_eq!(sketches.shingles(9), 9);
-        assert_eq!(*sketches.facts(4), Facts::of(Some("a title"), "body 4"));
+        assert_eq!(
+            sketches.facts(4),
+            Facts::of(Some("a title"), "body 4").as_ref()
+        );
         for (to, keys) in part.all().zip(keys) {
             assert_eq!(
                 read_word_blocks(&mut &read(&keys_file(to))[..]).unwrap(),
@@ -341,7 +349,7 @@ mod tests {
             whole.push(&[doc, 1, 2, 3], doc % 5 == 0);
             facts.push(
                 u32::from(doc % 5 != 0),
-                Facts::of(None, &format!("text {doc}")),
+                Facts::of(None, &format!("text {doc}")).as_ref(),
             );
         }
         let mut bytes = Vec::new();

@@ -221,8 +221,8 @@ impl Reachable {
 
 impl Reached {
     /// Appends the sketches of the documents reached, in their order, to the batch's.
-    pub(super) fn join(mut self, signatures: &mut Signatures, sketches: &mut SketchFacts) {
-        let from = (&self.from.signatures, &mut self.from.sketches);
+    pub(super) fn join(self, signatures: &mut Signatures, sketches: &mut SketchFacts) {
+        let from = (&self.from.signatures, &self.from.sketches);
         sketches.take_from(signatures, from, &self.docs);
     }
 }

@@ -143,7 +143,8 @@ mod tests {
                 title_numbers: vec![],
                 body: true,
                 sample: vec![1, 4, 9],
-            },
+            }
+            .as_ref(),
         );
         // A title with no words is not the same as no title.
         sketches.push(
@@ -151,7 +152,8 @@ mod tests {
             Facts {
                 title: Some(vec![]),
                 ..Facts::default()
-            },
+            }
+            .as_ref(),
         );
         let dir = tempfile::tempdir().unwrap();
         let aside = SketchesAside::write(dir.path(), signatures.clone(), sketches.clone()).unwrap();
