@@ -106,8 +106,8 @@ impl<'a> SignOnce<'a> {
     }
 }
 
-/// The hash that tells texts apart: of the text, seeded with where its title ends (one pass
-/// of the one-shot hash, a few times faster than streaming the two).
+/// The hash that tells texts apart: of the text, seeded with where its title ends (one call of
+/// the one-shot hash, which reads the text in place; the streaming one copied it in pieces).
 fn text_key(record: &Record) -> u128 {
     let title_end = record.title_len.map_or(u64::MAX, |n| n as u64);
     xxh3_128_with_seed(record.text.as_bytes(), title_end)

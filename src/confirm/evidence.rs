@@ -272,9 +272,9 @@ impl Sketch {
 pub struct SketchFacts {
     shingles: Vec<u32>,
     /// Every stored facts' lists, end to end (title, numbers, title numbers, sample), in
-    /// blocks of at least [`SketchFacts::BLOCK_WORDS`].
+    /// blocks (see [`SketchFacts::BLOCK_WORDS`]).
     blocks: Vec<Vec<u32>>,
-    /// Each stored facts' place in `words`, each stored once.
+    /// Where each stored facts lie in `blocks`, each stored once.
     entries: Vec<FactsEntry>,
     /// Each document's place in `entries`, from the first document that shares another's;
     /// `None` while each document's facts are its own, in order.

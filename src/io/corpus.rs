@@ -235,7 +235,7 @@ pub fn inputs_shortened(inputs: &[Input]) -> Error {
 
 /// The next records of `records`, up to [`CHUNK`] of them or [`CHUNK_BYTES`]; empty at the end.
 fn next_chunk(records: &mut super::RawRecords) -> Result<Vec<RawRecord>> {
-    // Sized once: grown by doubling, every chunk's list touched fresh memory thirteen times.
+    // Sized once: grown by doubling, every chunk's list moved and took fresh memory ten times.
     let mut chunk = Vec::with_capacity(CHUNK);
     let mut bytes = 0;
     while chunk.len() < CHUNK && bytes < CHUNK_BYTES {
