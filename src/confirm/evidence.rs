@@ -319,6 +319,12 @@ impl SketchFacts {
             slots.push(self.entries.len() as u32);
         }
         self.shingles.push(shingles);
+        self.store(facts);
+    }
+
+    /// Stores `facts` at the end of the last block (a new one where they do not fit), and
+    /// their entry after the others.
+    fn store(&mut self, facts: FactsRef<'_>) {
         let lists = [
             facts.title.unwrap_or_default(),
             facts.numbers,
@@ -381,7 +387,9 @@ impl SketchFacts {
         self.shingles.push(self.shingles[of]);
     }
 
-    /// Appends the documents of `other`.
+    /// Appends the documents of `other`, their facts copied into these blocks: its own
+    /// blocks, each partly filled, would keep their room unused (a part reads its share a
+    /// block of documents at a time).
     pub fn extend(&mut self, other: SketchFacts) {
         if self.slots.is_some() || other.slots.is_some() {
             let (documents, stored) = (self.len() as u32, self.entries.len() as u32);
@@ -391,14 +399,11 @@ impl SketchFacts {
                 None => slots.extend((0..other.len() as u32).map(|doc| stored + doc)),
             }
         }
-        let blocks = self.blocks.len() as u32;
+        self.entries.reserve(other.entries.len());
+        for &entry in &other.entries {
+            self.store(other.stored(entry));
+        }
         self.shingles.extend(other.shingles);
-        self.blocks.extend(other.blocks);
-        self.entries
-            .extend(other.entries.into_iter().map(|entry| FactsEntry {
-                block: entry.block + blocks,
-                ..entry
-            }));
     }
 
     /// Appends documents `docs` of another corpus (its `signatures` and these facts): what a
@@ -441,7 +446,11 @@ impl SketchFacts {
 
     /// The facts of document `doc`.
     pub fn facts(&self, doc: usize) -> FactsRef<'_> {
-        let entry = self.entries[self.slot(doc)];
+        self.stored(self.entries[self.slot(doc)])
+    }
+
+    /// The facts stored where `entry` says.
+    fn stored(&self, entry: FactsEntry) -> FactsRef<'_> {
         let mut rest = &self.blocks[entry.block as usize][entry.start as usize..];
         let mut take = |n: u32| {
             let (list, after) = rest.split_at(n as usize);
