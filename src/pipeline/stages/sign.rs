@@ -108,9 +108,8 @@ impl SignedFiles {
 
     /// The next document's sketch.
     fn sketch(&mut self, sketch: Sketch) {
-        self.signatures
-            .push(&sketch.signature, sketch.shingles == 0);
-        self.facts.push(sketch.shingles, sketch.facts.as_ref());
+        self.facts
+            .push_sketch(&mut self.signatures, sketch.as_ref());
         if self.signatures.len() >= self.block && self.failed.is_none() {
             self.failed = self.write_sketches().err();
         }
