@@ -164,6 +164,11 @@ pub fn run() -> ExitCode {
             eprintln!("error: {}: {message}", settings::flag(key));
             ExitCode::from(2)
         }
+        // Only a signal asks a command to stop; its work has dropped its scratch folders.
+        Err(e @ Error::Interrupted) => {
+            crate::io::report_interrupted();
+            ExitCode::from(e.exit_code())
+        }
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(e.exit_code())

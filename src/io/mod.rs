@@ -38,7 +38,9 @@ pub use floats::Floats;
 pub use lines::for_each_line;
 pub use lock::FolderLock;
 pub use range::ByteRange;
-pub use scratch::{ScratchDir, remove_on_interrupt as remove_scratch_on_interrupt};
+pub use scratch::{
+    ScratchDir, remove_on_interrupt as remove_scratch_on_interrupt, report_interrupted,
+};
 pub use words::{
     read_count, read_floats, read_list, read_words_into, write_count, write_floats, write_list,
     write_words,

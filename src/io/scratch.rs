@@ -7,6 +7,12 @@
 //! the Python interpreter keeps its own signals), and, if the process was killed outright, by
 //! the next neardup that makes one: each holds a lock on a file inside it while it lives, so a
 //! folder whose lock can be taken has no owner left.
+//!
+//! On a signal the work is first asked to stop ([`crate::cancel`]) and drops its folders as it
+//! unwinds. Removing them from the signal's thread instead races the work: a thread still
+//! writing an index makes its folders again, parents included, after they are gone. Work that
+//! does not stop within [`STOP_GRACE`], or a second signal, gets the old way: the live folders
+//! are removed and the process exits at once.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -23,11 +29,20 @@ const OWNER_LOCK: &str = ".owner.lock";
 /// A folder without its lock file this old was left by a process killed while making it.
 const UNLOCKED_GRACE: Duration = Duration::from_secs(600);
 
+/// How long interrupted work has to stop by itself before its folders are removed under it.
+pub const STOP_GRACE: Duration = Duration::from_secs(3);
+/// What an interrupted command line says, once, whichever way it stops.
+const INTERRUPTED: &str = "interrupted: temporary files removed";
+
 /// Folders to remove if the process is interrupted.
 static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 static HANDLER: Once = Once::new();
 /// Whether the program asked for [`remove_on_interrupt`].
 static ON_INTERRUPT: AtomicBool = AtomicBool::new(false);
+/// Whether a signal came: a second one removes the folders at once.
+static SIGNALLED: AtomicBool = AtomicBool::new(false);
+/// Whether [`INTERRUPTED`] was said.
+static REPORTED: AtomicBool = AtomicBool::new(false);
 
 /// Asks that Ctrl-C and SIGTERM remove the live scratch folders and end the process (exit code
 /// 130), from the first scratch folder made on: what a command-line program wants, and what a
@@ -98,20 +113,46 @@ fn live() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
     LIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// On Ctrl-C or SIGTERM: remove the live scratch folders, then exit as interrupted (130).
+/// Says that the run was interrupted and its temporary files are gone: once, from whichever of
+/// the unwound work (the command line, on [`Error::Interrupted`]) and the signal's fallback
+/// ends the process first.
+pub fn report_interrupted() {
+    if !REPORTED.swap(true, Ordering::Relaxed) {
+        eprintln!("{INTERRUPTED}");
+    }
+}
+
+/// On Ctrl-C or SIGTERM: ask the work to stop, and give it [`STOP_GRACE`] before removing the
+/// live folders and exiting as interrupted (130); a second signal does that at once.
 fn install_handler() {
     HANDLER.call_once(|| {
         let installed = ctrlc::set_handler(|| {
-            for dir in live().iter() {
-                let _ = std::fs::remove_dir_all(dir);
+            if SIGNALLED.swap(true, Ordering::Relaxed) {
+                remove_live_and_exit();
             }
-            eprintln!("interrupted: temporary files removed");
-            std::process::exit(130);
+            crate::cancel::request();
+            // The handler's own thread must stay free for a second signal.
+            std::thread::spawn(|| {
+                std::thread::sleep(STOP_GRACE);
+                tracing::warn!("the work did not stop in time: removing its temporary files");
+                remove_live_and_exit();
+            });
         });
         if let Err(e) = installed {
             tracing::warn!(error = %e, "cannot clean temporary files on Ctrl-C");
         }
     });
+}
+
+/// Removes the live folders and exits as interrupted, holding the list so that no new folder
+/// joins it meanwhile.
+fn remove_live_and_exit() -> ! {
+    let live = live();
+    for dir in live.iter() {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    report_interrupted();
+    std::process::exit(130);
 }
 
 /// Removes scratch folders under `root` whose owner is gone.

@@ -629,9 +629,12 @@ fn the_temporary_index_is_removed_on_sigterm_and_a_killed_runs_at_the_next_start
         eprintln!("the run ended before SIGTERM");
     } else {
         assert_eq!(status.code(), Some(130), "{stderr}");
-        assert!(
-            stderr.contains("interrupted: temporary files removed"),
-            "{stderr}"
+        assert_eq!(
+            stderr
+                .matches("interrupted: temporary files removed")
+                .count(),
+            1,
+            "said once: {stderr}"
         );
     }
     assert_eq!(scratch_dirs(&tmp), Vec::<PathBuf>::new());
