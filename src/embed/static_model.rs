@@ -124,10 +124,11 @@ impl StaticEmbedder {
 
     /// A streaming mean: the text is tokenized a piece at a time, so that a long document costs
     /// memory for one piece's tokens, not for all of them.
-    fn embed_one(&self, text: &str) -> Result<Vec<f32>> {
+    fn embed_one(&self, text: &str, vector: &mut Vec<f32>) -> Result<()> {
         let mut sum = WeightedSum::new(&self.vectors, &self.weights, self.dimensions);
         self.each_token_run(text, |ids| sum.add(ids))?;
-        Ok(sum.mean(Some(&self.mean)))
+        sum.mean_into(Some(&self.mean), vector);
+        Ok(())
     }
 
     /// Calls `f` with the token ids of `text`, in order, a run at a time: the ids the
@@ -173,7 +174,15 @@ impl Embedder for StaticEmbedder {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        texts.par_iter().map(|text| self.embed_one(text)).collect()
+        let mut vectors = Vec::new();
+        self.embed_into(texts, &mut vectors)?;
+        Ok(vectors)
+    }
+
+    fn embed_into(&self, texts: &[&str], out: &mut Vec<Vec<f32>>) -> Result<()> {
+        out.resize_with(texts.len(), Vec::new);
+        (texts.par_iter().zip(out.par_iter_mut()))
+            .try_for_each(|(text, vector)| self.embed_one(text, vector))
     }
 }
 
@@ -242,21 +251,19 @@ impl<'m> WeightedSum<'m> {
         }
     }
 
-    /// The weighted mean, less `centre` if given, normalised.
-    fn mean(mut self, centre: Option<&[f32]>) -> Vec<f32> {
+    /// The weighted mean, less `centre` if given, normalised, written over `mean`.
+    fn mean_into(mut self, centre: Option<&[f32]>, mean: &mut Vec<f32>) {
         self.fold();
-        let mut mean: Vec<f32> = self
-            .sum
-            .iter()
-            .map(|&s| if self.total > 0.0 { s / self.total } else { 0.0 } as f32)
-            .collect();
+        mean.clear();
+        mean.extend(
+            (self.sum.iter()).map(|&s| if self.total > 0.0 { s / self.total } else { 0.0 } as f32),
+        );
         if self.total > 0.0
             && let Some(centre) = centre
         {
             mean.iter_mut().zip(centre).for_each(|(m, c)| *m -= c);
         }
-        normalize(&mut mean);
-        mean
+        normalize(mean);
     }
 }
 
@@ -401,10 +408,11 @@ pub fn derive_static(
         .collect::<Result<_>>()?;
     let weights = idf(&documents, vocabulary);
     let mut mean = vec![0f32; dimensions];
+    let mut v = Vec::with_capacity(dimensions);
     for ids in &documents {
         let mut sum = WeightedSum::new(&vectors, &weights, dimensions);
         sum.add(ids);
-        let v = sum.mean(None);
+        sum.mean_into(None, &mut v);
         mean.iter_mut().zip(&v).for_each(|(m, x)| *m += x);
     }
     mean.iter_mut()

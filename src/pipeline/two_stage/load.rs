@@ -110,6 +110,9 @@ struct Loader<'a> {
     /// An index kept: its vectors, as they go into the store, for its snapshot; or why they
     /// could not be kept.
     snapshot: Option<Result<SnapshotSpool>>,
+    /// The last batch's vectors, refilled by the next
+    /// ([`crate::embed::Embedder::embed_into`]).
+    vectors: Vec<Vec<f32>>,
     embed_seconds: f64,
     upsert_seconds: f64,
     failure: Option<Error>,
@@ -147,6 +150,7 @@ impl<'a> Loader<'a> {
             pending_titles: HashMap::new(),
             repeated_titles: Vec::new(),
             snapshot: None,
+            vectors: Vec::new(),
             embed_seconds: 0.0,
             upsert_seconds: 0.0,
             failure: None,
@@ -232,7 +236,8 @@ impl<'a> Loader<'a> {
             .chain(self.titles.iter().map(|t| &t.1))
             .map(String::as_str)
             .collect();
-        let mut vectors = self.index.embedder().embed(&texts)?;
+        let mut vectors = std::mem::take(&mut self.vectors);
+        self.index.embedder().embed_into(&texts, &mut vectors)?;
         self.index.learn_centre(&vectors[..self.texts.len()]);
         self.index.centre_all(&mut vectors);
         let titles = vectors.split_off(self.texts.len());
@@ -292,6 +297,8 @@ impl<'a> Loader<'a> {
                 queries.append(Query { doc, title: true }, vector)?;
             }
         }
+        vectors.extend(titles);
+        self.vectors = vectors;
         Ok(())
     }
 }
