@@ -202,20 +202,19 @@ impl RunFile {
     ) -> Result<()> {
         let target = self.target().to_owned();
         let starts: Vec<usize> = (0..count).step_by(PARALLEL_BLOCK).collect();
-        // A few blocks a thread at a time: only their bytes wait to be written.
+        // A few blocks a thread at a time: only their bytes wait to be written. Each round
+        // refills the last round's buffers: made anew, they grew by doubling on the workers
+        // and were freed here, memory the allocator gives back and must touch fresh.
+        let mut blocks: Vec<Vec<u8>> = Vec::new();
         for starts in starts.chunks(4 * rayon::current_num_threads()) {
-            let blocks: Vec<Result<Vec<u8>>> = starts
-                .par_iter()
-                .map(|&start| {
-                    let mut bytes = Vec::new();
-                    for i in start..(start + PARALLEL_BLOCK).min(count) {
-                        json_line(&mut bytes, &record(i), &target)?;
-                    }
-                    Ok(bytes)
-                })
-                .collect();
-            for block in blocks {
-                self.write_all(&block?).map_err(|e| Error::io(&target, e))?;
+            blocks.resize_with(starts.len(), Vec::new);
+            (starts.par_iter().zip(blocks.par_iter_mut())).try_for_each(|(&start, bytes)| {
+                bytes.clear();
+                (start..(start + PARALLEL_BLOCK).min(count))
+                    .try_for_each(|i| json_line(bytes, &record(i), &target))
+            })?;
+            for block in &blocks {
+                self.write_all(block).map_err(|e| Error::io(&target, e))?;
             }
         }
         Ok(())
