@@ -177,6 +177,23 @@ fn static_vectors_are_derived_per_token_and_pooled_by_weight() {
 }
 
 #[test]
+fn refilled_vectors_are_the_vectors_made_anew() {
+    let dir = tempfile::tempdir().unwrap();
+    tiny_static(dir.path());
+    let embedder = StaticEmbedder::open(dir.path()).unwrap();
+    let first = ["blood pressure care", "stroke", "", "aspirin stroke trial"];
+    let second = ["aspirin", "care of the blood"];
+    // A list longer than the batch, holding another batch's vectors and one of another length.
+    let mut out = embedder.embed(&first).unwrap();
+    out[1] = vec![7.0; 3];
+    embedder.embed_into(&second, &mut out).unwrap();
+    assert_eq!(out, embedder.embed(&second).unwrap());
+    // And shorter: the new texts get lists of their own.
+    embedder.embed_into(&first, &mut out).unwrap();
+    assert_eq!(out, embedder.embed(&first).unwrap());
+}
+
+#[test]
 fn pca_keeps_the_directions_with_the_most_variance() {
     // Points spread along (1, 1, 0) with a little noise on the third axis: one component keeps
     // the spread, so distances along the line survive.
