@@ -3,8 +3,9 @@
 //! caller's interpreter too.
 //!
 //! A request is one flag. The loops that take most of a run look at it between chunks of
-//! their work: reading, signing, embedding and writing (each chunk of records), and the
-//! search within cells (each few dozen cells). A loop that can fail stops with
+//! their work: reading, signing, embedding and writing (each chunk of records), the search
+//! within cells (each few dozen cells), and a run file's lines (each few blocks: the
+//! candidates of a large run). A loop that can fail stops with
 //! [`Error::Interrupted`](crate::error::Error::Interrupted); one that cannot stops early and
 //! leaves its caller to look. Setting the flag is safe in a signal handler.
 

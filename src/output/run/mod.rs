@@ -207,6 +207,9 @@ impl RunFile {
         // and were freed here, memory the allocator gives back and must touch fresh.
         let mut blocks: Vec<Vec<u8>> = Vec::new();
         for starts in starts.chunks(4 * rayon::current_num_threads()) {
+            if crate::cancel::requested() {
+                return Err(Error::Interrupted);
+            }
             blocks.resize_with(starts.len(), Vec::new);
             (starts.par_iter().zip(blocks.par_iter_mut())).try_for_each(|(&start, bytes)| {
                 bytes.clear();
