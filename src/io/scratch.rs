@@ -30,7 +30,7 @@ const OWNER_LOCK: &str = ".owner.lock";
 const UNLOCKED_GRACE: Duration = Duration::from_secs(600);
 
 /// How long interrupted work has to stop by itself before its folders are removed under it.
-pub const STOP_GRACE: Duration = Duration::from_secs(3);
+const STOP_GRACE: Duration = Duration::from_secs(3);
 /// What an interrupted command line says, once, whichever way it stops.
 const INTERRUPTED: &str = "interrupted: temporary files removed";
 
