@@ -4,11 +4,10 @@
 //! method's cells add them to each document's nearest neighbours.
 
 use rayon::prelude::*;
-use xxhash_rust::xxh3::xxh3_64;
 
 use super::rule::MIN_TITLE_WORDS;
 use super::{Confirm, ConfirmSettings, FactsRef, SketchFacts};
-use crate::sketch::{Signatures, candidate_pairs, candidate_pairs_between, same_keys};
+use crate::sketch::{Signatures, candidate_pairs, candidate_pairs_between, same_keys, words_hash};
 
 /// The pairs `(a, b)`, `a < b`, that MinHash proposes: those that share a band of their
 /// signatures and, under the evidence rule, those whose titles have the same words.
@@ -83,8 +82,7 @@ fn same_title_pairs(sketches: &SketchFacts, documents: usize) -> Vec<(u32, u32)>
 /// has at least `MIN_TITLE_WORDS` (4).
 pub fn title_key(facts: FactsRef<'_>) -> Option<u64> {
     let title = facts.title?;
-    let bytes: Vec<u8> = title.iter().flat_map(|w| w.to_le_bytes()).collect();
-    (title.len() >= MIN_TITLE_WORDS).then(|| xxh3_64(&bytes))
+    (title.len() >= MIN_TITLE_WORDS).then(|| words_hash(title))
 }
 
 /// Appends the pairs of the documents under one title key to `pairs`: every pair, unless the

@@ -102,7 +102,7 @@ pub fn candidate_pairs(signatures: &Signatures, params: LshParams) -> Vec<(u32, 
                 .iter()
                 .map(|&d| {
                     let slots = &signatures.row(d as usize)[range.clone()];
-                    (band_hash(slots), d)
+                    (words_hash(slots), d)
                 })
                 .collect();
             keys.sort_unstable();
@@ -141,7 +141,7 @@ pub fn candidate_pairs_between(
         .flat_map_iter(|band| {
             let range = band * params.rows..(band + 1) * params.rows;
             let key = |signatures: &Signatures, d: u32| {
-                band_hash(&signatures.row(d as usize)[range.clone()])
+                words_hash(&signatures.row(d as usize)[range.clone()])
             };
             let mut new_keys: Vec<(u64, u32)> =
                 new_docs.iter().map(|&d| (key(new, d), d)).collect();
@@ -206,7 +206,7 @@ pub fn bucket_pairs<T>(bucket: &[T], doc: impl Fn(&T) -> u32, pairs: &mut Vec<(u
 /// their keys at one place are equal (what [`candidate_pairs`] sorts by, band by band).
 pub fn band_keys(signature: &[u32], params: LshParams) -> impl Iterator<Item = u64> + '_ {
     (0..params.bands)
-        .map(move |band| band_hash(&signature[band * params.rows..(band + 1) * params.rows]))
+        .map(move |band| words_hash(&signature[band * params.rows..(band + 1) * params.rows]))
 }
 
 /// Whether two signatures agree on every slot of at least one band: whether datasketch's
@@ -218,13 +218,13 @@ pub fn share_band(a: &[u32], b: &[u32], params: LshParams) -> bool {
     })
 }
 
-/// The hash of a band's slots, as little-endian bytes (read in place where the machine's own
-/// order is that).
-fn band_hash(slots: &[u32]) -> u64 {
+/// The hash of 32-bit words (a band's slots, a title's word hashes) as little-endian bytes,
+/// read in place where the machine's own order is that.
+pub fn words_hash(words: &[u32]) -> u64 {
     if cfg!(target_endian = "little") {
-        return xxh3_64(bytemuck::cast_slice(slots));
+        return xxh3_64(bytemuck::cast_slice(words));
     }
-    let bytes: Vec<u8> = slots.iter().flat_map(|s| s.to_le_bytes()).collect();
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     xxh3_64(&bytes)
 }
 

@@ -15,7 +15,7 @@ mod simhash_index;
 
 pub use lsh::{
     LshParams, band_keys, bucket_pairs, candidate_pairs, candidate_pairs_between, same_keys,
-    share_band,
+    share_band, words_hash,
 };
 pub use minhash::{EMPTY_SLOT, Hashing, MinHasher, Signatures, jaccard_estimate};
 pub use params::{MAX_NUM_PERM, MinHashParams};
