@@ -312,6 +312,11 @@ enum Scores {
 }
 
 impl Scores {
+    /// Room for `count` scores, held narrow until one is not a 32-bit float exactly.
+    fn with_capacity(count: usize) -> Scores {
+        Scores::Narrow(Vec::with_capacity(count))
+    }
+
     fn of(scores: Vec<f64>) -> Scores {
         match scores.iter().all(|&x| Scores::fits(x)) {
             true => Scores::Narrow(scores.into_iter().map(|x| x as f32).collect()),
@@ -411,10 +416,15 @@ impl Default for ScoredPairs {
 impl ScoredPairs {
     /// Candidates `(a, b, cosine)` and their `scores`, in the same order.
     pub fn with_cosines(pairs: Vec<(u32, u32, f32)>, scores: Vec<f64>) -> Self {
+        ScoredPairs::with_cosines_scored(pairs, Scores::of(scores))
+    }
+
+    /// [`ScoredPairs::with_cosines`], the scores held as they were gathered.
+    fn with_cosines_scored(pairs: Vec<(u32, u32, f32)>, scores: Scores) -> Self {
         assert_eq!(pairs.len(), scores.len(), "a score for each candidate");
         ScoredPairs {
             pairs: CandidatePairs::WithCosines(pairs),
-            scores: Scores::of(scores),
+            scores,
             standings: Vec::new(),
         }
     }
@@ -433,7 +443,7 @@ impl ScoredPairs {
     pub fn with_capacity(count: usize) -> Self {
         ScoredPairs {
             pairs: CandidatePairs::Plain(Vec::with_capacity(count)),
-            scores: Scores::Narrow(Vec::with_capacity(count)),
+            scores: Scores::with_capacity(count),
             standings: Vec::new(),
         }
     }

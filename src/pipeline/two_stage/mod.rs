@@ -510,7 +510,7 @@ fn confirm_aside(
         seconds = clock.elapsed().as_secs_f64(),
         "candidates set aside, sketches read back"
     );
-    let mut verdicts = Verdicts::default();
+    let mut verdicts = Verdicts::with_capacity(candidates_aside.len());
     candidates_aside.for_each_batch(CONFIRM_BATCH, |batch| {
         // Stopped on request, the rest is passed over, and the stage reports it below.
         if !crate::cancel::requested() {

@@ -65,6 +65,11 @@ impl CandidatesAside {
         Ok(CandidatesAside { file, len })
     }
 
+    /// How many candidates wait.
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+
     /// Hands the candidates to `each`, in order, `batch` at a time.
     pub(super) fn for_each_batch(
         &mut self,
