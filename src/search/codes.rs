@@ -112,8 +112,16 @@ impl Codes {
 
     /// The rows `rows` as unit `f32` vectors (zeros for a vector of zeros), row-major.
     pub(crate) fn decoded(&self, rows: &[usize]) -> Vec<f32> {
-        let mut vectors = vec![0.0; rows.len() * self.width];
-        (vectors.par_chunks_mut(self.width.max(1)))
+        let mut vectors = Vec::new();
+        self.decode_onto(rows, &mut vectors);
+        vectors
+    }
+
+    /// [`Codes::decoded`], appended to `vectors`.
+    pub(crate) fn decode_onto(&self, rows: &[usize], vectors: &mut Vec<f32>) {
+        let start = vectors.len();
+        vectors.resize(start + rows.len() * self.width, 0.0);
+        (vectors[start..].par_chunks_mut(self.width.max(1)))
             .zip(rows)
             .for_each(|(vector, &row)| {
                 let code = self.row(row);
@@ -121,7 +129,6 @@ impl Codes {
                     *x = f32::from(c) * code.inverse_length;
                 }
             });
-        vectors
     }
 
     /// The bytes of row `row`'s codes: equal for equal codes (and so equal lengths).

@@ -159,16 +159,32 @@ impl QueryReader {
     /// queries among them passed over. `None` once every query was read.
     pub fn next_titles(&mut self, max: usize) -> Result<Option<(Vec<Query>, Vec<f32>)>> {
         let width = self.dimensions;
-        let (mut titles, mut vectors) = (Vec::new(), Vec::new());
+        // Room taken once: the titles' vectors run to 100 MB, and a list grown by doubling is
+        // copied into fresh memory each time.
+        let most = max.min(self.queries.len() - self.next);
+        let (mut titles, mut vectors) = (Vec::new(), Vec::with_capacity(most * width));
         while titles.len() < max {
-            let Some((batch, flat)) = self.next_batch(DOCUMENTS_READ.min(max - titles.len()))?
-            else {
-                break;
-            };
-            for (query, vector) in batch.iter().zip(flat.chunks_exact(width)) {
-                if query.title {
-                    titles.push(*query);
-                    vectors.extend_from_slice(vector);
+            let read = DOCUMENTS_READ.min(max - titles.len());
+            match self.form {
+                Form::Vectors => {
+                    let Some((batch, flat)) = self.next_batch(read)? else {
+                        break;
+                    };
+                    for (query, vector) in batch.iter().zip(flat.chunks_exact(width)) {
+                        if query.title {
+                            titles.push(*query);
+                            vectors.extend_from_slice(vector);
+                        }
+                    }
+                }
+                // Only the titles' codes are decoded: the documents' were searched already.
+                Form::Codes => {
+                    let Some((batch, codes)) = self.next_codes(read)? else {
+                        break;
+                    };
+                    let rows: Vec<usize> = (0..batch.len()).filter(|&r| batch[r].title).collect();
+                    codes.decode_onto(&rows, &mut vectors);
+                    titles.extend(rows.iter().map(|&row| batch[row]));
                 }
             }
         }
@@ -343,5 +359,16 @@ mod tests {
         }
         assert!(documents.row(2).codes.iter().all(|&c| c == 0));
         assert_eq!(reader.read(), 0, "left rewound");
+
+        // Titles alone, decoded from their codes, one at a time and all at once.
+        let (queries, vectors) = reader.next_titles(1).unwrap().unwrap();
+        assert_eq!((queries, vectors), (vec![query(2)], expected.decoded(&[2])));
+        let (queries, vectors) = reader.next_titles(5).unwrap().unwrap();
+        assert_eq!((queries, vectors), (vec![query(5)], expected.decoded(&[5])));
+        assert!(reader.next_titles(5).unwrap().is_none());
+        reader.rewind().unwrap();
+        let (queries, vectors) = reader.next_titles(10).unwrap().unwrap();
+        assert_eq!(queries, [query(2), query(5)]);
+        assert_eq!(vectors, expected.decoded(&[2, 5]));
     }
 }
