@@ -53,8 +53,8 @@ pub(super) struct FoundInParts {
 /// documents (the title-only documents, for a title), searched `within` the store or the
 /// cells. With the cells come the pairs MinHash proposed, candidates too, scored by the cells'
 /// vectors, or, for a title-only document and a record with more, by the record's title
-/// vector. A candidate below `min_cosine` is dropped: the classifier would refuse it unread,
-/// and on a large corpus most of the `top_k` are such. A title's neighbours are also those of
+/// vector. A candidate below `min_cosine` is dropped: the classifier would refuse it unread.
+/// A title's neighbours are also those of
 /// the records in `title_copies` under its record.
 pub(super) fn candidates(
     within: Within<'_>,
