@@ -54,8 +54,7 @@ pub(super) struct FoundInParts {
 /// cells. With the cells come the pairs MinHash proposed, candidates too, scored by the cells'
 /// vectors, or, for a title-only document and a record with more, by the record's title
 /// vector. A candidate below `min_cosine` is dropped: the classifier would refuse it unread.
-/// A title's neighbours are also those of
-/// the records in `title_copies` under its record.
+/// A title's neighbours are also those of the records in `title_copies` under its record.
 pub(super) fn candidates(
     within: Within<'_>,
     mut queries: QueryReader,
