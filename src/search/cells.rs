@@ -905,10 +905,11 @@ mod tests {
         let mut file = QueryFile::create(dir.path(), vectors[0].len()).unwrap();
         for (doc, vector) in vectors.iter().enumerate() {
             let doc = doc as u32;
-            file.append(Query { doc, title: false }, vector).unwrap();
+            file.append(&[Query { doc, title: false }], &[vector])
+                .unwrap();
             if titles {
                 let next = &vectors[(doc as usize + 1) % vectors.len()];
-                file.append(Query { doc, title: true }, next).unwrap();
+                file.append(&[Query { doc, title: true }], &[next]).unwrap();
             }
         }
         let mut queries = file.into_reader().unwrap();

@@ -79,14 +79,6 @@ impl Codes {
         self.inverse_lengths[row] = code.inverse_length;
     }
 
-    /// Adds the codes of `vector` after the others.
-    pub(crate) fn push(&mut self, vector: &[f32]) {
-        let start = self.codes.len();
-        self.codes.resize(start + self.width, 0);
-        let inverse_length = encode(vector, &mut self.codes[start..]);
-        self.inverse_lengths.push(inverse_length);
-    }
-
     /// Adds `code`, as it is, after the others.
     pub(crate) fn push_code(&mut self, code: Code<'_>) {
         self.codes.extend_from_slice(code.codes);

@@ -290,12 +290,16 @@ impl<'a> Loader<'a> {
         self.upsert_seconds += started.elapsed().as_secs_f64();
 
         if let Some(queries) = self.queries.as_deref_mut() {
-            for (&doc, vector) in self.docs.iter().zip(&vectors) {
-                queries.append(Query { doc, title: false }, vector)?;
-            }
-            for (&(doc, _), vector) in self.titles.iter().zip(&titles) {
-                queries.append(Query { doc, title: true }, vector)?;
-            }
+            let documents: Vec<Query> = (self.docs.iter())
+                .map(|&doc| Query { doc, title: false })
+                .collect();
+            let rows: Vec<&[f32]> = vectors.iter().map(Vec::as_slice).collect();
+            queries.append(&documents, &rows)?;
+            let titled: Vec<Query> = (self.titles.iter())
+                .map(|&(doc, _)| Query { doc, title: true })
+                .collect();
+            let rows: Vec<&[f32]> = titles.iter().map(Vec::as_slice).collect();
+            queries.append(&titled, &rows)?;
         }
         vectors.extend(titles);
         self.vectors = vectors;
