@@ -290,16 +290,16 @@ impl<'a> Loader<'a> {
         self.upsert_seconds += started.elapsed().as_secs_f64();
 
         if let Some(queries) = self.queries.as_deref_mut() {
-            let documents: Vec<Query> = (self.docs.iter())
-                .map(|&doc| Query { doc, title: false })
+            // The documents' queries, then their titles'.
+            let batch: Vec<Query> = (self.docs.iter().map(|&doc| Query { doc, title: false }))
+                .chain(
+                    self.titles
+                        .iter()
+                        .map(|&(doc, _)| Query { doc, title: true }),
+                )
                 .collect();
-            let rows: Vec<&[f32]> = vectors.iter().map(Vec::as_slice).collect();
-            queries.append(&documents, &rows)?;
-            let titled: Vec<Query> = (self.titles.iter())
-                .map(|&(doc, _)| Query { doc, title: true })
-                .collect();
-            let rows: Vec<&[f32]> = titles.iter().map(Vec::as_slice).collect();
-            queries.append(&titled, &rows)?;
+            let rows: Vec<&[f32]> = vectors.iter().chain(&titles).map(Vec::as_slice).collect();
+            queries.append(&batch, &rows)?;
         }
         vectors.extend(titles);
         self.vectors = vectors;
