@@ -16,7 +16,10 @@
 # the stages' folders and the outputs only just; SPLIT_ONLY=1 ends after the join and prints
 # its files' digests, for a corpus one process cannot hold (ten million here).
 # Needs `apt-get install slurm-wlm munge`; NEARDUP names a neardup binary; the default model
-# (static) is fetched first, so that the parts do not each fetch it.
+# (static) is fetched first, so that the parts do not each fetch it. Every task must read that
+# one models folder: on machines that do not share the home folder, set NEARDUP_MODELS to a
+# folder on shared storage (each machine would derive the static model with its own bits, and
+# the stages refuse parts embedded with different models).
 # shellcheck source=eval/slurm/generated.sh
 source "$(dirname "$0")/generated.sh"
 "$NEARDUP" models fetch static -q > /dev/null

@@ -110,6 +110,7 @@ pub(super) fn run(
         probes: None,
         cells: None,
         collection: 0,
+        model: None,
         times,
     })
 }

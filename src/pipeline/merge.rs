@@ -227,6 +227,11 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
         probes: None,
         cells: None,
         collection: 0,
+        model: super::part::common_model(
+            parts
+                .iter()
+                .map(|p| (p.dir.as_path(), &p.folder.summary.settings)),
+        )?,
         times,
     };
     let dedup = super::group(found, &method, false);

@@ -87,6 +87,7 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &MinHashConfig) 
         probes: None,
         cells: None,
         collection: 0,
+        model: None,
         times,
     })
 }

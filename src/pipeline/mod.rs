@@ -45,6 +45,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::confirm::{Rule, Standing};
+use crate::embed::ModelIdentity;
 use crate::error::Result;
 use crate::group::{Group, KeepPolicy, Linkage, linked_groups};
 use crate::io::{Corpus, Input, ReadOptions};
@@ -565,6 +566,8 @@ pub struct Dedup {
     /// How many of the corpus's last ids are documents of the collection a batch was checked
     /// against (`against`), which no input holds: they have no record.
     pub collection: usize,
+    /// The model the vectors came from, where the method embedded (two-stage).
+    pub model: Option<ModelIdentity>,
     /// The similarity groups choose representatives by, where it was kept to group again
     /// ([`dedup_to_rethreshold`]).
     similarity: Option<Similarity>,
@@ -600,6 +603,8 @@ struct Found {
     cells: Option<usize>,
     /// See [`Dedup::collection`].
     collection: usize,
+    /// See [`Dedup::model`].
+    model: Option<ModelIdentity>,
     times: StageTimes,
 }
 
@@ -692,6 +697,7 @@ fn group(mut found: Found, method: &Method, keep_similarity: bool) -> Dedup {
         times: found.times,
         part,
         collection: found.collection,
+        model: found.model,
         similarity: keep_similarity.then_some(found.similarity),
     }
 }

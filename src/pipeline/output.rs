@@ -94,7 +94,8 @@ fn timed(summary: RunSummary, clock: Instant) -> RunSummary {
 
 /// The summary of `dedup`, run with `settings`, that kept `unique` records (its files and
 /// writing time aside).
-pub fn run_summary(dedup: &Dedup, settings: serde_json::Value, unique: usize) -> RunSummary {
+pub fn run_summary(dedup: &Dedup, mut settings: serde_json::Value, unique: usize) -> RunSummary {
+    super::part::record_model(&mut settings, dedup.model.as_ref());
     let records = dedup.records();
     let ids = &dedup.corpus.ids[..records];
     RunSummary {

@@ -54,6 +54,7 @@ pub fn rethreshold(dedup: &Dedup, method: &Method, threshold: f64) -> Result<(De
         probes: dedup.probes,
         cells: dedup.cells,
         collection: dedup.collection,
+        model: dedup.model.clone(),
         times: dedup.times.clone(),
     };
     Ok((group(found, &moved, true), moved))

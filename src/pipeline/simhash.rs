@@ -107,6 +107,7 @@ pub(super) fn run(inputs: &[Input], read: &ReadOptions, config: &SimHashConfig) 
         probes,
         cells: None,
         collection: 0,
+        model: None,
         times,
     })
 }

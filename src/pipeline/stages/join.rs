@@ -102,6 +102,7 @@ pub(in crate::pipeline) fn join(
         probes: None,
         cells,
         collection: 0,
+        model: signed.model()?,
         times,
     };
     Ok((spec, inputs, read, found))

@@ -64,6 +64,7 @@ use serde_json::Value;
 
 use super::{Method, MinHashConfig, Pair, Part, PipelineSpec};
 use crate::confirm::SketchFacts;
+use crate::embed::ModelIdentity;
 use crate::error::{Error, Result};
 use crate::io::{FolderLock, read_list, write_count, write_list};
 use crate::output::run::{RunFolder, RunSummary, RunWriter, SUMMARY as RUN_SUMMARY, StageTimes};
@@ -313,6 +314,11 @@ impl StageFolder {
         serde_json::json!([self.spec.input, method])
     }
 
+    /// Its folder and its summary's settings, which name the model it embedded with, if any.
+    fn named(&self) -> (&Path, &Value) {
+        (&self.dir, &self.folder.summary.settings)
+    }
+
     /// The folders of the signed parts this folder's stage read (its own, if it is one).
     fn signed(&self) -> Vec<PathBuf> {
         match self.folder.summary.settings["signed"].as_array() {
@@ -345,6 +351,7 @@ pub(in crate::pipeline) fn open_stage(dirs: &[PathBuf]) -> Result<Vec<StageFolde
         )));
     }
     super::part::check_complete(folders.iter().map(|f| (f.part, f.dir.as_path(), f.run())))?;
+    super::part::common_model(folders.iter().map(StageFolder::named))?;
     Ok(folders)
 }
 
@@ -380,6 +387,12 @@ impl SignedParts {
     /// The folder of part `number`.
     fn folder(&self, number: u32) -> &StageFolder {
         &self.folders[number as usize - 1]
+    }
+
+    /// The model the parts embedded with (two-stage's), which [`open_stage`] found common
+    /// to them.
+    pub fn model(&self) -> Result<Option<ModelIdentity>> {
+        super::part::common_model(self.folders.iter().map(StageFolder::named))
     }
 
     /// The run's numbers of part `number`'s documents.

@@ -340,6 +340,7 @@ pub(super) fn run(
     search_seconds += clock.elapsed().as_secs_f64();
     times.search = search_seconds;
     times.candidates = times.upsert + times.index + times.search;
+    let model = index.embedder().identity().clone();
     let confirmer = close_stores(index, title_only, config)?;
 
     let clock = Instant::now();
@@ -361,6 +362,7 @@ pub(super) fn run(
         probes: None,
         cells: use_cells.then_some(count),
         collection,
+        model: Some(model),
         times,
     })
 }

@@ -46,6 +46,7 @@ use crate::io::{
     read_list, write_list,
 };
 use crate::output::run::{IdsDigest, RunSummary, RunWriter, StageTimes};
+use crate::pipeline::part::record_model;
 use crate::pipeline::stages::{
     KeyFiles, SKETCHES, Share, SignedParts, Stage, check_signed, open_stage, route_keys, spec_for,
     stage_summary, write_sketches,
@@ -106,6 +107,7 @@ pub fn embed_part(spec: &PipelineSpec, lock: FolderLock, models: &Path) -> Resul
         None,
     )?;
     index.store().discard()?;
+    let model = index.embedder().identity().clone();
     if loaded.corpus.ids.len() > (u32::MAX >> 1) as usize {
         return Err(Error::Usage(format!(
             "part {part} holds {} documents, more than a part numbers (2^31): split the run \
@@ -141,6 +143,7 @@ pub fn embed_part(spec: &PipelineSpec, lock: FolderLock, models: &Path) -> Resul
         ..StageTimes::default()
     };
     let mut summary = stage_summary(spec, Stage::Embedded, None, ids.len(), (0, 0), times);
+    record_model(&mut summary.settings, Some(&model));
     summary.ids_digest = Some(IdsDigest::of(ids.iter().map(String::as_str)));
     Ok(Embedded {
         summary: run.finish(summary)?,
@@ -293,6 +296,7 @@ pub(super) fn join_parts(
         unreachable!("embedded parts are two-stage's")
     };
     let config = (**config).clone();
+    let model = signed.model()?;
     let inputs = spec.input.inputs()?;
     let read = spec.input.read_options();
     let mut times = StageTimes::default();
@@ -373,6 +377,7 @@ pub(super) fn join_parts(
         probes: None,
         cells: (documents > 0).then_some(count),
         collection: 0,
+        model,
         times,
     };
     Ok((spec, inputs, read, found))
@@ -500,6 +505,66 @@ mod tests {
     use crate::pipeline::{InputSpec, OutputSpec};
     use crate::settings::MethodName;
 
+    /// Embeds `part` of `input` with the GloVe-style `vectors` into `out`.
+    fn embed_with(input: &InputSpec, vectors: &Path, part: Part, out: &Path) {
+        let settings = serde_json::json!({
+            "embedder": "glove", "glove": vectors, "part": part.to_string(),
+        });
+        let method =
+            Method::from_settings(MethodName::TwoStage, settings.as_object().unwrap().clone())
+                .unwrap();
+        let spec = PipelineSpec {
+            input: input.clone(),
+            method,
+            output: OutputSpec::new(out.to_owned()),
+            eval: None,
+        };
+        let models = out.with_extension("models");
+        embed_part(&spec, RunWriter::lock(out).unwrap(), &models).unwrap();
+    }
+
+    #[test]
+    #[cfg_attr(
+        not(feature = "edge"),
+        ignore = "a part opens a throwaway embedded store: build with the `edge` feature"
+    )]
+    fn parts_embedded_with_unlike_vectors_are_not_joined() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |name: &str| dir.path().join(name);
+        let lines = ["a", "b", "c", "d"].map(|id| {
+            serde_json::json!({"core_id": id, "processed_title": "stroke risk",
+                "processed_abstract": "aspirin trial"})
+            .to_string()
+        });
+        std::fs::write(at("corpus.jsonl"), lines.join("\n") + "\n").unwrap();
+        let input: InputSpec =
+            serde_json::from_value(serde_json::json!({"paths": [at("corpus.jsonl")]})).unwrap();
+        // One file at one path, as two machines would each hold it, a last digit apart.
+        let vectors = |last: &str| {
+            let words = ["stroke 1.0 0.5", "risk 0.5 1.0", "aspirin 0.25 1.0"];
+            let text = words.join("\n") + &format!("\ntrial 1.0 {last}\n");
+            std::fs::write(at("words.txt"), text).unwrap();
+            at("words.txt")
+        };
+        let embedded = [at("embedded1"), at("embedded2")];
+        for ((number, last), out) in [(1, "0.125"), (2, "0.1250001")].into_iter().zip(&embedded) {
+            embed_with(&input, &vectors(last), Part { number, count: 2 }, out);
+        }
+
+        let err = match open_stage(&embedded) {
+            Ok(_) => panic!("parts of unlike vectors were opened as one run"),
+            Err(err) => err.to_string(),
+        };
+        for said in ["embedded1", "embedded2", "do not compare", "--models DIR"] {
+            assert!(err.contains(said), "{said} not in: {err}");
+        }
+        let err = match join(&embedded, &at("out")) {
+            Ok(_) => panic!("parts of unlike vectors were joined"),
+            Err(err) => err.to_string(),
+        };
+        assert!(err.contains("do not compare"), "{err}");
+    }
+
     #[test]
     #[cfg_attr(
         not(feature = "edge"),
@@ -533,21 +598,11 @@ mod tests {
             serde_json::from_value(serde_json::json!({"paths": [at("corpus.jsonl")]})).unwrap();
         let embedded: Vec<PathBuf> = (1..=3).map(|i| at(&format!("embedded{i}"))).collect();
         for (number, out) in (1..=3).zip(&embedded) {
-            let settings = serde_json::json!({
-                "embedder": "glove", "glove": at("words.txt"), "part": format!("{number}/3"),
-            });
-            let method =
-                Method::from_settings(MethodName::TwoStage, settings.as_object().unwrap().clone())
-                    .unwrap();
-            let spec = PipelineSpec {
-                input: input.clone(),
-                method,
-                output: OutputSpec::new(out.clone()),
-                eval: None,
-            };
-            embed_part(&spec, RunWriter::lock(out).unwrap(), &at("models")).unwrap();
+            embed_with(&input, &at("words.txt"), Part { number, count: 3 }, out);
         }
         let signed = SignedParts::new(open_stage(&embedded).unwrap());
+        let model = signed.model().unwrap().expect("the parts name their model");
+        assert_eq!(model.name, "words.txt");
         // Each part embedded the first of each title among its own records.
         let in_parts: usize = (signed.folders.iter())
             .map(|folder| {
