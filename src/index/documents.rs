@@ -382,10 +382,17 @@ impl DocumentIndex {
 /// Refuses `embedder` unless it is the model the index in `dir` (`manifest`) was built with.
 pub(super) fn check_model(dir: &Path, manifest: &Manifest, embedder: &dyn Embedder) -> Result<()> {
     if embedder.identity() != &manifest.model {
+        // One name with other bits: most likely the static model, which each machine derives.
+        let derived_elsewhere = if embedder.identity().name == manifest.model.name {
+            " (a static model derived on another machine has other bits: copy the models folder \
+             the index was built with)"
+        } else {
+            ""
+        };
         return Err(Error::Usage(format!(
             "the index in {} was built with the model {} (sha256 {}), and the one found now is {} \
              (sha256 {}, {}): point --models (or the index's model folder) at the model it was \
-             built with, or rebuild the index",
+             built with{derived_elsewhere}, or rebuild the index",
             dir.display(),
             manifest.model.name,
             manifest.model.sha256,

@@ -172,7 +172,8 @@ fn bad_manifest_values_are_named_with_the_file_and_field() {
     let stderr = query_damaged(&index, |_| {});
     assert!(
         stderr.contains("was built with the model words.txt (sha256 ")
-            && stderr.contains("at the model it was built with, or rebuild the index"),
+            && stderr.contains("at the model it was built with (a static model derived on")
+            && stderr.contains("or rebuild the index"),
         "{stderr}"
     );
 }
