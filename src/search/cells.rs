@@ -105,6 +105,11 @@ impl CellSample {
     pub(crate) fn holds(&self, doc: usize) -> bool {
         doc.is_multiple_of(self.stride)
     }
+
+    /// The document that is the `nth` of the sample (from 0).
+    fn nth(&self, nth: usize) -> usize {
+        nth * self.stride
+    }
 }
 
 impl CellPlacement {
@@ -407,6 +412,14 @@ impl Cells {
             |_| {},
         );
         best.lists().map(<[_]>::to_vec).collect()
+    }
+
+    /// Whether document `doc` is a copy of a vector that more than [`MANY_COPIES`] documents
+    /// hold, paired with the first of them rather than searched; `None` where no vector is
+    /// held so often.
+    pub(crate) fn paired_copy(&self) -> Option<impl Fn(u32) -> bool + '_> {
+        let copies = &self.placement;
+        (!copies.copies.is_empty()).then_some(move |doc| copies.is_copy(doc))
     }
 
     /// How many queries to give [`Cells::nearest_among`] at once: enough that each cell's
@@ -726,8 +739,11 @@ pub(crate) struct Placing {
 }
 
 impl Placing {
-    /// Cells learned from the `rows` of `vectors`, the documents `sample` took; the documents
-    /// are then placed by [`Placing::place`], every one that `hashes` hashed.
+    /// Cells learned from the `rows` of `vectors`, the documents `sample` took, in order (the
+    /// `n`th row is the sample's `n`th document); the documents are then placed by
+    /// [`Placing::place`], every one that `hashes` hashed. A vector that more than
+    /// [`MANY_COPIES`] documents hold is learned from once: a million copies of one text in a
+    /// sample would have half the cells learned from one point, by a k-means over them all.
     pub(crate) fn learn(
         vectors: &Codes,
         rows: &[usize],
@@ -735,16 +751,19 @@ impl Placing {
         probes: usize,
         hashes: CopyHashes,
     ) -> Placing {
+        let nearest = Vec::with_capacity(hashes.0.len() * probes);
+        let copies = hashes.sought();
+        let distinct: Vec<usize> = (rows.iter().enumerate())
+            .filter(|&(nth, _)| !copies.is_later_copy(sample.nth(nth) as u32))
+            .map(|(_, &row)| row)
+            .collect();
         let placement = CellPlacement {
-            router: Router::learn(vectors, rows, sample.cells),
+            router: Router::learn(vectors, &distinct, sample.cells),
             probes: probes.clamp(1, sample.cells),
-            nearest: Vec::with_capacity(hashes.0.len() * probes),
+            nearest,
             copies: Vec::new(),
         };
-        Placing {
-            placement,
-            copies: hashes.sought(),
-        }
+        Placing { placement, copies }
     }
 
     /// Places the documents of `vectors`, numbered after those placed.
@@ -829,6 +848,15 @@ struct SoughtCopies {
 }
 
 impl SoughtCopies {
+    /// Whether `doc` shares its vector's hash with more than [`MANY_COPIES`] documents and
+    /// is not the first of them.
+    fn is_later_copy(&self, doc: u32) -> bool {
+        (self
+            .sought
+            .binary_search_by_key(&doc, |&(sought, _)| sought))
+        .is_ok_and(|at| self.sought[at].1 != doc)
+    }
+
     /// Sees document `doc`'s codes `bytes`; the documents are seen in order.
     fn see(&mut self, doc: u32, bytes: &[u8]) {
         let Some(&(sought, first)) = self.sought.get(self.next) else {
@@ -1033,6 +1061,24 @@ mod tests {
             .filter(|p| p.1 >= 500 + MANY_COPIES as u32)
             .count();
         assert!(fours >= (MANY_COPIES - 1) * k / 2, "{fours}");
+    }
+
+    /// The cells are learned from a vector that many documents hold once: copies that fill
+    /// most of the sample would otherwise start most centroids on one point, where all but one
+    /// of them stay, every such cell empty.
+    #[test]
+    fn many_copies_of_one_vector_are_learned_from_once() {
+        let (width, count) = (16, 40);
+        let mut vectors = random_vectors(2_000, width, 11);
+        let copy = vectors[1_999].clone();
+        vectors.extend(std::iter::repeat_n(copy, 3_000));
+        let cells = learned(&vectors, false, count, 2);
+        assert_eq!(cells.placement.copies.len(), 3_000);
+        let filled = cells.members.iter().filter(|m| !m.is_empty()).count();
+        assert!(
+            filled >= count * 9 / 10,
+            "{filled} of {count} cells hold a document"
+        );
     }
 
     /// Cells dealt out to parts, each holding only its cells' members' codes, find what one

@@ -231,6 +231,41 @@ fn records_that_share_a_title_share_what_their_title_finds() {
 }
 
 #[test]
+fn copies_of_a_record_that_many_hold_leave_their_title_to_the_first() {
+    // 150 copies of one record, then that title alone: the copies are paired with the first,
+    // and only the first with what the title finds; the title-only record still joins them.
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("copies.jsonl");
+    let title = "robot gait training after stroke";
+    let record = |id: String, abstract_: &str| {
+        serde_json::json!({"core_id": id, "processed_title": title, "processed_abstract": abstract_})
+            .to_string()
+    };
+    let body = "a randomised trial of adults living at home with weekly physiotherapy";
+    let mut lines: Vec<String> = (0..150)
+        .map(|i| record(format!("copy{i:03}"), body))
+        .collect();
+    lines.push(record("title".into(), ""));
+    std::fs::write(&data, lines.join("\n") + "\n").unwrap();
+    let vectors = dir.path().join("words.txt");
+    random_word_vectors(&data, &vectors);
+    let out = dir.path().join("out");
+    dedup_with_glove_top(&data, &vectors, &out, "1", &["--cells", "1"]);
+    let candidates = std::fs::read_to_string(out.join("candidates.jsonl")).unwrap();
+    let with_title: Vec<&str> = (candidates.lines())
+        .filter(|line| line.contains(r#""id_b":"title""#))
+        .collect();
+    assert_eq!(with_title.len(), 1, "{with_title:?}");
+    assert!(
+        with_title[0].contains(r#""id_a":"copy000""#),
+        "{with_title:?}"
+    );
+    let groups = std::fs::read_to_string(out.join("groups.jsonl")).unwrap();
+    let group: serde_json::Value = serde_json::from_str(groups.trim()).unwrap();
+    assert_eq!(group["size"], 151, "{groups}");
+}
+
+#[test]
 fn with_cells_a_title_only_copy_minhash_proposes_is_scored_by_the_title_not_the_whole_record() {
     // A record with a long abstract, two copies of its title alone and one with a note: the
     // note's copy is third to the title (whose query takes two title-only hits at `--top-k 1`)

@@ -77,6 +77,7 @@ pub(super) fn candidates(
     // cells found every document's neighbours already.
     let mut titles_at_once = None;
     let mut titles_found = None;
+    let mut paired_copy = None;
     let (documents_in, titles_in): (Option<Box<dyn NeighbourSearch>>, Box<dyn NeighbourSearch>) =
         match within {
             Within::Store {
@@ -124,6 +125,7 @@ pub(super) fn candidates(
                 );
                 // Within cells only titles are left to search, many at a time.
                 titles_at_once = Some(cells.queries_at_once());
+                paired_copy = cells.paired_copy();
                 (None, Box::new(titles_in))
             }
         };
@@ -131,6 +133,8 @@ pub(super) fn candidates(
     let clock = std::time::Instant::now();
     // Titles searched on their own count beside the documents.
     let bar = progress::items(queries.len() as u64, "searching documents and titles");
+    // The documents a query's neighbours are paired with.
+    let mut family = Vec::new();
     let next_batch = |queries: &mut QueryReader| match titles_at_once {
         Some(titles) => queries.next_titles(titles),
         None => queries.next_batch(SEARCH_BATCH),
@@ -168,8 +172,14 @@ pub(super) fn candidates(
                     by_title.score(doc, vector, min_cosine, &mut neighbours);
                 }
             }
+            // A copy of a vector that many hold takes its neighbours from its first, with
+            // which it is paired: a title held by a million copies would else pair each with
+            // the title's neighbours.
+            family.clear();
+            family
+                .extend(docs.filter(|&doc| paired_copy.as_ref().is_none_or(|paired| !paired(doc))));
             for (cosine, other) in hits {
-                for doc in docs.clone() {
+                for &doc in &family {
                     if other != doc && cosine >= min_cosine {
                         neighbours.push((doc.min(other), doc.max(other), cosine));
                     }
