@@ -314,6 +314,23 @@ fn two_stage_signed_and_embedded_in_parts_writes_the_files_of_one_run() {
         s(&data),
         "-q",
     ]);
+    // 150 copies of a record across the first two parts' boundary, and its title alone: the
+    // copies are paired with their first, which alone meets what the title finds.
+    let text = std::fs::read_to_string(&data).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let mut record: serde_json::Value = serde_json::from_str(&lines[10]).unwrap();
+    record["labelled_duplicates"] = serde_json::json!([]);
+    let copies = (0..150).map(|i| {
+        record["core_id"] = format!("copy{i:03}").into();
+        record.to_string()
+    });
+    let copies: Vec<String> = copies.collect();
+    lines.splice(lines.len() / 3 - 75..lines.len() / 3 - 75, copies);
+    record["core_id"] = "title-alone".into();
+    record["processed_abstract"] = "".into();
+    record["original_abstract"] = "".into();
+    lines.push(record.to_string());
+    std::fs::write(&data, lines.join("\n") + "\n").unwrap();
     let vectors = at("words.txt");
     word_vectors_around(&data, &vectors, 0.3);
     // Many cells, so that MinHash's proposals join the search, and one (the default here).

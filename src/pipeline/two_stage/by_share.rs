@@ -94,9 +94,10 @@ pub(in crate::pipeline) fn confirm_part(
     let titles = PartTitles::read(signed, part.number)?;
     let of_cells = (copies.as_slice(), title_only.as_slice());
     let scored = proposals_and_copies(&searched, signed, part, of_cells, &titles, min_cosine)?;
-    drop((copies, title_only));
+    drop(title_only);
 
-    let found = listed_pairs(&searched, (part, share), config, &titles, scored)?;
+    let found = listed_pairs(&searched, (part, share), config, (&titles, &copies), scored)?;
+    drop(copies);
     tracing::info!(
         part = %part,
         candidates = found.len(),
@@ -126,13 +127,14 @@ pub(in crate::pipeline) fn confirm_part(
 
 /// The pairs that the lists of part `part`'s queries make (its documents are `share`), read
 /// from the searched parts: each of its documents with its best, and each of its part's
-/// titles' best with every record of the part that has the title (`titles`). With them,
+/// titles' best with every record of the part that has the title (`titles`), but the share's
+/// `copies` of a vector that many hold, which one run pairs with their first alone. With them,
 /// `scored`; then each pair at or above the floor, once, with its highest cosine.
 fn listed_pairs(
     searched: &[StageFolder],
     (part, share): (Part, Range<u32>),
     config: &TwoStageConfig,
-    titles: &PartTitles,
+    (titles, copies): (&PartTitles, &[(u32, u32)]),
     scored: Vec<(u32, u32, f32)>,
 ) -> Result<Vec<(u32, u32, f32)>> {
     let min_cosine = config.settings.min_cosine;
@@ -142,8 +144,11 @@ fn listed_pairs(
     };
     read_lists(searched, part, share.clone(), &mut lists)?;
     let records_of = |doc: u32| {
-        let copies = titles.copies.get(&doc).map_or(&[][..], Vec::as_slice);
-        std::iter::once(doc).chain(copies.iter().copied())
+        let later = titles.copies.get(&doc).map_or(&[][..], Vec::as_slice);
+        let paired_copy = |record: &u32| copies.binary_search_by_key(record, |&(c, _)| c).is_ok();
+        std::iter::once(doc)
+            .chain(later.iter().copied())
+            .filter(move |record| !paired_copy(record))
     };
     // Counted first: a list of tens of millions that grows by doubling holds two copies for a
     // while.
