@@ -9,6 +9,8 @@
 # differs, and exits 1 if any differs. Compared: pairs.jsonl, groups.jsonl, unique.* and
 # annotated.*, and summary.json without its timings and run id. candidates.jsonl is left out:
 # a graph or a scan may keep either of two neighbours tied at the k-th place, run to run.
+# The graph (two-stage-graph) can differ in its pairs too: two runs of one build at 100,000
+# documents wrote different pair files (2026-11-28), so a difference there is no verdict.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 before=$(realpath "$1")
