@@ -216,9 +216,7 @@ impl CellPlacement {
 
     /// Whether document `doc` is a copy of a vector that many hold, searched by its first.
     fn is_copy(&self, doc: u32) -> bool {
-        self.copies
-            .binary_search_by_key(&doc, |&(copy, _)| copy)
-            .is_ok()
+        is_paired_copy(&self.copies, doc)
     }
 
     /// The cells document `doc` probes, nearest first; none for a copy that many hold.
@@ -885,6 +883,13 @@ impl SoughtCopies {
         copies.retain(|(_, first)| held[first] >= MANY_COPIES);
         copies
     }
+}
+
+/// Whether `doc` is one of `copies` (`(copy, first)`, ascending by copy, as
+/// [`CellPlacement::copies`] lists them): a copy of a vector that many hold, paired with its
+/// first rather than searched.
+pub(crate) fn is_paired_copy(copies: &[(u32, u32)], doc: u32) -> bool {
+    copies.binary_search_by_key(&doc, |&(copy, _)| copy).is_ok()
 }
 
 /// The queries that probe each of `cells` cells, ascending, from each query's cells.

@@ -19,6 +19,7 @@ mod queries;
 
 pub(crate) use cells::{
     CellPlacement, CellSample, Cells, CopyHashes, NO_CELL, NearestLists, OwnedCells, Placing,
+    is_paired_copy,
 };
 pub(crate) use codes::{Code, Codes, cosine};
 pub(crate) use neighbours::InCells;

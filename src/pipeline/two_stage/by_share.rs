@@ -50,7 +50,7 @@ use crate::pipeline::stages::{
     stage_summary, write_scored,
 };
 use crate::pipeline::{Method, Part};
-use crate::search::{Code, Codes, NearestLists, Query, cosine};
+use crate::search::{Code, Codes, NearestLists, Query, cosine, is_paired_copy};
 
 /// Stage 4 of a two-stage run in stages: the candidates with a document in embedded part
 /// `part`'s share, from the searched parts in `dirs`, found and judged, written into the folder
@@ -145,10 +145,9 @@ fn listed_pairs(
     read_lists(searched, part, share.clone(), &mut lists)?;
     let records_of = |doc: u32| {
         let later = titles.copies.get(&doc).map_or(&[][..], Vec::as_slice);
-        let paired_copy = |record: &u32| copies.binary_search_by_key(record, |&(c, _)| c).is_ok();
         std::iter::once(doc)
             .chain(later.iter().copied())
-            .filter(move |record| !paired_copy(record))
+            .filter(|&record| !is_paired_copy(copies, record))
     };
     // Counted first: a list of tens of millions that grows by doubling holds two copies for a
     // while.
