@@ -63,6 +63,7 @@ fn main() {
             &dedup,
             &OutputSpec::new(dir.path().join(format!("out-{docs}"))),
             serde_json::Value::Null,
+            || Ok(()),
         )
         .expect("write");
         let seconds = clock.elapsed().as_secs_f64();

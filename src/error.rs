@@ -150,15 +150,20 @@ pub enum Error {
         #[source]
         source: Option<Box<dyn std::error::Error + Send + Sync>>,
     },
-    /// Another neardup process holds the folder (an index, an output folder).
+    /// Another neardup process, or another part of this one, holds the folder (an index, an
+    /// output folder).
     #[error(
-        "{} is in use by another neardup process{}; wait for it or {hint}",
+        "{} is in use {}{}; {} {hint}",
         path.display(),
-        holder.as_ref().map(|h| format!(" ({h})")).unwrap_or_default()
+        if *ours { "elsewhere in this process" } else { "by another neardup process" },
+        holder.as_ref().map(|h| format!(" ({h})")).unwrap_or_default(),
+        if *ours { "close what holds it (an open index, a run not finished) or" } else { "wait for it or" }
     )]
     Busy {
         /// The folder that is locked.
         path: PathBuf,
+        /// Whether this process holds it (an index opened twice, from Python say).
+        ours: bool,
         /// The process holding it, as it wrote itself into the lock file.
         holder: Option<String>,
         /// What else the user can do.
@@ -228,12 +233,18 @@ pub enum Error {
     Interrupted,
     /// Stored state (an index's files, its manifest, its points) is damaged or was changed by
     /// hand: it cannot be trusted and must be rebuilt.
-    #[error("the index at {} is damaged ({problem}): rebuild it with `neardup index`", path.display())]
+    #[error(
+        "the index at {} is damaged ({problem}): {}",
+        path.display(),
+        fix.unwrap_or("rebuild it with `neardup index`")
+    )]
     Damaged {
         /// The index folder or file.
         path: PathBuf,
         /// What was found.
         problem: String,
+        /// What mends it, where less than rebuilding the index does.
+        fix: Option<&'static str>,
     },
 }
 

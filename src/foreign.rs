@@ -39,9 +39,14 @@ pub fn catch<T>(call: impl FnOnce() -> T) -> Result<T, String> {
             m.strip_prefix(prefix).unwrap_or(m)
         })
         .trim();
+        // The engine's errors print the backtrace they carry: the error is what helps.
+        let cause = match cause.split_once(", backtrace: ") {
+            Some((error, _)) => format!("{error} }}"),
+            None => cause.to_owned(),
+        };
         match cause.is_empty() {
             true => "a value it needs is missing".to_owned(),
-            false => cause.to_owned(),
+            false => cause,
         }
     })
 }
@@ -60,5 +65,9 @@ mod tests {
             Err("a value it needs is missing".into())
         );
         assert!(!catching());
+        let engine = catch(|| -> u8 {
+            panic!("flushed: E {{ description: \"gone\", backtrace: Some(\"0: f\\n1: g\") }}")
+        });
+        assert_eq!(engine, Err("flushed: E { description: \"gone\" }".into()));
     }
 }

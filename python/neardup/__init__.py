@@ -25,6 +25,7 @@ as in a pipeline file), results and error messages, raised as `ValueError` or `O
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 import threading
@@ -53,6 +54,7 @@ def dedup(
     *,
     keep: str = "representative",
     skip_invalid: bool = False,
+    max_doc_bytes: Optional[int] = None,
     quiet: bool = False,
     **settings: Any,
 ) -> "Result":
@@ -65,20 +67,26 @@ def dedup(
         else `id`, else the record's position). For a list of strings, a list of ids.
     method: "two-stage" (embeddings, then MinHash), "minhash", "jaccard", "resemblance" or
         "simhash".
-    keep: which member of a group is kept: "representative", "first", "longest" (or, for
-        files, "field:NAME:max" / "field:NAME:min").
-    skip_invalid: for files, skip bad records (counted in the summary) instead of stopping.
+    keep: which member of a group is kept: "representative", "first", "longest", or
+        "field:NAME:max" / "field:NAME:min" (the largest or smallest value of a field or
+        column, e.g. "field:year:max").
+    skip_invalid: skip bad records (a row without an id, a text over `max_doc_bytes`, text
+        that is not Unicode; counted in the summary) instead of stopping at the first.
+    max_doc_bytes: the longest text read, in bytes (default 16 MiB); a longer one is a bad
+        record.
     quiet: no progress bars.
     settings: the method's settings, named as in a pipeline file (threshold=0.8, top_k=20).
-        Two-stage also takes `against=PATH`, an index folder (`neardup index`,
-        `Index.build`): the records are checked against its collection too, as
-        `neardup dedup NEW --against PATH` does. Pairs and groups then name its records
-        (with no position), `unique` holds the records it lacks, and with `add=True` those
-        are added to it.
+        Two-stage also takes `against=`, an index folder (`neardup index`, `Index.build`) or
+        an open `Index`: the records are checked against its collection too, as `neardup
+        dedup NEW --against PATH` does. Pairs and groups then name its records (with no
+        position), `unique` holds the records it lacks, and with `add=True` those are added
+        to it. An open `Index` is closed for the run and opened again after it.
     """
+    _check_reading(skip_invalid, max_doc_bytes)
+    against = settings.get("against")
     settings_json = _settings_json(settings)
-    records = _Records.of(data, text, id)
-    with _Progress(quiet):
+    records = _Records.of(data, text, id, keep)
+    with _lent(against), _Progress(quiet):
         if records.paths is not None:
             text_fields, id_field = _file_fields(text, id)
             run = _neardup.dedup_files(
@@ -89,11 +97,43 @@ def dedup(
                 text_fields,
                 keep,
                 skip_invalid,
+                max_doc_bytes,
                 quiet,
             )
         else:
-            run = _neardup.dedup_records(records.handed_over(), method, settings_json, keep, quiet)
+            run = _neardup.dedup_records(
+                records.handed_over(), method, settings_json, keep, skip_invalid, max_doc_bytes,
+                quiet,
+            )
     return Result(run, records)
+
+
+def _check_reading(skip_invalid: Any, max_doc_bytes: Any) -> None:
+    """Refuses reading options of the wrong type, naming the keyword."""
+    if not isinstance(skip_invalid, bool):
+        raise TypeError(f"skip_invalid={skip_invalid!r}: give True or False")
+    if max_doc_bytes is not None and (
+        not isinstance(max_doc_bytes, int) or isinstance(max_doc_bytes, bool) or max_doc_bytes < 1
+    ):
+        raise ValueError(f"max_doc_bytes={max_doc_bytes!r}: give a number of bytes, at least 1")
+
+
+class _lent:
+    """While a run reads the collection of an open `Index` given as `against=`: the index
+    closed (its writes flushed, its store free for the run to read and add to), and opened
+    again after. Anything else given is left as it is."""
+
+    def __init__(self, against: Any):
+        self._index = against if isinstance(against, Index) else None
+
+    def __enter__(self) -> None:
+        if self._index is not None:
+            self._index._index  # refuses a closed index, naming it
+            self._index.close()
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._index is not None:
+            self._index._opened_index = _neardup.Index(self._index.path)
 
 
 class _Progress:
@@ -146,10 +186,21 @@ def _tqdm() -> Any:
 
 
 def _settings_json(settings: Dict[str, Any]) -> str:
-    """Keyword settings as the JSON object a pipeline file's table is: paths as strings."""
-    return json.dumps(
-        {k: os.fspath(v) if isinstance(v, os.PathLike) else v for k, v in settings.items()}
-    )
+    """Keyword settings as the JSON object a pipeline file's table is: paths (and an open
+    `Index`, by its folder) as strings. A number that is not finite is refused by name."""
+    plain = {}
+    for key, value in settings.items():
+        if isinstance(value, Index):
+            value = value.path
+        if isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{key}={value!r}: give a finite number")
+        plain[key] = value
+    try:
+        return json.dumps(plain)
+    except TypeError as e:
+        raise TypeError(f"settings: {e} (give numbers, strings, booleans or paths)") from None
 
 
 def _file_fields(text: Text, id: Any):
@@ -201,12 +252,14 @@ class Index:
         id: Union[str, Sequence[Any], None] = None,
         *,
         skip_invalid: bool = False,
+        max_doc_bytes: Optional[int] = None,
         quiet: bool = False,
         **settings: Any,
     ) -> "Index":
         """Builds an index of `data` in the folder `path` (which must not hold one) and opens
-        it. `data`, `text` and `id` are read as `dedup` reads them; `settings` are the
-        two-stage method's (as `neardup index` takes them)."""
+        it. `data`, `text`, `id`, `skip_invalid` and `max_doc_bytes` are read as `dedup`
+        reads them; `settings` are the two-stage method's (as `neardup index` takes them)."""
+        _check_reading(skip_invalid, max_doc_bytes)
         settings_json = _settings_json(settings)
         records = _Records.of(data, text, id)
         with _Progress(quiet):
@@ -214,11 +267,12 @@ class Index:
                 text_fields, id_field = _file_fields(text, id)
                 index = _neardup.index_files(
                     os.fspath(path), records.paths, settings_json, id_field, text_fields,
-                    skip_invalid, quiet,
+                    skip_invalid, max_doc_bytes, quiet,
                 )
             else:
                 index = _neardup.index_records(
-                    os.fspath(path), records.handed_over(), settings_json, quiet
+                    os.fspath(path), records.handed_over(), settings_json, skip_invalid,
+                    max_doc_bytes, quiet,
                 )
         return cls._opened(index, path)
 
@@ -229,7 +283,9 @@ class Index:
         """The duplicates of a new `text`, or of the indexed document `id`, among the `k`
         nearest indexed documents: dicts of `id`, `cosine`, `jaccard_estimate`, `duplicate`
         and the deciding `rule`. `all=True` lists the neighbours that are not duplicates too."""
-        if (text is None) == (id is None):
+        if text is None and id is None:
+            raise ValueError("give the text to look up, or id= of an indexed document")
+        if text is not None and id is not None:
             raise ValueError("give a text or id=, not both")
         found = (
             self._index.query_text(text, k) if id is None else self._index.query_id(str(id), k)
@@ -238,7 +294,7 @@ class Index:
 
     def deduplicate(
         self, data: Any, text: Text = None, id: Any = None, *, k: int = _neardup.DEFAULT_TOP_K,
-        add: bool = False, skip_invalid: bool = False,
+        add: bool = False, skip_invalid: bool = False, max_doc_bytes: Optional[int] = None,
     ) -> Any:
         """Checks each record of `data` (any type `dedup` takes, files included) against the
         index: one row for each record and indexed duplicate, with `id` (the record's),
@@ -247,17 +303,28 @@ class Index:
         duplicate has no row. With `add=True` each record is added after its lookup, so a
         record also meets the batch's earlier ones; the batch counts only whole. Each record
         is looked up by its text fields joined; for a large batch from files,
-        `dedup(path, against=index)` is the faster way (it runs the batch as a whole)."""
+        `dedup(path, against=index)` is the faster way (it runs the batch as a whole).
+        `skip_invalid` and `max_doc_bytes` are as `dedup`'s."""
+        _check_reading(skip_invalid, max_doc_bytes)
         records = _Records.of(data, text, id)
         if records.paths is not None:
             text_fields, id_field = _file_fields(text, id)
             ids, found = self._index.deduplicate_files(
-                records.paths, id_field, text_fields, skip_invalid, k, add
+                records.paths, id_field, text_fields, skip_invalid, max_doc_bytes, k, add
             )
         else:
-            ids = records.ids
+            limit = _neardup.DEFAULT_MAX_DOC_BYTES if max_doc_bytes is None else max_doc_bytes
             texts = [" ".join(t for t in parts if t) for parts in zip(*records.columns)]
-            found = self._index.deduplicate(ids, texts, k, add)
+            for row, t in enumerate(texts):
+                if len(t) > limit // 4 and len(t.encode("utf-8")) > limit:
+                    records.problems.setdefault(
+                        row,
+                        f"the text is {len(t.encode('utf-8'))} bytes, over max_doc_bytes="
+                        f"{limit}",
+                    )
+            rows = records.must_be_whole(skip_invalid)
+            ids = [records.ids[row] for row in rows]
+            found = self._index.deduplicate(ids, [texts[row] for row in rows], k, add)
         rows = [
             (new, m) for new, matches in zip(ids, json.loads(found)) for m in matches
             if m["duplicate"] and m["id"] != new
@@ -275,11 +342,13 @@ class Index:
 
     def add(
         self, data: Any, text: Text = None, id: Any = None, *, k: int = _neardup.DEFAULT_TOP_K,
-        skip_invalid: bool = False,
+        skip_invalid: bool = False, max_doc_bytes: Optional[int] = None,
     ) -> Any:
         """Adds the records of `data` (any type `dedup` takes), each after looking it up:
         returns what `deduplicate` returns. A record whose id is indexed already replaces it."""
-        return self.deduplicate(data, text, id, k=k, add=True, skip_invalid=skip_invalid)
+        return self.deduplicate(
+            data, text, id, k=k, add=True, skip_invalid=skip_invalid, max_doc_bytes=max_doc_bytes
+        )
 
     def remove(self, ids: Union[str, Sequence[Any]]) -> int:
         """Removes the documents `ids` (one id or several); returns how many were there."""
@@ -306,8 +375,11 @@ class Index:
 
 
 class _Records:
-    """The caller's data, as the extension reads it: paths, or an id column and text columns;
-    with what is needed to hand rows back in the caller's type."""
+    """The caller's data, as the extension reads it: paths, or an id column and text columns
+    (and the column a `field:NAME:max|min` keep policy reads); with what is needed to hand
+    rows back in the caller's type. A row that cannot be a record (no id, a text that is not
+    Unicode) is a problem, named by row and column: the run refuses it, or skips it under
+    `skip_invalid`."""
 
     def __init__(self, kind, data, paths=None, ids=None, columns=None, names=(), column=None):
         self.kind = kind
@@ -318,30 +390,59 @@ class _Records:
         # The table's column names, and `column(name)`: a column's values as a list.
         self.names = list(names)
         self.column = column
-        # For a table: the columns read (`_id_name`, `_text_names`), and `arrow()`, an object
-        # exporting them as an Arrow stream (`__arrow_c_stream__`), if the table can.
+        # For a table: the columns read (`id_name`, `text_names`, `keep_name`), and `arrow()`,
+        # an object exporting them as an Arrow stream (`__arrow_c_stream__`), if it can.
         self.id_name = None
         self.text_names = []
+        self.keep_name = None
         self.arrow = None
         self._rows = len(ids) if ids is not None else 0
+        # Rows that are no record, and why.
+        self.problems: Dict[int, str] = {}
+        # Records (dicts) without one of the keys read: (key, rows).
+        self.missing_keys: Dict[str, List[int]] = {}
 
     @property
-    def ids(self) -> List[str]:
-        """Each record's id, as text."""
+    def ids(self) -> List[Optional[str]]:
+        """Each record's id, as text (`None` for a row without one: a problem)."""
         if self._ids is None:
             if self.id_name is None:
                 self._ids = [str(i) for i in range(len(self))]
             else:
-                name = self.id_name
-                self._ids = [_id_text(v, name, row) for row, v in enumerate(self.column(name))]
+                self._ids = self._values(self.id_name, _id_text, "holds no id")
         return self._ids
 
     @property
     def columns(self) -> List[List[Optional[str]]]:
         """The text columns, each a list of texts (`None` where empty)."""
         if self._columns is None:
-            self._columns = [[_text_of(v) for v in self.column(c)] for c in self.text_names]
+            self._columns = [self._values(c, _text_of, None) for c in self.text_names]
         return self._columns
+
+    def _values(self, name: str, as_text: Any, when_none: Optional[str]) -> List[Optional[str]]:
+        """Column `name` as text by `as_text`; a value it refuses, or a missing value where
+        `when_none` says it is a problem, makes its row one."""
+        values: List[Optional[str]] = []
+        for row, value in enumerate(self.column(name)):
+            try:
+                text = as_text(value)
+            except _NotText as e:
+                self.problems.setdefault(row, f"column {name!r}: {e}")
+                text = None
+            if text is None and when_none is not None:
+                self.problems.setdefault(row, f"column {name!r} {when_none}; every record needs one")
+            values.append(text)
+        for row in self.missing_keys.get(name, []):
+            self.problems.setdefault(
+                row, f"the record has no key {name!r} (give None for an empty value)"
+            )
+        return values
+
+    def keep_column(self) -> Optional[List[Optional[str]]]:
+        """The values a `field:NAME:max|min` keep policy compares, as text."""
+        if self.keep_name is None:
+            return None
+        return [_keep_text(v) for v in self.column(self.keep_name)]
 
     def __len__(self) -> int:
         return self._rows
@@ -349,7 +450,7 @@ class _Records:
     def handed_over(self) -> Any:
         """The records written for the extension to read: straight from the Arrow columns
         where the table exports them in types the extension reads, else through lists."""
-        if self.arrow is not None:
+        if self.arrow is not None and not self.missing_keys:
             try:
                 stream = self.arrow().__arrow_c_stream__()
             except Exception:
@@ -357,28 +458,41 @@ class _Records:
                 # values go through Python instead.
                 stream = None
             if stream is not None:
-                records = _neardup.Records.from_arrow(stream, self.id_name, self.text_names)
+                records = _neardup.Records.from_arrow(
+                    stream, self.id_name, self.text_names, self.keep_name
+                )
                 if records is not None:
                     return records
-        return _neardup.Records.from_columns(self.ids, self.columns)
+        ids, columns, keep = self.ids, self.columns, self.keep_column()
+        names = (self.id_name, self.text_names or ["text"], self.keep_name)
+        return _neardup.Records.from_columns(ids, columns, keep, self.problems, names)
+
+    def must_be_whole(self, skip_invalid: bool) -> List[int]:
+        """The rows that are records, for a lookup that reads rows itself: every row, or
+        with `skip_invalid` those without a problem; a problem row otherwise is an error."""
+        self.ids, self.columns  # finds the problems
+        if self.problems and not skip_invalid:
+            row, problem = min(self.problems.items())
+            raise ValueError(
+                f"row {row}: {problem} (fix the row, or pass skip_invalid=True to skip such rows)"
+            )
+        return [row for row in range(len(self)) if row not in self.problems]
 
     @staticmethod
-    def of(data: Any, text: Text, id: Any) -> "_Records":
+    def of(data: Any, text: Text, id: Any, keep: str = "representative") -> "_Records":
         if isinstance(data, (str, os.PathLike)):
             return _Records("paths", data, paths=[os.fspath(data)])
         module = type(data).__module__.split(".")[0]
         name = type(data).__name__
+        of_table = lambda *table: _Records.from_columns(*table, text=text, id=id, keep=keep)
         if module == "pandas" and name == "DataFrame":
             column = lambda c: data[c].tolist()
             arrow = lambda cols: data[cols]
-            return _Records.from_columns(
-                "pandas", data, data.columns, len(data), column, text, id, arrow
-            )
+            return of_table("pandas", data, data.columns, len(data), column, arrow)
         if module == "polars" and name == "DataFrame":
             column = lambda c: data[c].to_list()
             arrow = lambda cols: data.select(cols)
-            rows = data.height
-            return _Records.from_columns("polars", data, data.columns, rows, column, text, id, arrow)
+            return of_table("polars", data, data.columns, data.height, column, arrow)
         if module == "pyarrow":
             if name == "RecordBatchReader":
                 data = data.read_all()
@@ -392,29 +506,37 @@ class _Records:
                 column = lambda c: data.column(c).to_pylist()
                 arrow = lambda cols: data.select(cols)
                 names = data.schema.names
-                return _Records.from_columns(
-                    "arrow", data, names, data.num_rows, column, text, id, arrow
-                )
+                return of_table("arrow", data, names, data.num_rows, column, arrow)
         if module == "datasets" and name == "Dataset":
             column = lambda c: list(data[c])
             arrow = lambda cols: data.select_columns(cols).with_format("arrow")[:]
             names = data.column_names
-            return _Records.from_columns(
-                "datasets", data, names, data.num_rows, column, text, id, arrow
-            )
+            return of_table("datasets", data, names, data.num_rows, column, arrow)
         if isinstance(data, (list, tuple)):
             if data and all(isinstance(r, os.PathLike) for r in data):
                 return _Records("paths", data, paths=[os.fspath(r) for r in data])
             if all(isinstance(r, str) for r in data):
+                if _keep_field(keep) is not None:
+                    raise ValueError(
+                        f"keep={keep!r}: a list of strings has no fields; give records (dicts) "
+                        "or a table to keep by a field"
+                    )
                 ids = _ids_given(id, len(data))
-                return _Records("strings", list(data), ids=ids, columns=[list(data)])
+                records = _Records("strings", list(data), ids=ids)
+                records.text_names = ["text"]
+                records.column = lambda c: data
+                return records
             if all(isinstance(r, dict) for r in data):
                 names: Dict[str, None] = {}
                 for record in data:
                     names.update(dict.fromkeys(record))
                 column = lambda c: [r.get(c) for r in data]
-                rows = len(data)
-                return _Records.from_columns("dicts", list(data), names, rows, column, text, id)
+                records = of_table("dicts", list(data), names, len(data), column)
+                for key in {records.id_name, *records.text_names} - {None}:
+                    rows = [row for row, r in enumerate(data) if key not in r]
+                    if rows:
+                        records.missing_keys[key] = rows
+                return records
             raise TypeError(
                 "a list to deduplicate holds strings (texts or paths) or dicts (records); "
                 f"this one holds {sorted({type(r).__name__ for r in data})}"
@@ -426,18 +548,38 @@ class _Records:
         )
 
     @staticmethod
-    def from_columns(kind, data, names, rows, column, text, id, arrow=None) -> "_Records":
+    def from_columns(
+        kind, data, names, rows, column, arrow=None, *, text, id, keep
+    ) -> "_Records":
         """Records of a table with columns `names` and `rows` rows; `column(name)` gives a
         column's values as a list, and `arrow(names)` the table of those columns alone, as
         an object exporting an Arrow stream (where the table's library can)."""
         records = _Records(kind, data, names=names, column=column)
         records.text_names = _text_names(records.names, text)
         records.id_name = _id_name(records.names, id)
+        records.keep_name = _keep_field(keep)
+        if records.keep_name is not None and records.keep_name not in records.names:
+            raise ValueError(
+                f"keep={keep!r}: the data has no column {records.keep_name!r} (it has "
+                f"{records.names})"
+            )
         records._rows = rows
-        wanted = [c for c in dict.fromkeys([records.id_name, *records.text_names]) if c is not None]
+        wanted = [
+            c
+            for c in dict.fromkeys([records.id_name, *records.text_names, records.keep_name])
+            if c is not None
+        ]
         if arrow is not None and all(isinstance(c, str) for c in wanted):
             records.arrow = lambda: arrow(wanted)
         return records
+
+
+def _keep_field(keep: str) -> Optional[str]:
+    """The field a `field:NAME:max|min` keep policy names (None for the other policies; a
+    malformed one is the extension's to refuse)."""
+    if isinstance(keep, str) and keep.startswith("field:") and keep.count(":") >= 2:
+        return keep[len("field:") : keep.rindex(":")] or None
+    return None
 
 
 def _text_names(names: List[str], text: Text) -> List[str]:
@@ -478,18 +620,55 @@ def _ids_given(id: Any, rows: int) -> List[str]:
     return ids
 
 
-def _id_text(value: Any, column: str, row: int) -> str:
+class _NotText(Exception):
+    """A value that cannot be read as a record's text or id, and why."""
+
+
+def _as_str(value: Any) -> str:
+    """A text value as `str`: bytes decoded as UTF-8, and a `str` checked to be Unicode that
+    can be written (a lone surrogate, from a bad decode, cannot)."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        try:
+            return bytes(value).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise _NotText(f"bytes that are not UTF-8 text (byte {e.start})") from None
+    if not isinstance(value, str):
+        return str(value)
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise _NotText(
+                f"text that is not valid Unicode (a lone surrogate at character {e.start}; "
+                "decode the source with errors='replace')"
+            ) from None
+    return value
+
+
+def _id_text(value: Any) -> Optional[str]:
     if value is None or (isinstance(value, float) and value != value):
-        raise ValueError(f"row {row}: column {column!r} holds no id; every record needs one")
+        return None
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    return str(value)
+    return _as_str(value)
 
 
 def _text_of(value: Any) -> Optional[str]:
     if value is None or (isinstance(value, float) and value != value):
         return None
-    return value if isinstance(value, str) else str(value)
+    return _as_str(value)
+
+
+def _keep_text(value: Any) -> Optional[str]:
+    """A value a keep policy compares, as text (numbers read back as numbers)."""
+    if value is None or (isinstance(value, float) and value != value):
+        return None
+    if isinstance(value, bool):
+        return str(int(value))
+    try:
+        return _as_str(value)
+    except _NotText:
+        return None
 
 
 class Result:
@@ -590,13 +769,17 @@ class Result:
         As `neardup explain`."""
         return json.loads(self._run.explain(str(a), str(b)))
 
-    def evaluate(self, truth: Any = None, *, predicted: str = "groups") -> Dict[str, Any]:
+    def evaluate(
+        self, truth: Any = None, *, predicted: str = "groups", truth_id: Optional[str] = None
+    ) -> Dict[str, Any]:
         """The CORE 2020 metrics of this result against labelled duplicates, as `neardup eval
         --json` gives them: accuracy and macro-F1 over the labelled documents, and the same by
         `cat` label and by number of duplicates.
 
-        `truth` is a JSON Lines file in the CORE layout (`core_id`, `labelled_duplicates`,
-        `cat`), or a dict from each id to its duplicates' ids. By default the labels are the
+        `truth` is a file in the CORE layout (`core_id`, `labelled_duplicates`, `cat`): JSON
+        Lines, Parquet, or CSV/TSV with the duplicates as a JSON list; or a dict from each id
+        to its duplicates' ids. `truth_id` names the file's id field: by default the one the
+        run read ids from, where it read files, else `core_id`. By default the labels are the
         input's own: a CORE-layout file, or data with a `labelled_duplicates` column (and
         `cat`, if it has one). Every document the run read must be labelled, in the same order.
         `predicted`: a document's predicted duplicates are the rest of its group (`"groups"`)
@@ -618,7 +801,9 @@ class Result:
                     "Lines file, or a dict from each id to its duplicates' ids)"
                 )
         if isinstance(truth, (str, os.PathLike)):
-            return json.loads(self._run.evaluate(os.fspath(truth), predicted))
+            if truth_id is None and self._records.paths is None:
+                truth_id = CORE_ID
+            return json.loads(self._run.evaluate(os.fspath(truth), predicted, truth_id))
         if not isinstance(truth, dict):
             raise TypeError(
                 "truth is a path to CORE-layout JSON Lines or a dict from id to duplicate ids; "
@@ -673,8 +858,18 @@ class Result:
             )
 
     def _fates_by_row(self):
+        """Each row's group, whether it is kept, and what it duplicates: a row skipped as
+        invalid is in no group and not kept."""
         if self._fates is None:
-            self._fates = self._run.fates()
+            group, kept, duplicate_of = self._run.fates()
+            rows = len(self._records)
+            if len(kept) != rows:
+                fates = ([None] * rows, [False] * rows, [None] * rows)
+                for doc, row in enumerate(self._run.rows[: len(kept)]):
+                    fates[0][row], fates[1][row] = group[doc], kept[doc]
+                    fates[2][row] = duplicate_of[doc]
+                group, kept, duplicate_of = fates
+            self._fates = (group, kept, duplicate_of)
         return self._fates
 
     def _kept_rows(self) -> List[int]:
@@ -726,7 +921,7 @@ def _table_of(kind: str, columns: Dict[str, list]) -> Any:
     if kind == "pandas":
         import pandas as pd
 
-        return pd.DataFrame(columns)
+        return pd.DataFrame({k: _pandas_column(k, v) for k, v in columns.items()})
     if kind == "polars":
         import polars as pl
 
@@ -742,9 +937,14 @@ def _table_of(kind: str, columns: Dict[str, list]) -> Any:
 def _pandas_column(name: str, values: list) -> Any:
     import pandas as pd
 
-    if name == GROUP_COLUMN:
+    if name in _WHOLE_NUMBERS:
         return pd.array(values, dtype="Int64")
     return values
+
+
+# Columns of whole numbers that may be missing: pandas holds them as nullable integers, not
+# as floats with NaN.
+_WHOLE_NUMBERS = {GROUP_COLUMN, "a", "b"}
 
 
 def _arrow_array(values: list) -> Any:

@@ -1,7 +1,7 @@
 """Types of the extension module: the library's runs (see python/src/lib.rs)."""
 
 from os import PathLike
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 __version__: str
 ANNOTATION_COLUMNS: List[str]
@@ -40,25 +40,37 @@ def dedup_files(
     text_fields: Sequence[str],
     keep: str,
     skip_invalid: bool,
+    max_doc_bytes: Optional[int],
     quiet: bool,
 ) -> Run: ...
 class Records:
     """Records handed over in memory, written for one run or index build to read."""
 
     @staticmethod
-    def from_columns(ids: Sequence[str], columns: Sequence[Sequence[Optional[str]]]) -> Records: ...
+    def from_columns(
+        ids: Sequence[Optional[str]],
+        columns: Sequence[Sequence[Optional[str]]],
+        keep: Optional[Sequence[Optional[str]]],
+        problems: Dict[int, str],
+        names: Tuple[Optional[str], Sequence[str], Optional[str]],
+    ) -> Records: ...
     @staticmethod
-    def from_arrow(stream: Any, id: Optional[str], texts: Sequence[str]) -> Optional[Records]: ...
+    def from_arrow(
+        stream: Any, id: Optional[str], texts: Sequence[str], keep: Optional[str] = None
+    ) -> Optional[Records]: ...
 
 def dedup_records(
     records: Records,
     method: str,
     settings: str,
     keep: str,
+    skip_invalid: bool,
+    max_doc_bytes: Optional[int],
     quiet: bool,
 ) -> Run: ...
 
 DEFAULT_TOP_K: int
+DEFAULT_MAX_DOC_BYTES: int
 
 def watch_progress(on: bool) -> None: ...
 def progress() -> Optional[Tuple[str, int, Optional[int]]]: ...
@@ -76,6 +88,7 @@ class Index:
         id_field: str,
         text_fields: Sequence[str],
         skip_invalid: bool,
+        max_doc_bytes: Optional[int],
         k: int,
         add: bool,
     ) -> Tuple[List[str], str]: ...
@@ -90,11 +103,14 @@ def index_files(
     id_field: str,
     text_fields: Sequence[str],
     skip_invalid: bool,
+    max_doc_bytes: Optional[int],
     quiet: bool,
 ) -> Index: ...
 def index_records(
     path: Union[str, PathLike],
     records: Records,
     settings: str,
+    skip_invalid: bool,
+    max_doc_bytes: Optional[int],
     quiet: bool,
 ) -> Index: ...

@@ -19,7 +19,7 @@ use neardup::Error;
 use neardup::eval::{Predicted, Predictions, Truth, evaluate};
 use neardup::group::KeepPolicy;
 use neardup::index::{DocumentIndex, Match, explain_records, find_two, minhash_settings, uncentre};
-use neardup::io::{Input, ReadOptions, ScratchDir};
+use neardup::io::{Input, ReadOptions};
 use neardup::output::run::RunWriter;
 use neardup::pipeline::{self, Dedup, InputSpec, Method, OutputSpec, PipelineSpec};
 use neardup::settings::MethodName;
@@ -28,12 +28,19 @@ use pyo3::exceptions::{
     PyValueError,
 };
 use pyo3::prelude::*;
-use records::Records;
+use records::{Handed, KEEP_FIELD, Records, Written};
 use serde_json::{Map, Value};
 
 /// The library's error as the Python exception a caller expects of it.
 fn to_python(error: Error) -> PyErr {
-    let message = error.to_string();
+    to_python_in(error, None)
+}
+
+/// [`to_python`], its message naming what `handed` holds as the caller knows it (rows and
+/// columns, not the scratch file's lines and fields), and the command line's flags as the
+/// package's keywords.
+fn to_python_in(error: Error, handed: Option<&Handed>) -> PyErr {
+    let message = in_python_terms(&error.to_string(), handed);
     match &error {
         Error::Io { source, .. } | Error::Listen { source, .. } => match source.kind() {
             std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(message),
@@ -49,6 +56,34 @@ fn to_python(error: Error) -> PyErr {
     }
 }
 
+/// A library message in the package's terms: what `handed` holds named as the caller knows
+/// it ([`Handed::message`]), and the command line's flags as the keywords that say the same.
+fn in_python_terms(message: &str, handed: Option<&Handed>) -> String {
+    let mut message = match handed {
+        Some(handed) => handed.message(message),
+        None => message.to_owned(),
+    };
+    for (flag, keyword) in FLAGS_AS_KEYWORDS {
+        message = message.replace(flag, keyword);
+    }
+    message
+}
+
+/// The command line's flags, as they appear in the library's hints, and the keyword arguments
+/// of the package that say the same; longest first.
+const FLAGS_AS_KEYWORDS: [(&str, &str); 7] = [
+    (
+        "raise --max-doc-bytes (`max_doc_bytes` in a pipeline's [input])",
+        "give a larger max_doc_bytes=",
+    ),
+    ("--max-doc-bytes", "max_doc_bytes="),
+    ("pass --skip-invalid", "pass skip_invalid=True"),
+    ("--skip-invalid", "skip_invalid=True"),
+    ("--id-field", "id="),
+    ("--text-field", "text="),
+    ("--keep", "keep="),
+];
+
 /// Runs `work` with the interpreter released, and Ctrl-C asking it to stop: its error as the
 /// Python exception it maps to, `KeyboardInterrupt` where Ctrl-C came while it worked.
 ///
@@ -58,8 +93,20 @@ fn detached<T: Send>(
     py: Python<'_>,
     work: impl FnOnce() -> neardup::error::Result<T> + Send,
 ) -> PyResult<T> {
+    detached_in(py, None, work)
+}
+
+/// [`detached`], over records `handed` over: its errors name their rows and columns.
+///
+/// A panic in the library (a bug) becomes a `RuntimeError` with its message, never Python's
+/// `PanicException`, which no `except Exception` catches.
+fn detached_in<T: Send>(
+    py: Python<'_>,
+    handed: Option<&Handed>,
+    work: impl FnOnce() -> neardup::error::Result<T> + Send,
+) -> PyResult<T> {
     let sigint = sigint::Asking::install();
-    let result = py.detach(work);
+    let result = py.detach(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)));
     let interrupted = neardup::cancel::requested();
     // The last call at work clears the request: one clearing it sooner would keep the
     // others, in other threads, from seeing it.
@@ -67,7 +114,44 @@ fn detached<T: Send>(
     if interrupted {
         return Err(PyKeyboardInterrupt::new_err("interrupted"));
     }
-    result.map_err(to_python)
+    match result {
+        Ok(done) => done.map_err(|e| to_python_in(e, handed)),
+        Err(panic) => Err(PyRuntimeError::new_err(format!(
+            "neardup failed unexpectedly ({}); please report this with the call that caused it",
+            panics::message(&*panic)
+        ))),
+    }
+}
+
+/// Panics in the library, which reach Python as exceptions ([`detached_in`]) rather than as
+/// text on standard error.
+mod panics {
+    use std::any::Any;
+    use std::sync::Mutex;
+
+    /// The last panic's message and place, as the hook saw it (on whichever thread).
+    static LAST: Mutex<Option<String>> = Mutex::new(None);
+
+    /// Keeps the library's panics off standard error: [`detached_in`](super::detached_in)
+    /// raises each as an exception with its message and place. This extension's own hook:
+    /// other extensions keep theirs.
+    pub(super) fn keep_quiet() {
+        std::panic::set_hook(Box::new(|info| {
+            *LAST.lock().unwrap_or_else(|e| e.into_inner()) = Some(info.to_string());
+        }));
+    }
+
+    /// What a panic said, and where.
+    pub(super) fn message(panic: &(dyn Any + Send)) -> String {
+        if let Some(seen) = LAST.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            return seen;
+        }
+        match (panic.downcast_ref::<&str>(), panic.downcast_ref::<String>()) {
+            (Some(text), _) => (*text).to_owned(),
+            (_, Some(text)) => text.clone(),
+            _ => "a panic with no message".to_owned(),
+        }
+    }
 }
 
 /// SIGINT as a request to stop, while any call works.
@@ -161,18 +245,21 @@ struct Run {
     kept: Vec<u32>,
     /// The records added to the collection checked against (`add`).
     added: Option<usize>,
-    /// Where records handed over in memory were written for the run to read (shared with
-    /// the runs decided again from this one).
-    records: Option<Arc<ScratchDir>>,
+    /// Records handed over in memory, as written for the run to read (shared with the runs
+    /// decided again from this one).
+    records: Option<Arc<Written>>,
 }
 
 impl Run {
     /// Runs `spec`'s method over its inputs, the interpreter released meanwhile.
-    fn start(py: Python<'_>, spec: PipelineSpec, records: Option<ScratchDir>) -> PyResult<Run> {
+    fn start(py: Python<'_>, spec: PipelineSpec, records: Option<Written>) -> PyResult<Run> {
         let models = models_root();
-        detached(py, || {
+        let records = records.map(Arc::new);
+        let handed = records.as_deref().map(|r| &r.handed);
+        detached_in(py, handed, || {
             let inputs = spec.input.inputs()?;
             let read = spec.input.read_options();
+            let _adding = pipeline::lock_collection_to_add(&spec.method)?;
             let dedup = pipeline::dedup_to_rethreshold(&inputs, &read, &spec.method, &models)?;
             let keep = &spec.output.keep;
             let kept = pipeline::kept_members(&inputs, &read, &dedup, keep)?;
@@ -186,9 +273,14 @@ impl Run {
                 dedup,
                 kept,
                 added,
-                records: records.map(Arc::new),
+                records: records.clone(),
             })
         })
+    }
+
+    /// What the records handed over in memory were, where they were.
+    fn handed(&self) -> Option<&Handed> {
+        self.records.as_deref().map(|r| &r.handed)
     }
 }
 
@@ -234,7 +326,7 @@ impl Run {
                  rethreshold a run without add, then add what it keeps",
             ));
         }
-        detached(py, || {
+        detached_in(py, self.handed(), || {
             let (dedup, method) = pipeline::rethreshold(&self.dedup, &self.spec.method, threshold)?;
             let spec = PipelineSpec {
                 method,
@@ -299,7 +391,7 @@ impl Run {
     /// where the run centred them on its corpus.
     fn explain(&self, py: Python<'_>, a: String, b: String) -> PyResult<String> {
         let models = models_root();
-        detached(py, || {
+        detached_in(py, self.handed(), || {
             let (mut settings, embeds) = match &self.spec.method {
                 Method::MinHash(config) => (minhash_settings(config.confirm.clone()), false),
                 Method::TwoStage(config) => (config.settings.clone(), true),
@@ -342,7 +434,7 @@ impl Run {
                 )));
             }
         };
-        detached(py, || {
+        detached_in(py, self.handed(), || {
             let id_field = id_field.as_deref().unwrap_or(&self.read.fields.id);
             let labelled = Truth::load(&truth, id_field)?;
             let ids = &self.dedup.corpus.ids;
@@ -378,6 +470,13 @@ impl Run {
         if let Some(added) = self.added {
             summary["added"] = Value::from(added);
         }
+        if let Some(skipped) = summary["skipped_first"].as_array_mut() {
+            for problem in skipped {
+                if let Some(text) = problem.as_str() {
+                    *problem = Value::from(in_python_terms(text, self.handed()));
+                }
+            }
+        }
         summary.to_string()
     }
 
@@ -391,7 +490,7 @@ impl Run {
         annotate: bool,
         candidates: bool,
     ) -> PyResult<String> {
-        detached(py, || {
+        detached_in(py, self.handed(), || {
             let output = OutputSpec {
                 dir: out,
                 annotate,
@@ -407,6 +506,8 @@ impl Run {
                 &self.dedup,
                 &output,
                 settings,
+                // The records were added, where asked, when the run was made.
+                || Ok(()),
             )?;
             Ok(serde_json::to_string(&summary).expect("a summary serialises"))
         })
@@ -434,13 +535,20 @@ impl Index {
         })
     }
 
-    /// Builds an index of `input` in `dir` with the two-stage `settings` (JSON), and opens it.
-    fn build(py: Python<'_>, dir: PathBuf, input: InputSpec, settings: &str) -> PyResult<Index> {
+    /// Builds an index of `input` in `dir` with the two-stage `settings` (JSON), and opens it;
+    /// `handed` says what the input is where it was handed over in memory.
+    fn build(
+        py: Python<'_>,
+        dir: PathBuf,
+        input: InputSpec,
+        settings: &str,
+        handed: Option<&Handed>,
+    ) -> PyResult<Index> {
         let Method::TwoStage(config) = method_of("two-stage", settings)? else {
             unreachable!("two-stage settings make a two-stage method")
         };
         let models = models_root();
-        detached(py, || {
+        detached_in(py, handed, || {
             let inputs = input.inputs()?;
             let read = input.read_options();
             pipeline::build_index(&inputs, &read, &config.settings, &dir, &models)
@@ -533,7 +641,7 @@ impl Index {
 
     /// [`Index::deduplicate`] of the records in the files `paths`, read as `dedup` reads them
     /// (their text fields joined): the ids read, and each record's matches (JSON).
-    #[pyo3(signature = (paths, id_field, text_fields, skip_invalid, k, add))]
+    #[pyo3(signature = (paths, id_field, text_fields, skip_invalid, max_doc_bytes, k, add))]
     #[allow(clippy::too_many_arguments)]
     fn deduplicate_files(
         &self,
@@ -542,11 +650,12 @@ impl Index {
         id_field: String,
         text_fields: Vec<String>,
         skip_invalid: bool,
+        max_doc_bytes: Option<usize>,
         k: usize,
         add: bool,
     ) -> PyResult<(Vec<String>, String)> {
         check_top_k(k)?;
-        let input = files_input(paths, id_field, text_fields, skip_invalid)?;
+        let input = files_input(paths, id_field, text_fields, skip_invalid, max_doc_bytes)?;
         detached(py, || {
             let inputs = input.inputs()?;
             let read = input.read_options();
@@ -584,8 +693,8 @@ impl Index {
     }
 
     /// Whether document `id` is indexed.
-    fn contains(&self, id: &str) -> PyResult<bool> {
-        self.index.contains(id).map_err(to_python)
+    fn contains(&self, py: Python<'_>, id: &str) -> PyResult<bool> {
+        detached(py, || self.index.contains(id))
     }
 
     /// Flushes every write into the store and closes it; the index is unusable after.
@@ -604,7 +713,9 @@ fn check_top_k(k: usize) -> PyResult<()> {
 
 /// Builds an index in `path` of the files `paths` (as `neardup index`), and opens it.
 #[pyfunction]
-#[pyo3(signature = (path, paths, settings, id_field, text_fields, skip_invalid, quiet))]
+#[pyo3(signature = (
+    path, paths, settings, id_field, text_fields, skip_invalid, max_doc_bytes, quiet
+))]
 #[allow(clippy::too_many_arguments)]
 fn index_files(
     py: Python<'_>,
@@ -614,26 +725,30 @@ fn index_files(
     id_field: String,
     text_fields: Vec<String>,
     skip_invalid: bool,
+    max_doc_bytes: Option<usize>,
     quiet: bool,
 ) -> PyResult<Index> {
     neardup::progress::set_quiet(quiet);
-    let input = files_input(paths, id_field, text_fields, skip_invalid)?;
-    Index::build(py, path, input, settings)
+    let input = files_input(paths, id_field, text_fields, skip_invalid, max_doc_bytes)?;
+    Index::build(py, path, input, settings, None)
 }
 
 /// Builds an index in `path` of records handed over in memory, and opens it.
 #[pyfunction]
-#[pyo3(signature = (path, records, settings, quiet))]
+#[pyo3(signature = (path, records, settings, skip_invalid, max_doc_bytes, quiet))]
 fn index_records(
     py: Python<'_>,
     path: PathBuf,
     records: &Records,
     settings: &str,
+    skip_invalid: bool,
+    max_doc_bytes: Option<usize>,
     quiet: bool,
 ) -> PyResult<Index> {
     neardup::progress::set_quiet(quiet);
-    let (input, _scratch) = records.take()?;
-    Index::build(py, path, input, settings)
+    let (mut input, written) = records.take()?;
+    read_so(&mut input, skip_invalid, max_doc_bytes);
+    Index::build(py, path, input, settings, Some(&written.handed))
 }
 
 /// The spec of a run of `method` over `paths`, keeping `keep`'s member of each group.
@@ -655,7 +770,9 @@ fn spec_of(input: InputSpec, method: &str, settings: &str, keep: &str) -> PyResu
 /// Deduplicates the files `paths`, reading each record's id from `id_field` and its text from
 /// `text_fields` (joined with a space; the first is the title where there are several).
 #[pyfunction]
-#[pyo3(signature = (paths, method, settings, id_field, text_fields, keep, skip_invalid, quiet))]
+#[pyo3(signature = (
+    paths, method, settings, id_field, text_fields, keep, skip_invalid, max_doc_bytes, quiet
+))]
 #[allow(clippy::too_many_arguments)]
 fn dedup_files(
     py: Python<'_>,
@@ -666,27 +783,38 @@ fn dedup_files(
     text_fields: Vec<String>,
     keep: &str,
     skip_invalid: bool,
+    max_doc_bytes: Option<usize>,
     quiet: bool,
 ) -> PyResult<Run> {
     neardup::progress::set_quiet(quiet);
-    let input = files_input(paths, id_field, text_fields, skip_invalid)?;
+    let input = files_input(paths, id_field, text_fields, skip_invalid, max_doc_bytes)?;
     Run::start(py, spec_of(input, method, settings, keep)?, None)
 }
 
-/// Deduplicates records handed over in memory ([`Records`]).
+/// Deduplicates records handed over in memory ([`Records`]). A `field:NAME:max|min` keep
+/// policy reads the column the records carry for it.
 #[pyfunction]
-#[pyo3(signature = (records, method, settings, keep, quiet))]
+#[pyo3(signature = (records, method, settings, keep, skip_invalid, max_doc_bytes, quiet))]
+#[allow(clippy::too_many_arguments)]
 fn dedup_records(
     py: Python<'_>,
     records: &Records,
     method: &str,
     settings: &str,
     keep: &str,
+    skip_invalid: bool,
+    max_doc_bytes: Option<usize>,
     quiet: bool,
 ) -> PyResult<Run> {
     neardup::progress::set_quiet(quiet);
-    let (input, scratch) = records.take()?;
-    Run::start(py, spec_of(input, method, settings, keep)?, Some(scratch))
+    let carried = records.carry_keep();
+    let (mut input, written) = records.take()?;
+    read_so(&mut input, skip_invalid, max_doc_bytes);
+    let mut spec = spec_of(input, method, settings, keep)?;
+    if let (KeepPolicy::Field { name, .. }, true) = (&mut spec.output.keep, carried) {
+        *name = KEEP_FIELD.to_owned();
+    }
+    Run::start(py, spec, Some(written))
 }
 
 /// The input of files `paths`, each record's id in `id_field` and its text in `text_fields`;
@@ -696,6 +824,7 @@ fn files_input(
     id_field: String,
     text_fields: Vec<String>,
     skip_invalid: bool,
+    max_doc_bytes: Option<usize>,
 ) -> PyResult<InputSpec> {
     if let Some(path) = paths.iter().find(|p| p.as_os_str() != "-" && !p.exists()) {
         // The reader's own message, as the exception Python raises for a missing file.
@@ -704,14 +833,23 @@ fn files_input(
             format!("{}: no such file or folder", path.display())
         })));
     }
-    Ok(InputSpec {
+    let mut input = InputSpec {
         paths,
         format: None,
         id_field,
         text_fields,
-        skip_invalid,
+        skip_invalid: false,
         max_doc_bytes: neardup::io::DEFAULT_MAX_DOC_BYTES,
-    })
+    };
+    read_so(&mut input, skip_invalid, max_doc_bytes);
+    Ok(input)
+}
+
+/// Reads `input` skipping bad records where `skip_invalid`, and refusing texts over
+/// `max_doc_bytes` (the command line's default where `None`).
+fn read_so(input: &mut InputSpec, skip_invalid: bool, max_doc_bytes: Option<usize>) {
+    input.skip_invalid = skip_invalid;
+    input.max_doc_bytes = max_doc_bytes.unwrap_or(neardup::io::DEFAULT_MAX_DOC_BYTES);
 }
 
 /// While `on`, the library keeps its newest progress bar for [`progress`] to read: where no
@@ -736,12 +874,14 @@ static ALLOCATOR: neardup::allocator::MiMalloc = neardup::allocator::MiMalloc;
 #[pymodule]
 fn _neardup(module: &Bound<'_, PyModule>) -> PyResult<()> {
     neardup::allocator::tune();
+    panics::keep_quiet();
     module.add_class::<Run>()?;
     module.add_class::<Index>()?;
     module.add_class::<Records>()?;
     module.add_function(wrap_pyfunction!(index_files, module)?)?;
     module.add_function(wrap_pyfunction!(index_records, module)?)?;
     module.add("DEFAULT_TOP_K", neardup::search::DEFAULT_TOP_K)?;
+    module.add("DEFAULT_MAX_DOC_BYTES", neardup::io::DEFAULT_MAX_DOC_BYTES)?;
     module.add_function(wrap_pyfunction!(dedup_files, module)?)?;
     module.add_function(wrap_pyfunction!(dedup_records, module)?)?;
     module.add_function(wrap_pyfunction!(watch_progress, module)?)?;

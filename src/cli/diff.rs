@@ -36,8 +36,8 @@ pub struct DiffArgs {
 }
 
 pub fn run(args: DiffArgs) -> Result<()> {
-    let a = super::read_text_arg(&args.a)?;
-    let b = super::read_text_arg(&args.b)?;
+    let a = super::read_text_arg(&args.a, super::COMPARED_TEXT_BYTES, None)?;
+    let b = super::read_text_arg(&args.b, super::COMPARED_TEXT_BYTES, None)?;
     let d = diff(&a, &b, args.tokens);
     let color = match args.color {
         Color::Always => true,

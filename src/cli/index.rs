@@ -54,6 +54,10 @@ pub struct QueryArgs {
     /// Neighbours to look at.
     #[arg(long, default_value_t = TwoStageConfig::default().top_k)]
     top_k: usize,
+    /// The longest text --text-file reads, in bytes; a longer one is refused before more is
+    /// read.
+    #[arg(long, default_value_t = crate::io::DEFAULT_MAX_DOC_BYTES)]
+    max_doc_bytes: usize,
     /// Also list neighbours that are not confirmed duplicates.
     #[arg(long)]
     all: bool,
@@ -90,7 +94,10 @@ pub fn run_query(args: QueryArgs, models: &Path) -> Result<()> {
     let matches = match (&args.id, &args.text, &args.text_file) {
         (Some(id), _, _) => index.similar_to_id(id, args.top_k)?,
         (_, Some(text), _) => index.similar_to_text(text, args.top_k)?,
-        (_, _, Some(path)) => index.similar_to_text(&super::read_text_arg(path)?, args.top_k)?,
+        (_, _, Some(path)) => {
+            let text = super::read_text_arg(path, args.max_doc_bytes, Some("--max-doc-bytes"))?;
+            index.similar_to_text(&text, args.top_k)?
+        }
         _ => unreachable!("clap requires one of --id, --text, --text-file"),
     };
     let shown: Vec<&Match> = matches.iter().filter(|m| args.all || m.duplicate).collect();

@@ -32,8 +32,8 @@ pub fn run(args: JaccardArgs) -> Result<()> {
             ));
         }
         (
-            super::read_text_arg(&PathBuf::from(&args.a))?,
-            super::read_text_arg(&PathBuf::from(&args.b))?,
+            super::read_text_arg(&PathBuf::from(&args.a), super::COMPARED_TEXT_BYTES, None)?,
+            super::read_text_arg(&PathBuf::from(&args.b), super::COMPARED_TEXT_BYTES, None)?,
         )
     };
     outln!("{}", jaccard(&a, &b));

@@ -60,6 +60,7 @@ pub struct MergeArgs {
 
 pub fn run(args: MergeArgs) -> Result<()> {
     super::run::check_output_dir(&args.out)?;
+    pipeline::check_out(&args.parts, &args.out)?;
     let lock = RunWriter::lock(&args.out)?;
     if args.learn_cells {
         let summary = pipeline::learn_cells(&args.parts, lock)?;
@@ -119,6 +120,7 @@ pub fn run(args: MergeArgs) -> Result<()> {
         &merged.dedup,
         &merged.spec.output,
         settings,
+        || Ok(()),
     )?;
     super::run::report(&summary, &args.out)?;
     super::report_skipped(&merged.dedup.corpus.skipped);

@@ -229,15 +229,33 @@ pub fn finite<T: std::str::FromStr + Into<f64> + Copy>(
     }
 }
 
-/// The text of a file, or of standard input for `-`.
-fn read_text_arg(path: &Path) -> Result<String> {
+/// The text of a file, or of standard input for `-`, of at most `limit` bytes: a longer one
+/// is refused once `limit` bytes are read, so that no more is held. `flag`, where the command
+/// has one, raises the limit.
+fn read_text_arg(path: &Path, limit: usize, flag: Option<&str>) -> Result<String> {
     let mut bytes = Vec::new();
+    let read = |source: &mut dyn Read, bytes: &mut Vec<u8>| {
+        source
+            .take(limit as u64 + 1)
+            .read_to_end(bytes)
+            .map_err(|e| Error::io(path, e))
+    };
     if path == Path::new("-") {
-        std::io::stdin()
-            .read_to_end(&mut bytes)
-            .map_err(|e| Error::io(path, e))?;
+        read(&mut std::io::stdin(), &mut bytes)?;
     } else {
-        bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        read(&mut file, &mut bytes)?;
+    }
+    if bytes.len() > limit {
+        return Err(Error::input(
+            Location::file(path),
+            None,
+            format!("the text is longer than {limit} bytes, the most read"),
+            match flag {
+                Some(flag) => format!("give a larger {flag}, or a shorter text"),
+                None => "give a shorter text".to_owned(),
+            },
+        ));
     }
     String::from_utf8(bytes).map_err(|e| {
         Error::input(
@@ -251,6 +269,10 @@ fn read_text_arg(path: &Path) -> Result<String> {
         )
     })
 }
+
+/// The longest text read from a file by the commands that compare two or a few
+/// (`jaccard`, `diff`, `overlap`).
+const COMPARED_TEXT_BYTES: usize = crate::io::DEFAULT_MAX_DOC_BYTES;
 
 /// Prints the skipped-record report, if anything was skipped.
 fn report_skipped(skipped: &SkipReport) {

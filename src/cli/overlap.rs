@@ -21,7 +21,7 @@ pub fn run(args: OverlapArgs) -> Result<()> {
     let texts = args
         .files
         .iter()
-        .map(|f| super::read_text_arg(f))
+        .map(|f| super::read_text_arg(f, super::COMPARED_TEXT_BYTES, None))
         .collect::<Result<Vec<_>>>()?;
     if args.files.iter().filter(|f| f.as_os_str() == "-").count() > 1 {
         return Err(Error::Usage(

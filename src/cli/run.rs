@@ -85,9 +85,17 @@ pub fn execute(spec: &PipelineSpec, models: &Path) -> Result<()> {
         super::report_skipped(&embedded.skipped);
         return Ok(());
     }
+    // A run that adds to its collection holds it from before reading it until it has added.
+    let _adding = pipeline::lock_collection_to_add(&spec.method)?;
     let dedup = pipeline::dedup(&inputs, &read, &spec.method, models)?;
     let settings = serde_json::to_value(spec).expect("settings serialise");
-    let summary = pipeline::write_results(lock, &inputs, &read, &dedup, &spec.output, settings)?;
+    let keep = &spec.output.keep;
+    let mut added = None;
+    let summary =
+        pipeline::write_results(lock, &inputs, &read, &dedup, &spec.output, settings, || {
+            added = pipeline::add_where_asked(&spec.method, &inputs, &read, &dedup, keep, models)?;
+            Ok(())
+        })?;
     if let Some(part) = dedup.part {
         outln!(
             "part {part}: {} candidates, {} confirmed pairs among {} documents -> {}; \
@@ -103,10 +111,7 @@ pub fn execute(spec: &PipelineSpec, models: &Path) -> Result<()> {
     }
     report(&summary, &spec.output.dir)?;
     super::report_skipped(&dedup.corpus.skipped);
-    let keep = &spec.output.keep;
-    if let Some((added, collection)) =
-        pipeline::add_where_asked(&spec.method, &inputs, &read, &dedup, keep, models)?
-    {
+    if let Some((added, collection)) = added {
         outln!(
             "{added} new records added to the collection in {}",
             collection.display()

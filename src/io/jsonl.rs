@@ -112,70 +112,111 @@ pub(super) fn parse(
     fields: &FieldSpec,
     location: &Location,
 ) -> Result<Record, InputError> {
-    let bad = |field: Option<&str>, problem: String| InputError {
+    let text = std::str::from_utf8(line).map_err(|e| not_utf8(location, e))?;
+    let (id, texts) = wanted(text, fields, location)?;
+    finish(id, texts, fields, location)
+}
+
+/// [`parse`], taking the line: it is let go of once its fields are read, before they are
+/// joined into the text, so that a long record is held at most twice (its fields, then its
+/// text) rather than three times.
+pub(super) fn parse_owned(
+    line: Vec<u8>,
+    fields: &FieldSpec,
+    location: &Location,
+) -> Result<Record, InputError> {
+    let text = String::from_utf8(line).map_err(|e| not_utf8(location, e.utf8_error()))?;
+    let (id, texts) = wanted(&text, fields, location)?;
+    drop(text);
+    finish(id, texts, fields, location)
+}
+
+/// A line's bytes that are not UTF-8, as a bad record.
+fn not_utf8(location: &Location, e: std::str::Utf8Error) -> InputError {
+    InputError {
         location: location.clone(),
-        field: field.map(str::to_owned),
-        problem,
+        field: None,
+        problem: format!("not valid UTF-8 (byte {} of the line)", e.valid_up_to() + 1),
         hint: SKIP_HINT.into(),
-    };
-    let text = std::str::from_utf8(line).map_err(|e| {
-        bad(
-            None,
-            format!("not valid UTF-8 (byte {} of the line)", e.valid_up_to() + 1),
-        )
-    })?;
+    }
+}
+
+/// The id and text fields of the JSON object `text` (with `fields`' names).
+fn wanted(
+    text: &str,
+    fields: &FieldSpec,
+    location: &Location,
+) -> Result<(Option<Value>, Vec<Option<Value>>), InputError> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
     let wanted = Wanted(fields)
         .deserialize(&mut deserializer)
         .and_then(|w| deserializer.end().map(|()| w));
-    let Ok((id, texts)) = wanted else {
+    wanted.map_err(|_| {
         // The fast path only says that something is wrong; a full parse says what.
-        return Err(match serde_json::from_str::<Value>(text) {
-            Ok(value) => bad(
-                None,
-                format!("expected a JSON object, found {}", kind(&value)),
-            ),
-            Err(e) => bad(None, format!("not valid JSON: {e}")),
-        });
+        let problem = match serde_json::from_str::<Value>(text) {
+            Ok(value) => format!("expected a JSON object, found {}", kind(&value)),
+            Err(e) => format!("not valid JSON: {e}"),
+        };
+        InputError {
+            location: location.clone(),
+            field: None,
+            problem,
+            hint: SKIP_HINT.into(),
+        }
+    })
+}
+
+/// The record of the id and text fields read from a line.
+fn finish(
+    id: Option<Value>,
+    texts: Vec<Option<Value>>,
+    fields: &FieldSpec,
+    location: &Location,
+) -> Result<Record, InputError> {
+    let bad = |field: &str, problem: String| InputError {
+        location: location.clone(),
+        field: Some(field.to_owned()),
+        problem,
+        hint: SKIP_HINT.into(),
     };
-    let id = match id.as_ref() {
-        Some(Value::String(s)) if !s.is_empty() => s.clone(),
+    let id = match id {
+        Some(Value::String(s)) if !s.is_empty() => s,
         Some(Value::Number(n)) if n.is_u64() || n.is_i64() => n.to_string(),
-        Some(Value::String(_)) => return Err(bad(Some(&fields.id), "the id is empty".into())),
+        Some(Value::String(_)) => return Err(bad(&fields.id, "the id is empty".into())),
         Some(other) => {
             return Err(bad(
-                Some(&fields.id),
-                format!("expected a string id, found {}", kind(other)),
+                &fields.id,
+                format!("expected a string id, found {}", kind(&other)),
             ));
         }
         None => {
             return Err(bad(
-                Some(&fields.id),
+                &fields.id,
                 "missing (choose the id field with --id-field)".into(),
             ));
         }
     };
     let mut parts = Vec::with_capacity(fields.text.len());
-    for (i, name) in fields.text.iter().enumerate() {
-        let part = match texts[i].as_ref() {
-            Some(Value::String(s)) => s.as_str(),
-            Some(Value::Null) => "",
+    for (name, part) in fields.text.iter().zip(texts) {
+        let part = match part {
+            Some(Value::String(s)) => s,
+            Some(Value::Null) => String::new(),
             Some(other) => {
                 return Err(bad(
-                    Some(name),
-                    format!("expected a string, found {}", kind(other)),
+                    name,
+                    format!("expected a string, found {}", kind(&other)),
                 ));
             }
             None => {
                 return Err(bad(
-                    Some(name),
+                    name,
                     "missing (choose the text fields with --text-field)".into(),
                 ));
             }
         };
         parts.push(part);
     }
-    Ok(Record::from_fields(id, &parts))
+    Ok(Record::from_owned_fields(id, parts))
 }
 
 /// Extracts the id and text fields of one JSON object and skips the rest without building it:

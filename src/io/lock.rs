@@ -38,6 +38,7 @@ impl FolderLock {
                 let holder = holder.trim();
                 return Err(Error::Busy {
                     path: dir.to_owned(),
+                    ours: holder.starts_with(&this_process()),
                     holder: (!holder.is_empty()).then(|| holder.to_owned()),
                     hint,
                 });
@@ -45,8 +46,8 @@ impl FolderLock {
             Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
         }
         let holder = format!(
-            "pid {}: {}",
-            std::process::id(),
+            "{}{}",
+            this_process(),
             std::env::args_os()
                 .map(|a| a.to_string_lossy().into_owned())
                 .collect::<Vec<_>>()
@@ -62,10 +63,44 @@ impl FolderLock {
         })
     }
 
+    /// [`FolderLock::take`], waiting while another process (or another thread of this one)
+    /// holds the lock: `waiting` is told the holder once, then the lock is tried again every
+    /// [`WAIT_POLL`] until it is free or the caller asks to stop ([`crate::cancel`]).
+    pub fn wait(
+        dir: &Path,
+        name: &str,
+        hint: &'static str,
+        waiting: impl FnOnce(&str),
+    ) -> Result<FolderLock> {
+        let mut waiting = Some(waiting);
+        loop {
+            match FolderLock::take(dir, name, hint) {
+                Err(Error::Busy { holder, .. }) => {
+                    if let Some(waiting) = waiting.take() {
+                        waiting(holder.as_deref().unwrap_or("another neardup process"));
+                    }
+                    if crate::cancel::requested() {
+                        return Err(Error::Interrupted);
+                    }
+                    std::thread::sleep(WAIT_POLL);
+                }
+                taken => return taken,
+            }
+        }
+    }
+
     /// The folder locked.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
+}
+
+/// How often [`FolderLock::wait`] tries a held lock again.
+pub const WAIT_POLL: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// How a lock file names this process: its holder line starts so.
+fn this_process() -> String {
+    format!("pid {}: ", std::process::id())
 }
 
 #[cfg(test)]
@@ -80,12 +115,32 @@ mod tests {
         let err = FolderLock::take(dir.path(), "x.lock", "give another --out").unwrap_err();
         let message = err.to_string();
         assert!(
-            message.contains("in use by another neardup process (pid ")
+            message.contains("in use elsewhere in this process (pid ")
                 && message.contains(&std::process::id().to_string())
                 && message.ends_with("give another --out"),
             "{message}"
         );
         drop(held);
         FolderLock::take(dir.path(), "x.lock", "wait").unwrap();
+    }
+
+    #[test]
+    fn a_waiting_taker_gets_the_lock_once_its_holder_lets_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let held = FolderLock::take(dir.path(), "x.lock", "wait").unwrap();
+        let (told, heard) = std::sync::mpsc::channel();
+        let path = dir.path().to_owned();
+        let waiter = std::thread::spawn(move || {
+            FolderLock::wait(&path, "x.lock", "wait", |holder| {
+                told.send(holder.to_owned()).unwrap()
+            })
+        });
+        let holder = heard.recv().unwrap();
+        assert!(holder.starts_with(&this_process()), "{holder}");
+        assert!(!waiter.is_finished(), "it waits while the lock is held");
+        drop(held);
+        let taken = waiter.join().unwrap().unwrap();
+        assert_eq!(taken.dir(), dir.path());
+        assert!(FolderLock::take(dir.path(), "x.lock", "wait").is_err());
     }
 }

@@ -26,6 +26,7 @@ mod lock;
 pub(crate) mod parquet;
 mod range;
 mod scratch;
+mod seal;
 pub mod space;
 mod words;
 
@@ -41,6 +42,7 @@ pub use range::ByteRange;
 pub use scratch::{
     ScratchDir, remove_on_interrupt as remove_scratch_on_interrupt, report_interrupted,
 };
+pub use seal::{SealWriter, check_seal};
 pub use words::{
     read_count, read_floats, read_list, read_words_into, write_count, write_floats, write_list,
     write_words,
@@ -108,6 +110,31 @@ impl Record {
             id,
             text: parts.join(" "),
             title_len: (parts.len() > 1).then(|| parts[0].len()),
+        }
+    }
+
+    /// [`Record::from_fields`] of fields it takes: a lone field becomes the text as it is,
+    /// and each of several is let go of once it is copied into the text.
+    pub fn from_owned_fields(id: String, parts: Vec<String>) -> Record {
+        let title_len = (parts.len() > 1).then(|| parts[0].len());
+        let text = match <[String; 1]>::try_from(parts) {
+            Ok([text]) => text,
+            Err(parts) => {
+                let length = parts.iter().map(String::len).sum::<usize>() + parts.len();
+                let mut text = String::with_capacity(length.saturating_sub(1));
+                for (i, part) in parts.into_iter().enumerate() {
+                    if i > 0 {
+                        text.push(' ');
+                    }
+                    text.push_str(&part);
+                }
+                text
+            }
+        };
+        Record {
+            id,
+            text,
+            title_len,
         }
     }
 
@@ -196,9 +223,11 @@ enum Body {
         bytes: Vec<u8>,
     },
     /// Formats decoded in bulk (Parquet): the record and its JSON form.
-    #[cfg_attr(not(feature = "parquet"), allow(dead_code))]
-    Parsed(Result<Record, InputError>, Vec<u8>),
+    #[cfg(feature = "parquet")]
+    Parsed(Result<Record, InputError>, parquet::SharedLine),
     Invalid(InputError),
+    /// Let go of once read ([`RawRecord::release`]).
+    Released,
 }
 
 impl RawRecord {
@@ -209,8 +238,27 @@ impl RawRecord {
             Body::Json(line) => jsonl::parse(line, fields, &self.location),
             Body::Csv(columns, row) => columns.parse(row, &self.location),
             Body::File { id, bytes } => files::parse(id, bytes, &self.location),
+            #[cfg(feature = "parquet")]
             Body::Parsed(record, _) => record.clone(),
             Body::Invalid(e) => Err(e.clone()),
+            Body::Released => Err(released(&self.location)),
+        }
+    }
+
+    /// [`RawRecord::parse`], letting go of the record's bytes: a long record is then held
+    /// once, as its text, while it is sketched, and (a JSON line) at most twice while it is
+    /// parsed. Its fingerprint is to be taken before.
+    pub fn parse_and_release(&mut self, fields: &FieldSpec) -> Result<Record, InputError> {
+        match std::mem::replace(&mut self.body, Body::Released) {
+            Body::Json(line) => jsonl::parse_owned(line, fields, &self.location),
+            #[cfg(feature = "parquet")]
+            Body::Parsed(record, _) => record,
+            body => {
+                self.body = body;
+                let record = self.parse(fields);
+                self.body = Body::Released;
+                record
+            }
         }
     }
 
@@ -220,8 +268,9 @@ impl RawRecord {
             Body::Json(line) => line.len() as u64,
             Body::Csv(_, row) => row.as_slice().len() as u64,
             Body::File { bytes, .. } => bytes.len() as u64,
-            Body::Parsed(_, json) => 2 * json.len() as u64,
-            Body::Invalid(_) => 0,
+            #[cfg(feature = "parquet")]
+            Body::Parsed(_, json) => 2 * json.bytes().len() as u64,
+            Body::Invalid(_) | Body::Released => 0,
         }
     }
 
@@ -240,8 +289,10 @@ impl RawRecord {
                 field(id.as_bytes());
                 field(bytes);
             }
-            Body::Parsed(_, json) => field(json),
+            #[cfg(feature = "parquet")]
+            Body::Parsed(_, json) => field(json.bytes()),
             Body::Invalid(e) => field(e.to_string().as_bytes()),
+            Body::Released => {}
         }
         hasher.digest()
     }
@@ -265,9 +316,25 @@ impl RawRecord {
                 let json = serde_json::json!({ "id": record.id, "text": record.text });
                 Ok(Cow::Owned(json.to_string().into_bytes()))
             }
-            Body::Parsed(record, json) => record.clone().map(|_| Cow::Borrowed(json.as_slice())),
+            #[cfg(feature = "parquet")]
+            Body::Parsed(record, json) => record
+                .as_ref()
+                .map(|_| Cow::Borrowed(json.bytes()))
+                .map_err(Clone::clone),
             Body::Invalid(e) => Err(e.clone()),
+            Body::Released => Err(released(&self.location)),
         }
+    }
+}
+
+/// The error for a record read after [`RawRecord::release`]: a bug of the reader's, named
+/// rather than panicked on.
+fn released(location: &Location) -> InputError {
+    InputError {
+        location: location.clone(),
+        field: None,
+        problem: "the record was read already and let go of".into(),
+        hint: "report this: a reader asked for a record twice".into(),
     }
 }
 

@@ -8,10 +8,19 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use arrow_array::{BooleanArray, RecordBatch};
-use arrow_schema::{DataType, Schema};
-use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch};
+use arrow_schema::{DataType, Field, SchemaRef};
+use parquet::arrow::ProjectionMask;
+use parquet::arrow::arrow_reader::{
+    ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder, RowSelection, RowSelector,
+};
+use parquet::column::reader::{ColumnReader, ColumnReaderImpl};
+use parquet::data_type::ByteArrayType;
 use parquet::file::metadata::ParquetMetaData;
+use parquet::file::serialized_reader::SerializedFileReader;
+use parquet::schema::types::SchemaDescriptor;
 
 use super::{Body, FieldSpec, RawRecord, RawRecords, Record};
 use crate::error::{Error, InputError, Location, Result};
@@ -21,30 +30,328 @@ const MAX_BATCH_ROWS: usize = 16_384;
 /// Bytes of decoded rows a batch aims at.
 const BATCH_BYTES: u64 = 16 << 20;
 
-/// A reader of the file at `path` in batches sized for its rows, and the file's schema.
-pub fn batches(path: &Path) -> Result<(ParquetRecordBatchReader, std::sync::Arc<Schema>)> {
+/// The rows of a Parquet file in batches sized for its rows ([`batches`]).
+///
+/// Arrow's Parquet reader checks that string cells are UTF-8 a page at a time, and one bad
+/// cell fails the whole file. Where that happens, the reader goes on from the row it stopped
+/// at reading the string columns itself ([`ByteColumn`]): each cell is checked on its own,
+/// and a row with one that is not UTF-8 is named ([`Batch::invalid`]) rather than the file.
+pub struct Batches {
+    path: PathBuf,
+    /// The file's schema.
+    schema: SchemaRef,
+    /// Rows handed out so far.
+    done: u64,
+    /// How rows are read now.
+    reading: Reading,
+}
+
+/// How a file's rows are read.
+enum Reading {
+    /// By Arrow's reader, whole.
+    Whole(ParquetRecordBatchReader),
+    /// Its string columns cell by cell, its other columns by Arrow's reader (where there are
+    /// any), from row `from`.
+    ByCell {
+        cells: Vec<(usize, ByteColumn)>,
+        others: Option<(Vec<usize>, ParquetRecordBatchReader)>,
+        /// Rows in the file.
+        rows: u64,
+        batch: usize,
+    },
+}
+
+/// A batch of rows.
+pub struct Batch {
+    /// The rows, in the file's schema; a cell that is not UTF-8 is null here.
+    pub rows: RecordBatch,
+    /// The rows (from 0, within the batch) with a string cell that is not UTF-8: the column
+    /// and what is wrong, the first for each row.
+    pub invalid: Vec<(usize, String, String)>,
+}
+
+/// A reader of the file at `path` in batches sized for its rows.
+pub fn batches(path: &Path) -> Result<Batches> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     // The reader panics on some damaged files (a negative column length in the footer).
-    crate::foreign::catch(|| {
+    let (reader, schema) = crate::foreign::catch(|| {
         let builder = ParquetRecordBatchReaderBuilder::try_new(file)?;
         let schema = builder.schema().clone();
         let rows = batch_rows(builder.metadata());
         Ok((builder.with_batch_size(rows).build()?, schema))
     })
     .map_err(|cause| unreadable(path, cause))?
-    .map_err(|e: parquet::errors::ParquetError| unreadable(path, e.to_string()))
+    .map_err(|e: parquet::errors::ParquetError| unreadable(path, e.to_string()))?;
+    Ok(Batches {
+        path: path.to_owned(),
+        schema,
+        done: 0,
+        reading: Reading::Whole(reader),
+    })
 }
 
-/// The next batch of `reader`, reading the file at `path`; a panic of the reader on a damaged
-/// page is an error too.
-pub fn next_batch(
-    reader: &mut ParquetRecordBatchReader,
-    path: &Path,
-) -> Option<Result<RecordBatch>> {
-    match crate::foreign::catch(|| reader.next()) {
-        Ok(None) => None,
-        Ok(Some(batch)) => Some(batch.map_err(|e| unreadable(path, e.to_string()))),
-        Err(cause) => Some(Err(unreadable(path, cause))),
+impl Batches {
+    /// The file's schema.
+    pub fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    /// The next batch; a panic of the reader on a damaged page is an error too.
+    pub fn next_batch(&mut self) -> Option<Result<Batch>> {
+        let path = self.path.clone();
+        let batch = match &mut self.reading {
+            Reading::Whole(reader) => match crate::foreign::catch(|| reader.next()) {
+                Ok(None) => return None,
+                Ok(Some(Ok(rows))) => Ok(Batch {
+                    rows,
+                    invalid: Vec::new(),
+                }),
+                Ok(Some(Err(e))) if is_not_utf8(&e.to_string()) => {
+                    tracing::info!(
+                        file = %path.display(),
+                        row = self.done + 1,
+                        "a string cell is not UTF-8: reading the string columns cell by cell"
+                    );
+                    match self.read_by_cell() {
+                        Ok(()) => return self.next_batch(),
+                        Err(e) => Err(e),
+                    }
+                }
+                Ok(Some(Err(e))) => Err(unreadable(&path, e.to_string())),
+                Err(cause) => Err(unreadable(&path, cause)),
+            },
+            Reading::ByCell { .. } => match self.next_by_cell() {
+                Ok(None) => return None,
+                Ok(Some(batch)) => Ok(batch),
+                Err(e) => Err(e),
+            },
+        };
+        if let Ok(batch) = &batch {
+            self.done += batch.rows.num_rows() as u64;
+        }
+        Some(batch)
+    }
+
+    /// Goes on from row [`Batches::done`] reading the string columns cell by cell.
+    fn read_by_cell(&mut self) -> Result<()> {
+        let path = &self.path;
+        let failed = |e: parquet::errors::ParquetError| unreadable(path, e.to_string());
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(failed)?;
+        let rows = builder.metadata().file_metadata().num_rows().max(0) as u64;
+        let batch = batch_rows(builder.metadata());
+        let descriptor = builder.parquet_schema().clone();
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let file = Arc::new(SerializedFileReader::new(file).map_err(failed)?);
+        let (mut cells, mut others) = (Vec::new(), Vec::new());
+        for (place, field) in self.schema.fields().iter().enumerate() {
+            match ByteColumn::of(&file, &descriptor, field) {
+                Some(mut column) => {
+                    column.skip(self.done as usize).map_err(failed)?;
+                    cells.push((place, column));
+                }
+                None => others.push(place),
+            }
+        }
+        let others = match others.is_empty() {
+            true => None,
+            false => {
+                let skipped = RowSelection::from(vec![
+                    RowSelector::skip(self.done as usize),
+                    RowSelector::select((rows - self.done) as usize),
+                ]);
+                let reader = builder
+                    .with_projection(ProjectionMask::roots(&descriptor, others.clone()))
+                    .with_row_selection(skipped)
+                    .with_batch_size(batch)
+                    .build()
+                    .map_err(failed)?;
+                Some((others, reader))
+            }
+        };
+        self.reading = Reading::ByCell {
+            cells,
+            others,
+            rows,
+            batch,
+        };
+        Ok(())
+    }
+
+    /// The next batch read cell by cell.
+    fn next_by_cell(&mut self) -> Result<Option<Batch>> {
+        let Reading::ByCell {
+            cells,
+            others,
+            rows,
+            batch,
+        } = &mut self.reading
+        else {
+            unreachable!("read by cell")
+        };
+        let path = &self.path;
+        let failed = |e: String| unreadable(path, e);
+        let read = match others {
+            Some((_, reader)) => match crate::foreign::catch(|| reader.next()).map_err(failed)? {
+                None => return Ok(None),
+                Some(read) => Some(read.map_err(|e| failed(e.to_string()))?),
+            },
+            None if self.done >= *rows => return Ok(None),
+            None => None,
+        };
+        let count = read
+            .as_ref()
+            .map_or((*rows - self.done).min(*batch as u64) as usize, |r| {
+                r.num_rows()
+            });
+        let mut columns: Vec<Option<ArrayRef>> = vec![None; self.schema.fields().len()];
+        if let (Some((places, _)), Some(read)) = (others, &read) {
+            for (&place, column) in places.iter().zip(read.columns()) {
+                columns[place] = Some(column.clone());
+            }
+        }
+        let mut invalid: Vec<(usize, String, String)> = Vec::new();
+        for (place, column) in cells.iter_mut() {
+            let field = self.schema.field(*place);
+            let values = column.read(count).map_err(|e| failed(e.to_string()))?;
+            let texts: Vec<Option<&str>> = (values.iter().enumerate())
+                .map(|(row, value)| {
+                    let bytes = value.as_ref()?;
+                    match std::str::from_utf8(bytes) {
+                        Ok(text) => Some(text),
+                        Err(e) => {
+                            if !invalid.iter().any(|(r, ..)| *r == row) {
+                                let problem = format!(
+                                    "not valid UTF-8 (byte {} of the cell)",
+                                    e.valid_up_to() + 1
+                                );
+                                invalid.push((row, field.name().clone(), problem));
+                            }
+                            None
+                        }
+                    }
+                })
+                .collect();
+            let texts: ArrayRef = Arc::new(arrow_array::StringArray::from(texts));
+            let cast = arrow_cast::cast(&texts, field.data_type());
+            columns[*place] = Some(cast.map_err(|e| failed(e.to_string()))?);
+        }
+        invalid.sort_unstable_by_key(|(row, ..)| *row);
+        let columns: Vec<ArrayRef> = columns
+            .into_iter()
+            .map(|c| c.expect("every column read"))
+            .collect();
+        let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(count));
+        let rows = RecordBatch::try_new_with_options(self.schema.clone(), columns, &options)
+            .map_err(|e| failed(e.to_string()))?;
+        Ok(Some(Batch { rows, invalid }))
+    }
+}
+
+/// Whether a reader's error says a string cell is not UTF-8.
+fn is_not_utf8(error: &str) -> bool {
+    let error = error.to_ascii_lowercase();
+    error.contains("utf-8") || error.contains("utf8")
+}
+
+/// A top-level string column of a Parquet file read cell by cell, across its row groups,
+/// each cell's bytes as written.
+struct ByteColumn {
+    file: Arc<SerializedFileReader<File>>,
+    /// The column's place among the file's leaf columns.
+    leaf: usize,
+    /// The next row group to open.
+    next_group: usize,
+    reader: Option<ColumnReaderImpl<ByteArrayType>>,
+    /// Whether the column may hold nulls (its cells have definition levels).
+    nullable: bool,
+}
+
+impl ByteColumn {
+    /// The column of `field` in `file`, if it is a top-level string column.
+    fn of(
+        file: &Arc<SerializedFileReader<File>>,
+        descriptor: &SchemaDescriptor,
+        field: &Field,
+    ) -> Option<ByteColumn> {
+        let text = |kind: &DataType| {
+            matches!(
+                kind,
+                DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+            )
+        };
+        let is_text = match field.data_type() {
+            DataType::Dictionary(_, values) => text(values),
+            kind => text(kind),
+        };
+        if !is_text {
+            return None;
+        }
+        let leaf = (0..descriptor.num_columns()).find(|&leaf| {
+            let column = descriptor.column(leaf);
+            column.path().parts() == [field.name().as_str()]
+                && column.physical_type() == parquet::basic::Type::BYTE_ARRAY
+                && column.max_rep_level() == 0
+        })?;
+        Some(ByteColumn {
+            file: file.clone(),
+            leaf,
+            next_group: 0,
+            reader: None,
+            nullable: descriptor.column(leaf).max_def_level() > 0,
+        })
+    }
+
+    /// Passes over the next `count` cells, a few thousand at a time.
+    fn skip(&mut self, mut count: usize) -> parquet::errors::Result<()> {
+        while count > 0 {
+            let read = self.read(count.min(4096))?.len();
+            if read == 0 {
+                break;
+            }
+            count -= read;
+        }
+        Ok(())
+    }
+
+    /// The next `count` cells (fewer at the end of the file): each one's bytes, `None` where
+    /// null.
+    fn read(&mut self, count: usize) -> parquet::errors::Result<Vec<Option<Vec<u8>>>> {
+        use parquet::file::reader::FileReader;
+        let mut cells = Vec::with_capacity(count);
+        let (mut levels, mut values) = (Vec::new(), Vec::new());
+        while cells.len() < count {
+            let reader = match &mut self.reader {
+                Some(reader) => reader,
+                None => {
+                    if self.next_group >= self.file.num_row_groups() {
+                        break;
+                    }
+                    let group = self.file.get_row_group(self.next_group)?;
+                    self.next_group += 1;
+                    match group.get_column_reader(self.leaf)? {
+                        ColumnReader::ByteArrayColumnReader(reader) => self.reader.insert(reader),
+                        _ => unreachable!("a BYTE_ARRAY column has a byte array reader"),
+                    }
+                }
+            };
+            levels.clear();
+            values.clear();
+            let wanted = count - cells.len();
+            let levels_of = self.nullable.then_some(&mut levels);
+            let (records, ..) = reader.read_records(wanted, levels_of, None, &mut values)?;
+            if records == 0 {
+                self.reader = None;
+                continue;
+            }
+            let mut values = values.drain(..);
+            for row in 0..records {
+                let present = !self.nullable || levels[row] > 0;
+                let cell = present.then(|| values.next().map(|v| v.data().to_vec()));
+                cells.push(cell.flatten());
+            }
+        }
+        Ok(cells)
     }
 }
 
@@ -72,7 +379,8 @@ fn unreadable(path: &Path, problem: String) -> Error {
 }
 
 pub(super) fn open(path: &Path, fields: &FieldSpec, max_record_bytes: u64) -> Result<RawRecords> {
-    let (batches, schema) = batches(path)?;
+    let batches = batches(path)?;
+    let schema = batches.schema().clone();
     let columns: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
     for (name, is_id) in
         std::iter::once((&fields.id, true)).chain(fields.text.iter().map(|t| (t, false)))
@@ -135,7 +443,7 @@ fn check_type(path: &Path, name: &str, dtype: &DataType, is_id: bool) -> Result<
 struct Rows {
     path: PathBuf,
     fields: FieldSpec,
-    batches: ParquetRecordBatchReader,
+    batches: Batches,
     max_record_bytes: u64,
     /// Rows read before the buffered ones.
     next_row: u64,
@@ -144,16 +452,27 @@ struct Rows {
 
 impl Rows {
     /// Decodes the next batch into records: each row as a JSON object of every column. A row
-    /// whose text and byte cells alone pass the limit is a bad record without being copied.
-    fn read_batch(&mut self, batch: &RecordBatch) -> Result<()> {
+    /// whose text and byte cells alone pass the limit is a bad record without being copied,
+    /// and so is a row with a string cell that is not UTF-8.
+    fn read_batch(&mut self, batch: &Batch) -> Result<()> {
+        let (invalid, batch) = (&batch.invalid, &batch.rows);
+        let mut invalid = invalid.iter().peekable();
         let sizes = byte_cells(batch);
         let fits: BooleanArray = sizes
             .iter()
             .map(|&bytes| Some(bytes <= self.max_record_bytes))
             .collect();
-        let fitting = arrow_select::filter::filter_record_batch(batch, &fits)
-            .map_err(|e| unreadable(&self.path, e.to_string()))?;
-        let mut lines = Vec::new();
+        // A copy of the batch only where some row is left out.
+        let fitting = match fits.true_count() == batch.num_rows() {
+            true => batch.clone(),
+            false => arrow_select::filter::filter_record_batch(batch, &fits)
+                .map_err(|e| unreadable(&self.path, e.to_string()))?,
+        };
+        let columns = Fields::of(&fitting, &self.fields).map_err(|e| unreadable(&self.path, e))?;
+        // Room for the rows' JSON taken once: grown by doubling, a long row's line was copied
+        // on every growth.
+        let cells: u64 = (sizes.iter().filter(|&&b| b <= self.max_record_bytes)).sum();
+        let mut lines = Vec::with_capacity(cells as usize + cells as usize / 8 + 1024);
         // Nulls written out: a JSON copy of a row keeps every column, as the row has them.
         let mut writer = arrow_json::WriterBuilder::new()
             .with_explicit_nulls(true)
@@ -163,32 +482,155 @@ impl Rows {
             .and_then(|()| writer.finish())
             .map_err(|e| unreadable(&self.path, format!("a row cannot be read as JSON: {e}")))?;
         drop(writer);
-        let mut lines = lines.split(|&b| b == b'\n').filter(|l| !l.is_empty());
-        for bytes in sizes {
+        drop(fitting);
+        // The rows' JSON, held once for the batch: each row's record refers to its line.
+        let lines = Arc::new(lines);
+        let mut starts = line_ranges(&lines).into_iter();
+        let mut fitting_row = 0;
+        for (row, bytes) in sizes.into_iter().enumerate() {
             self.next_row += 1;
             let location = Location::line(&self.path, self.next_row);
             let line = match bytes <= self.max_record_bytes {
-                true => lines.next(),
+                true => starts.next().map(|range| (fitting_row, range)),
                 false => None,
             };
-            let body = match line {
-                Some(line) if line.len() as u64 <= self.max_record_bytes => {
-                    let object: serde_json::Map<String, serde_json::Value> =
-                        serde_json::from_slice(line).map_err(|e| {
-                            unreadable(&self.path, format!("row {}: {e}", self.next_row))
-                        })?;
-                    Body::Parsed(record_of(&object, &self.fields, &location), line.to_vec())
+            fitting_row += usize::from(line.is_some());
+            if let Some((_, column, problem)) = invalid.next_if(|(at, ..)| *at == row) {
+                self.buffered.push_back(RawRecord {
+                    body: Body::Invalid(InputError {
+                        location: location.clone(),
+                        field: Some(column.clone()),
+                        problem: problem.clone(),
+                        hint: "write the cell as UTF-8, or pass --skip-invalid to skip such rows"
+                            .into(),
+                    }),
+                    location,
+                    input_bytes: bytes,
+                });
+                continue;
+            }
+            let (body, input_bytes) = match line {
+                Some((at, range)) if range.len() as u64 <= self.max_record_bytes => {
+                    let length = range.len() as u64;
+                    let record = columns.record(at, &self.fields, &location);
+                    let line = SharedLine {
+                        lines: lines.clone(),
+                        range,
+                    };
+                    (Body::Parsed(record, line), length)
                 }
-                _ => Body::Invalid(super::too_long(location.clone(), self.max_record_bytes)),
+                _ => (
+                    Body::Invalid(super::too_long(location.clone(), self.max_record_bytes)),
+                    bytes,
+                ),
             };
             self.buffered.push_back(RawRecord {
                 location,
-                input_bytes: line.map_or(bytes, |l| l.len() as u64),
+                input_bytes,
                 body,
             });
         }
         Ok(())
     }
+}
+
+/// Where each line of `lines` (JSON Lines, every line ending in a newline) lies.
+fn line_ranges(lines: &[u8]) -> Vec<std::ops::Range<usize>> {
+    let mut ranges = Vec::new();
+    let mut start = 0;
+    for end in memchr::memchr_iter(b'\n', lines) {
+        if end > start {
+            ranges.push(start..end);
+        }
+        start = end + 1;
+    }
+    ranges
+}
+
+/// A row's JSON line among those of its batch, which its batch's rows share.
+#[derive(Debug)]
+pub(super) struct SharedLine {
+    lines: Arc<Vec<u8>>,
+    range: std::ops::Range<usize>,
+}
+
+impl SharedLine {
+    /// The line's bytes.
+    pub(super) fn bytes(&self) -> &[u8] {
+        &self.lines[self.range.clone()]
+    }
+}
+
+/// The id and text columns of a batch, as text: string columns as they are, the others (an
+/// integer id, a dictionary of strings) cast to strings.
+struct Fields {
+    id: ArrayRef,
+    texts: Vec<ArrayRef>,
+}
+
+impl Fields {
+    /// The id and text columns `fields` names of `batch` (their types were checked as the
+    /// file was opened).
+    fn of(batch: &RecordBatch, fields: &FieldSpec) -> std::result::Result<Fields, String> {
+        let text = |name: &str| -> std::result::Result<ArrayRef, String> {
+            let column = batch
+                .column_by_name(name)
+                .ok_or_else(|| format!("no column {name:?}"))?;
+            match column.data_type() {
+                DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => Ok(column.clone()),
+                _ => arrow_cast::cast(column, &DataType::LargeUtf8).map_err(|e| e.to_string()),
+            }
+        };
+        Ok(Fields {
+            id: text(&fields.id)?,
+            texts: (fields.text.iter())
+                .map(|name| text(name))
+                .collect::<std::result::Result<_, _>>()?,
+        })
+    }
+
+    /// The record of row `row`.
+    fn record(
+        &self,
+        row: usize,
+        fields: &FieldSpec,
+        location: &Location,
+    ) -> Result<Record, InputError> {
+        let id = match cell(&self.id, row) {
+            Some(id) if !id.is_empty() => id.to_owned(),
+            found => {
+                return Err(InputError {
+                    location: location.clone(),
+                    field: Some(fields.id.clone()),
+                    problem: format!(
+                        "expected a non-empty string id, found {}",
+                        match found {
+                            Some(_) => "\"\"",
+                            None => "null",
+                        }
+                    ),
+                    hint: "fix the row, or pass --skip-invalid to skip bad records".into(),
+                });
+            }
+        };
+        let parts: Vec<&str> = (self.texts.iter())
+            .map(|c| cell(c, row).unwrap_or(""))
+            .collect();
+        Ok(Record::from_fields(id, &parts))
+    }
+}
+
+/// Row `row` of a string column (`None` where null).
+fn cell(column: &ArrayRef, row: usize) -> Option<&str> {
+    use arrow_array::cast::AsArray;
+    if column.is_null(row) {
+        return None;
+    }
+    Some(match column.data_type() {
+        DataType::Utf8 => column.as_string::<i32>().value(row),
+        DataType::Utf8View => column.as_string_view().value(row),
+        _ => column.as_string::<i64>().value(row),
+    })
 }
 
 /// The bytes of each row's text and binary cells: what makes a row long, counted without
@@ -228,7 +670,7 @@ impl Iterator for Rows {
 
     fn next(&mut self) -> Option<Self::Item> {
         while self.buffered.is_empty() {
-            let batch = match next_batch(&mut self.batches, &self.path)? {
+            let batch = match self.batches.next_batch()? {
                 Ok(batch) => batch,
                 Err(e) => return Some(Err(e)),
             };
@@ -238,40 +680,6 @@ impl Iterator for Rows {
         }
         self.buffered.pop_front().map(Ok)
     }
-}
-
-fn record_of(
-    object: &serde_json::Map<String, serde_json::Value>,
-    fields: &FieldSpec,
-    location: &Location,
-) -> Result<Record, InputError> {
-    use serde_json::Value;
-    let bad = |field: &str, problem: String| InputError {
-        location: location.clone(),
-        field: Some(field.to_owned()),
-        problem,
-        hint: "fix the row, or pass --skip-invalid to skip bad records".into(),
-    };
-    let null = serde_json::Value::Null;
-    let id = match object.get(&fields.id).unwrap_or(&null) {
-        Value::String(s) if !s.is_empty() => s.clone(),
-        Value::Number(n) if n.is_i64() || n.is_u64() => n.to_string(),
-        other => {
-            return Err(bad(
-                &fields.id,
-                format!("expected a non-empty string id, found {other}"),
-            ));
-        }
-    };
-    let mut parts = Vec::with_capacity(fields.text.len());
-    for name in &fields.text {
-        match object.get(name).unwrap_or(&null) {
-            Value::String(s) => parts.push(s.as_str()),
-            Value::Null => parts.push(""),
-            other => return Err(bad(name, format!("expected text, found {other}"))),
-        }
-    }
-    Ok(Record::from_fields(id, &parts))
 }
 
 #[cfg(test)]
@@ -392,6 +800,100 @@ mod tests {
             "{err}"
         );
         assert!(err.contains("join lists first"), "{err}");
+    }
+
+    /// Writes rows of `id` and `text` (bytes, as a UTF8 column whatever they hold) as a
+    /// Parquet file at `path`, `per_group` rows to a row group, dictionary-encoded or not.
+    fn write_raw_text(path: &Path, texts: &[&[u8]], per_group: usize, dictionary: bool) {
+        use parquet::data_type::{ByteArray, ByteArrayType};
+        use parquet::file::properties::WriterProperties;
+        use parquet::file::writer::SerializedFileWriter;
+        let schema = parquet::schema::parser::parse_message_type(
+            "message docs { required binary id (UTF8); optional binary text (UTF8); }",
+        )
+        .unwrap();
+        let properties = WriterProperties::builder()
+            .set_dictionary_enabled(dictionary)
+            .build();
+        let file = File::create(path).unwrap();
+        let mut writer =
+            SerializedFileWriter::new(file, Arc::new(schema), Arc::new(properties)).unwrap();
+        for (group, chunk) in texts.chunks(per_group).enumerate() {
+            let mut rows = writer.next_row_group().unwrap();
+            let ids: Vec<ByteArray> = (0..chunk.len())
+                .map(|i| ByteArray::from(format!("r{}", group * per_group + i).as_str()))
+                .collect();
+            let mut column = rows.next_column().unwrap().unwrap();
+            column
+                .typed::<ByteArrayType>()
+                .write_batch(&ids, None, None)
+                .unwrap();
+            column.close().unwrap();
+            let values: Vec<ByteArray> =
+                chunk.iter().map(|t| ByteArray::from(t.to_vec())).collect();
+            let levels = vec![1i16; chunk.len()];
+            let mut column = rows.next_column().unwrap().unwrap();
+            column
+                .typed::<ByteArrayType>()
+                .write_batch(&values, Some(&levels), None)
+                .unwrap();
+            column.close().unwrap();
+            rows.close().unwrap();
+        }
+        writer.close().unwrap();
+    }
+
+    #[test]
+    fn a_cell_that_is_not_utf8_is_a_bad_record_named_by_row_and_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let fields = FieldSpec {
+            id: "id".into(),
+            text: vec!["text".into()],
+        };
+        let good: Vec<Vec<u8>> = (0..40)
+            .map(|i| format!("text of row {i}").into_bytes())
+            .collect();
+        for (bad, per_group, dictionary) in [(25, 10, true), (25, 10, false), (0, 40, true)] {
+            let mut texts: Vec<&[u8]> = good.iter().map(Vec::as_slice).collect();
+            texts[bad] = b"caf\xe9 au lait";
+            let path = dir
+                .path()
+                .join(format!("bad-{bad}-{per_group}-{dictionary}.parquet"));
+            write_raw_text(&path, &texts, per_group, dictionary);
+            let raws: Vec<RawRecord> = Input::new(&path, None)
+                .unwrap()
+                .open(&fields, u64::MAX)
+                .unwrap()
+                .map(|r| r.unwrap())
+                .collect();
+            assert_eq!(
+                raws.len(),
+                40,
+                "every row read, the bad one as a bad record"
+            );
+            for (row, raw) in raws.iter().enumerate() {
+                match raw.parse(&fields) {
+                    Ok(record) if row != bad => {
+                        assert_eq!(
+                            (record.id, record.text),
+                            (format!("r{row}"), format!("text of row {row}"))
+                        );
+                    }
+                    Err(e) if row == bad => {
+                        let said = e.to_string();
+                        let row = format!(
+                            ":{}: field `text`: not valid UTF-8 (byte 4 of the cell)",
+                            bad + 1
+                        );
+                        assert!(
+                            said.contains(&row) && said.contains("--skip-invalid"),
+                            "{said}"
+                        );
+                    }
+                    other => panic!("row {row}: {:?}", other.map(|r| r.id)),
+                }
+            }
+        }
     }
 
     #[test]

@@ -22,7 +22,9 @@ use super::{
 };
 use crate::error::{Error, Location, Result};
 use crate::io::{FolderLock, Input, ReadOptions};
-use crate::output::run::{Candidates, RecordFile, RunFolder, RunSummary, StageTimes};
+use crate::output::run::{
+    Candidates, RecordFile, RecordsDigest, RunFolder, RunSummary, StageTimes,
+};
 
 /// A split run's parts merged into the run they make together.
 pub struct Merged {
@@ -84,12 +86,50 @@ impl PartFolder {
 
     /// The run's pipeline without the part, for comparing parts.
     fn whole(&self) -> serde_json::Value {
-        let config = TwoStageConfig {
-            part: None,
-            ..self.config.clone()
-        };
-        serde_json::json!([self.input, config])
+        super::part::shared_settings(&PipelineSpec {
+            input: self.input.clone(),
+            method: Method::TwoStage(Box::new(self.config.clone())),
+            output: self.output.clone(),
+            eval: None,
+        })
     }
+}
+
+/// Refuses `out` where it is a folder that a merge of `dirs` reads: one of `dirs`, or a folder
+/// of an earlier stage that their summaries name (the signed or embedded parts, the cells).
+/// Written there, the run would replace a part that this merge, or a later one, still needs.
+pub fn check_out(dirs: &[PathBuf], out: &Path) -> Result<()> {
+    // A folder not there yet is none of them.
+    let Ok(out_real) = out.canonicalize() else {
+        return Ok(());
+    };
+    let mut seen = std::collections::HashSet::new();
+    let mut read: Vec<PathBuf> = dirs.to_vec();
+    while let Some(dir) = read.pop() {
+        let Ok(real) = dir.canonicalize() else {
+            continue;
+        };
+        if real == out_real {
+            return Err(Error::Usage(format!(
+                "--out {} is {}, a folder this merge reads (a part given, or an earlier \
+                 stage's folder that one names): give the merged run a folder of its own",
+                out.display(),
+                dir.display()
+            )));
+        }
+        if !seen.insert(real) {
+            continue;
+        }
+        if let Ok(folder) = RunFolder::open(&dir) {
+            let settings = &folder.summary.settings;
+            let signed = settings["signed"].as_array().into_iter().flatten();
+            let named = signed
+                .chain(settings.get("cells"))
+                .filter_map(|v| v.as_str());
+            read.extend(named.map(|name| dir.join(name)));
+        }
+    }
+    Ok(())
 }
 
 /// `neardup merge FOLDERS --part P`: the stage after the one that wrote `dirs`, for part
@@ -167,6 +207,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
         .map(|(doc, id)| (id.as_str(), doc as u32))
         .collect();
     let mut candidates = Vec::new();
+    let records = RecordsDigest::of(&corpus.fingerprints);
     for part in &parts {
         if part.folder.summary.documents != corpus.ids.len() {
             return Err(Error::Usage(format!(
@@ -176,6 +217,15 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
                 part.dir.display(),
                 part.folder.summary.documents,
                 corpus.ids.len()
+            )));
+        }
+        if part.folder.summary.records_digest != Some(records) {
+            return Err(Error::Usage(format!(
+                "part {} ({}) read other records than the input now holds (some edited since, \
+                 or the part made by a neardup that recorded no digest of them): run the part \
+                 again on this input, or merge with the input the parts ran on",
+                part.part,
+                part.dir.display()
             )));
         }
         let file = part.dir.join(Candidates::NAME);

@@ -27,7 +27,7 @@ mod two_stage;
 
 pub use exact::{JaccardConfig, ResemblanceConfig};
 pub use merge::{Merged, merge};
-pub use merge::{advance, learn_cells};
+pub use merge::{advance, check_out, learn_cells};
 pub use minhash::MinHashConfig;
 pub use output::{Fates, kept_members, run_summary, write_results};
 pub use part::Part;
@@ -48,7 +48,8 @@ use crate::confirm::{Rule, Standing};
 use crate::embed::ModelIdentity;
 use crate::error::Result;
 use crate::group::{Group, KeepPolicy, Linkage, linked_groups};
-use crate::io::{Corpus, Input, ReadOptions};
+use crate::index::Collection;
+use crate::io::{Corpus, FolderLock, Input, ReadOptions};
 use crate::output::run::StageTimes;
 use crate::settings::{MethodName, SettingError};
 
@@ -645,6 +646,20 @@ fn find_and_group(
     method.validate()?;
     let found = method.find(inputs, read, models)?;
     Ok(group(found, method, keep_similarity))
+}
+
+/// The lock on the collection a run of `method` adds its records to, where it asks to
+/// (`against` with `add`; see [`Collection::lock_for_adding`]): taken before the run reads the
+/// collection, and held until [`add_where_asked`] is done.
+pub fn lock_collection_to_add(method: &Method) -> Result<Option<FolderLock>> {
+    match method {
+        Method::TwoStage(config) if config.add => config
+            .against
+            .as_deref()
+            .map(Collection::lock_for_adding)
+            .transpose(),
+        _ => Ok(None),
+    }
 }
 
 /// Adds the records a run of `method` kept to the collection it was checked against, where it

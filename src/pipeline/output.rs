@@ -12,14 +12,18 @@ use crate::group::{Candidate, KeepPolicy, KeepValue, choose_kept};
 use crate::io::{FolderLock, Input, RawRecord, ReadOptions, ScratchDir, for_each_document};
 use crate::output::records::{self, Destination, Fate, OutputFormat};
 use crate::output::run::{
-    Candidates, GroupRecord, Groups, IdsDigest, Pairs, RecordFile, RunSummary, RunWriter,
+    Candidates, GroupRecord, Groups, IdsDigest, Pairs, RecordFile, RecordsDigest, RunSummary,
+    RunWriter,
 };
 use crate::prefetch::{AHEAD, prefetch};
 use crate::spill::Spill;
 
 /// Writes the run's files into the folder `lock` holds ([`RunWriter::lock`]) and returns the
 /// summary; `output` says in which format the records go out and which member of a group is
-/// kept.
+/// kept. `before_summary` runs once the other files are in place and before the summary,
+/// which marks the folder complete: what the run must have done for its summary to be true
+/// (adding its records to the collection, [`super::add_where_asked`]); where it fails, or the
+/// run is stopped during it, the folder reads as unfinished.
 pub fn write_results(
     lock: FolderLock,
     inputs: &[Input],
@@ -27,6 +31,7 @@ pub fn write_results(
     dedup: &Dedup,
     output: &OutputSpec,
     settings: serde_json::Value,
+    before_summary: impl FnOnce() -> Result<()>,
 ) -> Result<RunSummary> {
     let clock = Instant::now();
     let format = output.format(inputs)?;
@@ -52,6 +57,7 @@ pub fn write_results(
     drop(records);
     if dedup.part.is_some() {
         // A part's groups and unique records are the merge's to write.
+        before_summary()?;
         return run.finish(timed(run_summary(dedup, settings, 0), clock));
     }
     let kept = kept_members(inputs, read, dedup, &output.keep)?;
@@ -81,7 +87,9 @@ pub fn write_results(
         format,
         output.annotate,
     )?;
-    run.finish(timed(run_summary(dedup, settings, unique), clock))
+    let summary = timed(run_summary(dedup, settings, unique), clock);
+    before_summary()?;
+    run.finish(summary)
 }
 
 /// `summary` with the seconds since `clock` as its writing time.
@@ -106,6 +114,9 @@ pub fn run_summary(dedup: &Dedup, mut settings: serde_json::Value, unique: usize
         threshold: dedup.threshold,
         documents: records,
         ids_digest: Some(IdsDigest::of(ids.iter().map(String::as_str))),
+        // A part's records, for the merge to check the input against.
+        records_digest: (dedup.part)
+            .map(|_| RecordsDigest::of(&dedup.corpus.fingerprints[..records])),
         skipped: dedup.corpus.skipped.count,
         skipped_first: dedup.corpus.skipped.first.clone(),
         candidates: dedup.candidates,
@@ -806,8 +817,9 @@ mod tests {
         let out = dir.path().join("run");
         let lock = RunWriter::lock(&out).unwrap();
         let output = OutputSpec::new(out.clone());
-        let err = write_results(lock, &inputs, &read, &found, &output, serde_json::json!({}))
-            .unwrap_err();
+        let settings = serde_json::json!({});
+        let err =
+            write_results(lock, &inputs, &read, &found, &output, settings, || Ok(())).unwrap_err();
         assert!(
             matches!(&err, Error::InputChanged { location } if location.contains(":3")),
             "{err}"

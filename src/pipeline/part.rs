@@ -95,6 +95,20 @@ pub(super) fn spec_of(settings: &serde_json::Value) -> std::result::Result<Pipel
     })
 }
 
+/// The settings every part of a run shares, as its summary records them: the pipeline
+/// `spec` of one of its parts without the part, and without the folder the part wrote to.
+/// Input, method and output settings all count: a part whose files were written for another
+/// keep policy, or with another `--no-candidates`, is of another run.
+pub(super) fn shared_settings(spec: &PipelineSpec) -> serde_json::Value {
+    let mut method = spec.method.clone();
+    method.set_part(None);
+    let mut output = serde_json::to_value(&spec.output).expect("settings serialise");
+    if let Some(output) = output.as_object_mut() {
+        output.remove("dir");
+    }
+    serde_json::json!({"input": spec.input, "method": method, "output": output})
+}
+
 /// Checks that `parts`, each a part, its folder and the settings of the run it is a part of,
 /// are every part of one run, each once: names the folders of two runs, a part given twice,
 /// and the parts missing.
@@ -108,10 +122,17 @@ pub(super) fn check_complete<'a>(
     let count = first.count;
     let mut seen: Vec<Option<&Path>> = vec![None; count as usize];
     for (part, dir, run) in &parts {
-        if part.count != count || run != first_run {
+        let differs = if part.count != count {
+            Some(format!("{count} parts against {}", part.count))
+        } else {
+            first_difference(first_run, run).map(|(setting, theirs, ours)| {
+                format!("`{setting}` is {theirs} in the first and {ours} in the second")
+            })
+        };
+        if let Some(differs) = differs {
             return Err(Error::Usage(format!(
-                "{} and {} are parts of different runs (their inputs, settings or number of \
-                 parts differ): give the parts of one run",
+                "{} and {} are parts of different runs ({differs}): give the parts of one \
+                 run, made with the same input and settings",
                 first_dir.display(),
                 dir.display()
             )));
@@ -137,6 +158,43 @@ pub(super) fn check_complete<'a>(
         )));
     }
     Ok(())
+}
+
+/// The first place where the settings `a` and `b` differ: the setting's dotted path
+/// (`method.num_perm`, `input.paths[1]`) and its value in each, as JSON (`absent` where one
+/// has none).
+pub(super) fn first_difference(
+    a: &serde_json::Value,
+    b: &serde_json::Value,
+) -> Option<(String, String, String)> {
+    use serde_json::Value;
+    fn walk(
+        path: String,
+        a: Option<&Value>,
+        b: Option<&Value>,
+    ) -> Option<(String, String, String)> {
+        let shown = |value: Option<&Value>| value.map_or_else(|| "absent".into(), Value::to_string);
+        match (a, b) {
+            (Some(Value::Object(x)), Some(Value::Object(y))) => {
+                let keys = x.keys().chain(y.keys().filter(|k| !x.contains_key(*k)));
+                keys.into_iter().find_map(|key| {
+                    let path = if path.is_empty() {
+                        key.clone()
+                    } else {
+                        format!("{path}.{key}")
+                    };
+                    walk(path, x.get(key), y.get(key))
+                })
+            }
+            (Some(Value::Array(x)), Some(Value::Array(y))) if x.len() == y.len() => {
+                (x.iter().zip(y).enumerate())
+                    .find_map(|(i, (p, q))| walk(format!("{path}[{i}]"), Some(p), Some(q)))
+            }
+            _ if a == b => None,
+            _ => Some((path, shown(a), shown(b))),
+        }
+    }
+    walk(String::new(), Some(a), Some(b))
 }
 
 /// The key of a run summary's settings that names the model its vectors came from.
@@ -226,6 +284,50 @@ mod tests {
         assert_eq!(
             serde_json::to_value(part).unwrap(),
             serde_json::Value::from("2/4")
+        );
+    }
+
+    #[test]
+    fn the_first_setting_two_runs_differ_in_is_named_with_both_values() {
+        let run = |num_perm: u64, keep: &str, paths: &[&str]| {
+            serde_json::json!({
+                "input": {"paths": paths},
+                "method": {"name": "minhash", "num_perm": num_perm},
+                "output": {"keep": keep, "annotate": true},
+            })
+        };
+        let one = run(128, "first", &["a.jsonl"]);
+        assert_eq!(first_difference(&one, &one), None);
+        let differ = |other: &serde_json::Value| first_difference(&one, other).unwrap();
+        assert_eq!(
+            differ(&run(64, "first", &["a.jsonl"])),
+            ("method.num_perm".into(), "128".into(), "64".into())
+        );
+        assert_eq!(
+            differ(&run(128, "longest", &["a.jsonl"])),
+            (
+                "output.keep".into(),
+                "\"first\"".into(),
+                "\"longest\"".into()
+            )
+        );
+        assert_eq!(
+            differ(&run(128, "first", &["b.jsonl"])),
+            (
+                "input.paths[0]".into(),
+                "\"a.jsonl\"".into(),
+                "\"b.jsonl\"".into()
+            )
+        );
+        assert_eq!(
+            differ(&run(128, "first", &["a.jsonl", "b.jsonl"])).0,
+            "input.paths"
+        );
+        let mut fewer = one.clone();
+        fewer["output"].as_object_mut().unwrap().remove("annotate");
+        assert_eq!(
+            differ(&fewer),
+            ("output.annotate".into(), "true".into(), "absent".into())
         );
     }
 

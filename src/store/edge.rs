@@ -1,5 +1,6 @@
 //! The embedded engine: a `qdrant-edge` shard in a folder.
 
+use std::mem::ManuallyDrop;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -23,7 +24,9 @@ use crate::io::FolderLock;
 
 /// Qdrant's embedded engine, persisted in a folder.
 pub struct EdgeStore {
-    shard: EdgeShard,
+    /// Closed by [`EdgeStore`]'s own drop, which keeps the engine's panic on a failed flush
+    /// from ending the process.
+    shard: ManuallyDrop<EdgeShard>,
     path: PathBuf,
     /// Held while the store is open: one process at a time.
     _lock: FolderLock,
@@ -140,7 +143,7 @@ impl EdgeStore {
             )));
         }
         Ok(EdgeStore {
-            shard,
+            shard: ManuallyDrop::new(shard),
             path: dir.to_owned(),
             _lock: lock,
             unindexed: AtomicUsize::new(0),
@@ -198,6 +201,28 @@ impl EdgeStore {
     }
 }
 
+impl Drop for EdgeStore {
+    /// The engine flushes a shard as it closes it, and panics where it cannot (its folder
+    /// deleted under it, the disk gone): here that is a warning. What a writer was told is
+    /// durable went through a flush, or the index's journal, before.
+    fn drop(&mut self) {
+        // SAFETY: the shard is taken once, here, and not used again.
+        let shard = unsafe { ManuallyDrop::take(&mut self.shard) };
+        if let Err(cause) = crate::foreign::catch(|| drop(shard)) {
+            // A store whose folder is gone was reported by the write that failed first.
+            match self.path.exists() {
+                true => tracing::warn!(
+                    store = %self.path.display(),
+                    "the vector store could not be flushed as it closed: {cause}"
+                ),
+                false => {
+                    tracing::debug!(store = %self.path.display(), "closed without its folder: {cause}")
+                }
+            }
+        }
+    }
+}
+
 /// Runs `call`; a panic inside the engine (qdrant-edge panics on some damaged files, and its
 /// write-ahead log `expect`s its flushes) becomes a "damaged" error naming `dir`.
 fn guarded<T>(dir: &Path, call: impl FnOnce() -> T) -> Result<T> {
@@ -213,6 +238,7 @@ fn damaged(dir: &Path, problem: &str) -> Error {
     Error::Damaged {
         path: dir.to_owned(),
         problem: problem.to_owned(),
+        fix: None,
     }
 }
 

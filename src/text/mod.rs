@@ -18,12 +18,33 @@ use std::sync::LazyLock;
 use regex::Regex;
 use xxhash_rust::xxh3::xxh3_64;
 
-static WORD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\w+").expect("valid regex"));
+/// The scripts written without spaces between words (Chinese, Japanese, Thai, Lao, Khmer,
+/// Burmese), by script extension, so that marks they share with a neighbour (the Japanese
+/// prolonged sound mark, the iteration mark) count as theirs.
+const UNSPACED: &str = r"\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Thai}\p{scx=Lao}\p{scx=Khmer}\p{scx=Myanmar}";
+/// A run of characters of [`UNSPACED`] scripts, or a word of any other.
+static WORD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(r"[{UNSPACED}]+|[\w--[{UNSPACED}]]+")).expect("valid regex")
+});
+/// Whether a run [`WORD`] found is of [`UNSPACED`] scripts.
+static UNSPACED_RUN: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(&format!(r"\A[{UNSPACED}]")).expect("valid regex"));
+/// Characters in each word a run of [`UNSPACED`] script is cut into.
+pub const UNSPACED_GRAM: usize = 2;
 
 /// Calls `each` with every lower-cased word of `text`, in order.
 ///
 /// Words are maximal runs of Unicode word characters (letters, marks, digits, connector
 /// punctuation), so `"Zażółć gęślą jaźń"` has three words and punctuation never sticks to one.
+/// Scripts written without spaces ([`UNSPACED`]: Chinese, Japanese, Thai and their
+/// neighbours) have no such runs to tell words by: a run of them is cut into its overlapping
+/// pairs of characters ([`UNSPACED_GRAM`], a lone character standing alone), the words a
+/// search engine indexes such text by, so that a copy shares most of its words with its
+/// original as a copy of spaced text does (docs/methods.md, "Text without spaces").
+///
+/// ```
+/// assert_eq!(neardup::text::words("東京タワー 2024年"), ["東京", "京タ", "タワ", "ワー", "2024", "年"]);
+/// ```
 pub fn for_each_word(text: &str, mut each: impl FnMut(&str)) {
     if text.is_ascii() {
         return for_each_ascii_word(text, each);
@@ -31,6 +52,10 @@ pub fn for_each_word(text: &str, mut each: impl FnMut(&str)) {
     let mut lowered = String::new();
     for word in WORD.find_iter(text) {
         let word = word.as_str();
+        if UNSPACED_RUN.is_match(word) {
+            for_each_gram(word, UNSPACED_GRAM, &mut each);
+            continue;
+        }
         if word
             .bytes()
             .any(|b| b.is_ascii_uppercase() || !b.is_ascii())
@@ -41,6 +66,22 @@ pub fn for_each_word(text: &str, mut each: impl FnMut(&str)) {
         } else {
             each(word);
         }
+    }
+}
+
+/// Calls `each` with every run of `n` consecutive characters of `run`, or with `run` itself
+/// where it is shorter.
+fn for_each_gram(run: &str, n: usize, each: &mut impl FnMut(&str)) {
+    let bounds: Vec<usize> = run
+        .char_indices()
+        .map(|(at, _)| at)
+        .chain([run.len()])
+        .collect();
+    if bounds.len() <= n {
+        return each(run);
+    }
+    for window in bounds.windows(n + 1) {
+        each(&run[window[0]..window[n]]);
     }
 }
 
@@ -182,6 +223,43 @@ pub fn without_notes(text: &str) -> String {
     out
 }
 
+/// The length of text (in bytes) above which [`Shingler::shingle_set`] drops repeated
+/// shingles as it goes: a record of 1 GB holds about 170 million words, 1.4 GB of hashes,
+/// and a few hundred thousand distinct ones.
+pub const LONG_TEXT: usize = 4 << 20;
+
+/// Hashes collected without their repeats: sorted and deduplicated each time the unsorted
+/// ones since the last time outnumber the rest (and a million), so that the list holds at
+/// most about twice the distinct hashes.
+#[derive(Default)]
+struct DistinctHashes {
+    hashes: Vec<u64>,
+    /// How many at the front are sorted and distinct.
+    sorted: usize,
+}
+
+impl DistinctHashes {
+    fn push(&mut self, hash: u64) {
+        self.hashes.push(hash);
+        if self.hashes.len() - self.sorted >= self.sorted.max(1 << 20) {
+            self.compact();
+        }
+    }
+
+    fn compact(&mut self) {
+        self.hashes.sort_unstable();
+        self.hashes.dedup();
+        self.sorted = self.hashes.len();
+    }
+
+    /// The distinct hashes, sorted.
+    fn into_sorted(mut self) -> Vec<u64> {
+        self.compact();
+        self.hashes.shrink_to_fit();
+        self.hashes
+    }
+}
+
 /// What a shingle is made of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ShingleKind {
@@ -233,7 +311,7 @@ impl Shingler {
     /// Appends the 64-bit hash of every shingle of `text` to `out` (repeats included: a
     /// MinHash ignores them, and removing them costs more than it saves).
     pub fn hash_shingles(&self, text: &str, out: &mut Vec<u64>) {
-        self.hash_shingles_seeing_words(text, out, |_| {});
+        self.hash_shingles_seeing_words(text, |hash| out.push(hash), |_| {});
     }
 
     /// [`Shingler::hash_shingles`], also calling `see` with every word of `text` (stoplisted
@@ -242,7 +320,7 @@ impl Shingler {
     fn hash_shingles_seeing_words(
         &self,
         text: &str,
-        out: &mut Vec<u64>,
+        mut out: impl FnMut(u64),
         mut see: impl FnMut(&str),
     ) {
         if self.kind != ShingleKind::Words(1) {
@@ -253,7 +331,7 @@ impl Shingler {
                 for_each_word(text, |w| {
                     see(w);
                     if !self.stoplist.contains(w) {
-                        out.push(xxh3_64(w.as_bytes()));
+                        out(xxh3_64(w.as_bytes()));
                     }
                 });
             }
@@ -271,7 +349,7 @@ impl Shingler {
                         }
                         joined.push_str(w);
                     }
-                    out.push(xxh3_64(joined.as_bytes()));
+                    out(xxh3_64(joined.as_bytes()));
                 }
             }
             ShingleKind::Chars(n) => {
@@ -288,7 +366,7 @@ impl Shingler {
                 let n = n.min(chars);
                 for start in 0..=chars - n {
                     let gram = &normalised[boundaries[start]..boundaries[start + n]];
-                    out.push(xxh3_64(gram.as_bytes()));
+                    out(xxh3_64(gram.as_bytes()));
                 }
             }
         }
@@ -301,10 +379,18 @@ impl Shingler {
 
     /// [`Shingler::shingle_set`], also calling `see` with every word of `text` (stoplisted
     /// ones too), so that a caller that needs both tokenises the text once.
+    ///
+    /// A text over [`LONG_TEXT`] bytes keeps its shingles' distinct hashes as it goes
+    /// ([`DistinctHashes`]), so that it costs memory for its vocabulary, not for its length.
     pub fn shingle_set_seeing_words(&self, text: &str, see: impl FnMut(&str)) -> Vec<u64> {
+        if text.len() > LONG_TEXT {
+            let mut distinct = DistinctHashes::default();
+            self.hash_shingles_seeing_words(text, |hash| distinct.push(hash), see);
+            return distinct.into_sorted();
+        }
         // About one shingle per six bytes of prose: one allocation where doubling made seven.
         let mut out = Vec::with_capacity(text.len() / 6 + 8);
-        self.hash_shingles_seeing_words(text, &mut out, see);
+        self.hash_shingles_seeing_words(text, |hash| out.push(hash), see);
         out.sort_unstable();
         out.dedup();
         out
@@ -401,6 +487,40 @@ mod tests {
         // "żółw" has 4 characters (7 bytes): 2 trigrams.
         assert_eq!(s.shingle_set("Żółw").len(), 2);
         assert_eq!(s.shingle_set("ab").len(), 1);
+    }
+
+    #[test]
+    fn a_long_text_has_the_shingles_a_short_one_would() {
+        // Over LONG_TEXT, with words repeated far apart and a tail of new ones.
+        let words: Vec<String> = (0..900_000).map(|i| format!("w{}", i % 300_000)).collect();
+        let text = format!(
+            "{} {}",
+            words.join(" "),
+            (0..5000)
+                .map(|i| format!("t{i}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+        assert!(text.len() > LONG_TEXT);
+        for kind in [ShingleKind::Words(1), ShingleKind::Words(2)] {
+            let s = Shingler::new(kind, Stoplist::default());
+            let mut all = Vec::new();
+            s.hash_shingles(&text, &mut all);
+            all.sort_unstable();
+            all.dedup();
+            assert_eq!(s.shingle_set(&text), all, "{kind}");
+        }
+    }
+
+    #[test]
+    fn unspaced_scripts_are_cut_into_pairs_of_characters() {
+        assert_eq!(words("コーヒー"), ["コー", "ーヒ", "ヒー"]);
+        assert_eq!(words("ภาษาไทย"), ["ภา", "าษ", "ษา", "าไ", "ไท", "ทย"]);
+        assert_eq!(words("中 文"), ["中", "文"]);
+        assert_eq!(words("Tokyo東京2020年"), ["tokyo", "東京", "2020", "年"]);
+        // An exact copy of a title without spaces has words enough to be weighed.
+        let title = "東京都は新型ウイルスの感染者が過去最多になったと発表した";
+        assert!(words(title).len() >= 20);
     }
 
     #[test]

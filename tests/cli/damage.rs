@@ -287,3 +287,58 @@ fn damaged_store_files_say_the_index_must_be_rebuilt() {
         );
     }
 }
+
+#[test]
+fn a_model_in_the_cache_damaged_since_it_was_made_is_refused_by_name() {
+    // The cached models (fetched and derived once), copied: their damage must not touch the
+    // cache the other tests share.
+    ok(&["models", "fetch", "static", "-q"]);
+    let cache = dirs::cache_dir().unwrap().join("neardup").join("models");
+    let dir = tempfile::tempdir().unwrap();
+    let models = dir.path().join("models");
+    for name in ["all-MiniLM-L6-v2", "static-all-MiniLM-L6-v2"] {
+        copy_dir(&cache.join(name), &models.join(name));
+    }
+    let dedup = |embedder: &str, out: &str| {
+        let out = dir.path().join(out);
+        neardup(&[
+            "--models",
+            s(&models),
+            "dedup",
+            s(&sample()),
+            "--embedder",
+            embedder,
+            "--out",
+            s(&out),
+            "-q",
+        ])
+    };
+    assert!(dedup("static", "before").status.success());
+    let flip = |path: PathBuf| {
+        let mut bytes = std::fs::read(&path).unwrap();
+        let middle = bytes.len() / 2;
+        bytes[middle] ^= 1;
+        std::fs::write(&path, bytes).unwrap();
+    };
+    for (embedder, file, command) in [
+        (
+            "static",
+            "static-all-MiniLM-L6-v2/static.safetensors",
+            "neardup models fetch static",
+        ),
+        (
+            "minilm",
+            "all-MiniLM-L6-v2/model.safetensors",
+            "neardup models fetch minilm",
+        ),
+    ] {
+        flip(models.join(file));
+        let out = dedup(embedder, "after");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(&format!("{file} is damaged")) && stderr.contains(command),
+            "{stderr}"
+        );
+    }
+}

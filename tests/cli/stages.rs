@@ -283,6 +283,20 @@ fn a_signed_part_reads_its_share_and_the_join_refuses_what_parts_cannot_see() {
         err.contains("signed2") && err.contains("changed since signing"),
         "{err}"
     );
+    // A record's text rewritten in place, its id and length kept: refused too, by the part
+    // that read it.
+    lines[30] = line("r30", 30);
+    let rewritten = line("r03", 3).replace("lakes rivers", "caves forest");
+    assert_eq!(rewritten.len(), lines[3].len());
+    let original = std::mem::replace(&mut lines[3], rewritten);
+    std::fs::write(&corpus, lines.concat()).unwrap();
+    let err = rejected(&["merge", s(&signed[0]), s(&signed[1]), "--out", s(&out)]);
+    assert!(
+        err.contains("signed1") && err.contains("edited") && err.contains("changed since signing"),
+        "{err}"
+    );
+    lines[3] = original;
+    std::fs::write(&corpus, lines.concat()).unwrap();
 
     // A bad record in the second half is named by the byte its line starts at: the part
     // does not count the lines before its share.
@@ -295,6 +309,89 @@ fn a_signed_part_reads_its_share_and_the_join_refuses_what_parts_cannot_see() {
         !signing.status.success() && err.contains(&format!("(the line at byte {byte})")),
         "{err}"
     );
+}
+
+#[test]
+fn parts_of_unlike_settings_are_refused_by_the_setting_and_no_part_is_written_over() {
+    let tmp = tempfile::tempdir().unwrap();
+    let at = |name: &str| tmp.path().join(name);
+    let corpus = at("corpus.jsonl");
+    let lines: String = (0..40)
+        .map(|i| {
+            format!("{{\"id\":\"r{i:02}\",\"text\":\"record {i} about lakes rivers and hills\"}}\n")
+        })
+        .collect();
+    std::fs::write(&corpus, lines).unwrap();
+    let sign = |part: &str, out: &Path, extra: &[&str]| {
+        let mut args = minhash_id_text(&[&corpus], out, &["--part", part, "-q"]);
+        args.extend(extra);
+        ok(&args);
+    };
+    let (one, two) = (at("signed1"), at("signed2"));
+    sign("1/2", &one, &[]);
+    let out = at("joined");
+    // Each setting that changes an output, given to one part and not the other.
+    for (extra, setting, values) in [
+        (
+            &["--keep", "longest"][..],
+            "output.keep",
+            ["\"representative\"", "\"longest\""],
+        ),
+        (&["--no-annotate"], "output.annotate", ["true", "false"]),
+        (&["--no-candidates"], "output.candidates", ["true", "false"]),
+        (&["--num-perm", "64"], "method.num_perm", ["128", "64"]),
+    ] {
+        sign("2/2", &two, extra);
+        let err = rejected(&["merge", s(&one), s(&two), "--out", s(&out)]);
+        let said = format!(
+            "`{setting}` is {} in the first and {} in the second",
+            values[0], values[1]
+        );
+        assert!(
+            err.contains("parts of different runs") && err.contains(&said),
+            "{said}: {err}"
+        );
+    }
+    sign("2/2", &two, &[]);
+
+    // The join's folder may not be a part, nor a signed part that a later stage names.
+    let before = std::fs::read(one.join("summary.json")).unwrap();
+    let err = rejected(&["merge", s(&one), s(&two), "--out", s(&one)]);
+    assert!(err.contains("a folder this merge reads"), "{err}");
+    let banded = [at("banded1"), at("banded2")];
+    for (i, dir) in banded.iter().enumerate() {
+        let part = format!("{}/2", i + 1);
+        ok(&[
+            "merge",
+            s(&one),
+            s(&two),
+            "--part",
+            &part,
+            "--out",
+            s(dir),
+            "-q",
+        ]);
+    }
+    let err = rejected(&[
+        "merge",
+        s(&banded[0]),
+        s(&banded[1]),
+        "--part",
+        "1/2",
+        "--out",
+        s(&two),
+    ]);
+    assert!(err.contains("a folder this merge reads"), "{err}");
+    assert_eq!(std::fs::read(one.join("summary.json")).unwrap(), before);
+    ok(&[
+        "merge",
+        s(&banded[0]),
+        s(&banded[1]),
+        "--out",
+        s(&out),
+        "-q",
+    ]);
+    assert_eq!(summary(&out)["documents"], 40);
 }
 
 #[test]

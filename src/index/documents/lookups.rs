@@ -184,6 +184,7 @@ impl DocumentIndex {
                 payload.id,
                 payload.signature.len()
             ),
+            fix: None,
         })
     }
 }

@@ -12,7 +12,8 @@
 //!
 //! In the file, after a magic line: the counts, the sketches, the ids, and (from a multiple of
 //! 4 bytes) the vectors, each document's row among the title vectors, the title vectors and the
-//! signatures.
+//! signatures; last, the seal ([`crate::io::SealWriter`]), checked before any of it is read, so
+//! that a damaged copy is refused by name rather than read as other vectors and sketches.
 //!
 //! Beside it, `cells.bin` keeps the k-means cells a batch's search learned over those documents
 //! and where each document lies among them ([`CellPlacement`]), so that the next batch neither
@@ -25,7 +26,9 @@ use super::{DocumentIndex, Manifest};
 use crate::confirm::{SketchFacts, SketchRef};
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
-use crate::io::{Floats, read_count, write_count, write_floats};
+use crate::io::{
+    Floats, FolderLock, SealWriter, check_seal, read_count, write_count, write_floats,
+};
 use crate::output::AtomicFile;
 use crate::search::CellPlacement;
 use crate::sketch::Signatures;
@@ -34,19 +37,22 @@ use crate::spill::Spill;
 /// The copy's file in an index folder.
 pub const SNAPSHOT: &str = "snapshot.bin";
 /// What the file starts with.
-const MAGIC: &[u8] = b"neardup snapshot 4\n";
+const MAGIC: &[u8] = b"neardup snapshot 5\n";
 /// What earlier versions' files started with: read as no snapshot, and written again.
-const EARLIER_MAGICS: [&[u8]; 3] = [
+const EARLIER_MAGICS: [&[u8]; 4] = [
     b"neardup snapshot 1\n",
     b"neardup snapshot 2\n",
     b"neardup snapshot 3\n",
+    b"neardup snapshot 4\n",
 ];
 /// A document's row among the title vectors where it has none.
 const NO_TITLE: u32 = u32::MAX;
 /// The file of the cells learned over the snapshot's documents.
 pub const CELLS: &str = "cells.bin";
 /// What the cells' file starts with.
-const CELLS_MAGIC: &[u8] = b"neardup cells 1\n";
+const CELLS_MAGIC: &[u8] = b"neardup cells 2\n";
+/// What an earlier version's cells file started with (it had no seal): read as no cells.
+const EARLIER_CELLS_MAGIC: &[u8] = b"neardup cells 1\n";
 
 /// Every document of an index: its id, vector (as stored: centred where the index centres)
 /// and sketch, in one order.
@@ -154,28 +160,32 @@ impl Files<'_> {
     /// The snapshot, where there is one of `documents` documents `width` wide.
     fn read_snapshot(&self, documents: usize, width: usize) -> Result<Option<Snapshot>> {
         let path = self.dir.join(SNAPSHOT);
-        let Some((file, bytes)) = open_if_present(&path)? else {
+        let Some(file) = open_if_present(&path)? else {
             return Ok(None);
         };
-        let snapshot = read(file, bytes).map_err(|e| damaged(&path, e))?;
-        Ok(snapshot.filter(|s| s.ids.len() == documents && s.width == width))
+        if earlier_version(&file, &EARLIER_MAGICS).map_err(|e| damaged(&path, e))? {
+            return Ok(None);
+        }
+        let snapshot = read(file).map_err(|e| damaged(&path, e))?;
+        Ok(Some(snapshot).filter(|s| s.ids.len() == documents && s.width == width))
     }
 
     /// Writes `snapshot` (whole, or not at all).
     fn write_snapshot(&self, snapshot: &Snapshot) -> Result<()> {
-        let path = self.dir.join(SNAPSHOT);
-        let mut file = AtomicFile::create(&path)?;
-        write(&mut file, snapshot).map_err(|e| Error::io(&path, e))?;
-        file.commit()
+        write_sealed(&self.dir.join(SNAPSHOT), |w| write(w, snapshot))
     }
 
     /// The cells made for the snapshot of `ids` ([`Snapshot::ids_digest`]) of `documents`.
     fn read_cells(&self, documents: usize, ids: u64) -> Result<Option<StoredCells>> {
         let path = self.dir.join(CELLS);
-        let Some((file, _)) = open_if_present(&path)? else {
+        let Some(file) = open_if_present(&path)? else {
             return Ok(None);
         };
+        if earlier_version(&file, &[EARLIER_CELLS_MAGIC]).map_err(|e| damaged(&path, e))? {
+            return Ok(None);
+        }
         let read = |r: &mut BufReader<std::fs::File>| -> std::io::Result<StoredCells> {
+            check_seal(r.get_ref())?;
             let mut magic = vec![0u8; CELLS_MAGIC.len()];
             r.read_exact(&mut magic)?;
             if magic != CELLS_MAGIC {
@@ -203,17 +213,13 @@ impl Files<'_> {
 
     /// Writes `cells`.
     fn write_cells(&self, cells: &StoredCells) -> Result<()> {
-        let path = self.dir.join(CELLS);
-        let mut file = AtomicFile::create(&path)?;
-        let write = |w: &mut AtomicFile| -> std::io::Result<()> {
+        write_sealed(&self.dir.join(CELLS), |w| {
             w.write_all(CELLS_MAGIC)?;
             write_count(w, cells.count)?;
             write_count(w, cells.learned_on)?;
             w.write_all(&cells.of_ids.to_le_bytes())?;
             cells.placement.write_to(w)
-        };
-        write(&mut file).map_err(|e| Error::io(&path, e))?;
-        file.commit()
+        })
     }
 
     /// Removes both files.
@@ -240,21 +246,43 @@ fn map_spill(spill: Spill, count: usize) -> Result<Floats> {
     Floats::map(file, 0, count).map_err(|e| Error::io(dir, e))
 }
 
-/// The file at `path` and its length, unless there is none.
-fn open_if_present(path: &Path) -> Result<Option<(std::fs::File, u64)>> {
-    let file = match std::fs::File::open(path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(path, e)),
-    };
-    let bytes = file.metadata().map_err(|e| Error::io(path, e))?.len();
-    Ok(Some((file, bytes)))
+/// The file at `path`, unless there is none.
+fn open_if_present(path: &Path) -> Result<Option<std::fs::File>> {
+    match std::fs::File::open(path) {
+        Ok(file) => Ok(Some(file)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(path, e)),
+    }
+}
+
+/// Writes the file `path` with `write` and seals it, whole or not at all.
+fn write_sealed(
+    path: &Path,
+    write: impl FnOnce(&mut SealWriter<AtomicFile>) -> std::io::Result<()>,
+) -> Result<()> {
+    let mut sealed = SealWriter::new(AtomicFile::create(path)?);
+    write(&mut sealed).map_err(|e| Error::io(path, e))?;
+    let file = sealed.finish().map_err(|e| Error::io(path, e))?;
+    file.commit()
+}
+
+/// Whether `file` starts with one of `magics`: written by an earlier version of neardup, to
+/// be made again rather than read.
+fn earlier_version(file: &std::fs::File, magics: &[&[u8]]) -> std::io::Result<bool> {
+    use std::os::unix::fs::FileExt;
+    let mut start = vec![0u8; magics.iter().map(|m| m.len()).max().unwrap_or(0)];
+    let read = file.read_at(&mut start, 0)?;
+    Ok(magics.iter().any(|m| start[..read].starts_with(m)))
 }
 
 fn damaged(path: &Path, e: std::io::Error) -> Error {
     Error::Damaged {
         path: path.to_owned(),
-        problem: format!("it cannot be read ({e}); delete it, and it is made again"),
+        problem: format!("it cannot be read: {e}"),
+        fix: Some(
+            "delete it: it is a copy of the index's store, which the next run reads instead \
+             and copies again",
+        ),
     }
 }
 
@@ -346,6 +374,9 @@ pub struct Collection {
     manifest: Manifest,
 }
 
+/// The lock a run that adds to a collection holds in its folder.
+const ADDING_LOCK: &str = "neardup-adding.lock";
+
 impl Collection {
     /// The index in `dir`, its store not opened.
     pub fn open(dir: &Path) -> Result<Collection> {
@@ -353,6 +384,27 @@ impl Collection {
             dir: dir.to_owned(),
             manifest: Manifest::read(dir)?,
         })
+    }
+
+    /// Takes the lock of a run that adds its records to the collection in `dir` (`dedup
+    /// --against DIR --add`), waiting while another such run holds it. The run holds it from
+    /// before it reads the collection until its records are in, so that the second of two
+    /// reads the collection with the first's records in it and adds none of them again. A
+    /// store another process has open (`serve`, an open `Index`) refuses the run here, before
+    /// its work, rather than once it is done.
+    pub fn lock_for_adding(dir: &Path) -> Result<FolderLock> {
+        Manifest::read(dir)?;
+        let lock = FolderLock::wait(dir, ADDING_LOCK, "give another --against", |holder| {
+            tracing::warn!(
+                "waiting for another run to finish adding to {} ({holder})",
+                dir.display()
+            )
+        })?;
+        #[cfg(feature = "edge")]
+        if dir.join(super::EDGE_DIR).exists() {
+            crate::store::EdgeStore::check_free(&dir.join(super::EDGE_DIR))?;
+        }
+        Ok(lock)
     }
 
     /// Its folder.
@@ -430,16 +482,13 @@ fn padding(written: usize) -> usize {
     (4 - written % 4) % 4
 }
 
-/// Reads the snapshot in `file`, of `bytes` bytes, its vectors mapped: None if an earlier
-/// version of neardup wrote it.
-fn read(file: std::fs::File, bytes: u64) -> std::io::Result<Option<Snapshot>> {
+/// Reads the snapshot in `file`, its vectors mapped, once its seal is checked.
+fn read(file: std::fs::File) -> std::io::Result<Snapshot> {
     let invalid = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what);
+    let bytes = check_seal(&file)?;
     let r = &mut BufReader::with_capacity(1 << 20, file);
     let mut magic = vec![0u8; MAGIC.len()];
     r.read_exact(&mut magic)?;
-    if EARLIER_MAGICS.contains(&&magic[..]) {
-        return Ok(None);
-    }
     if magic != MAGIC {
         return Err(invalid("not a neardup snapshot"));
     }
@@ -506,13 +555,13 @@ fn read(file: std::fs::File, bytes: u64) -> std::io::Result<Option<Snapshot>> {
         if signatures.len() != documents || sketches.len() != documents {
             return Err(invalid("its sketches are not one a document"));
         }
-        Ok(Some(Snapshot {
+        Ok(Snapshot {
             ids,
             vectors,
             width,
             signatures,
             sketches,
             titles,
-        }))
+        })
     })
 }

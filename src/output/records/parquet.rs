@@ -13,7 +13,7 @@ use parquet::arrow::ArrowWriter;
 
 use super::{DUPLICATE_OF_COLUMN, Destination, Fate, GROUP_COLUMN, KEEP_COLUMN, RecordsWriter};
 use crate::error::{Error, Location, Result};
-use crate::io::parquet::{batches, next_batch};
+use crate::io::parquet::batches;
 use crate::io::{Corpus, Input, ReadOptions};
 
 /// [`RecordsWriter`] for Parquet: the input's rows copied in slices, with their schema.
@@ -63,7 +63,8 @@ pub fn export<'a, U: Write + Send, A: Write + Send>(
     let mut kept = 0;
     for input in inputs {
         let path = &input.path;
-        let (mut reader, schema) = batches(path)?;
+        let mut reader = batches(path)?;
+        let schema = reader.schema().clone();
         match &first_schema {
             None => {
                 let annotated_schema = annotated
@@ -86,8 +87,9 @@ pub fn export<'a, U: Write + Send, A: Write + Send>(
             Some(_) => {}
         }
         let (schema, annotated_schema, _) = first_schema.as_ref().expect("set above");
-        while let Some(batch) = next_batch(&mut reader, path) {
-            let batch = batch?;
+        // A row with a cell that is not UTF-8 is no document: its fate is none.
+        while let Some(batch) = reader.next_batch() {
+            let batch = batch?.rows;
             let fates: Vec<Option<Fate>> = (0..batch.num_rows() as u64)
                 .map(|row| fate(ordinal + row))
                 .collect();
@@ -121,8 +123,12 @@ pub fn export<'a, U: Write + Send, A: Write + Send>(
     Ok((ordinal, kept))
 }
 
-/// The rows of `batch` where `mask` is true.
+/// The rows of `batch` where `mask` is true: the batch itself where it is true throughout
+/// (a copy of a long record is memory it need not take).
 fn filter(batch: &RecordBatch, mask: &BooleanArray, path: &Path) -> Result<RecordBatch> {
+    if mask.true_count() == batch.num_rows() {
+        return Ok(batch.clone());
+    }
     arrow_select::filter::filter_record_batch(batch, mask)
         .map_err(|e| Error::io(path, std::io::Error::other(e)))
 }
@@ -164,6 +170,10 @@ fn annotation(fates: &[Fate]) -> [ArrayRef; 3] {
     ]
 }
 
+/// Bytes of encoded rows a row group holds at most before it is written: the writer holds a
+/// row group in memory until then, and a million rows of abstracts are gigabytes.
+const ROW_GROUP_BYTES: usize = 128 << 20;
+
 /// A Parquet file being written: it starts with the first batch.
 struct Writer<W: Write + Send> {
     out: Option<W>,
@@ -183,10 +193,15 @@ impl<W: Write + Send> Writer<W> {
         if let Some(out) = self.out.take() {
             self.writer = Some(ArrowWriter::try_new(out, schema.clone(), None).map_err(failed)?);
         }
-        match &mut self.writer {
-            Some(writer) => writer.write(batch).map_err(failed),
-            None => Ok(()),
+        let Some(writer) = &mut self.writer else {
+            return Ok(());
+        };
+        writer.write(batch).map_err(failed)?;
+        // A row group is held in memory, encoded, until it is flushed.
+        if writer.in_progress_size() > ROW_GROUP_BYTES {
+            writer.flush().map_err(failed)?;
         }
+        Ok(())
     }
 
     /// Writes the footer; a file with no rows at all gets one with the schema (or none, with

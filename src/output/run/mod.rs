@@ -22,7 +22,7 @@ mod records;
 
 pub use records::{
     Candidates, FileDigest, GroupRecord, Groups, IdsDigest, PairRecord, Pairs, RecordFile,
-    RunSummary, StageTimes,
+    RecordsDigest, RunSummary, StageTimes,
 };
 
 use std::collections::BTreeMap;

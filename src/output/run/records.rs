@@ -208,6 +208,10 @@ pub struct RunSummary {
     /// Which documents those were, as an [`IdsDigest`]: `eval` checks it against the labels'.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ids_digest: Option<IdsDigest>,
+    /// The records those were, as read, as a [`RecordsDigest`]: a split run's join checks
+    /// that the input still holds them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub records_digest: Option<RecordsDigest>,
     /// Records skipped under `--skip-invalid`.
     pub skipped: usize,
     /// The first few skipped records' problems.
@@ -264,6 +268,23 @@ impl IdsDigest {
         IdsDigest(ids.into_iter().fold(0u128, |sum, id| {
             sum.wrapping_add(xxhash_rust::xxh3::xxh3_128(id.as_bytes()))
         }))
+    }
+}
+
+/// A fingerprint of a sequence of records as read, in order: XXH3 over each record's own
+/// fingerprint ([`crate::io::RawRecord::fingerprint`], which covers every byte of the record),
+/// so that a record edited in place, its id kept, changes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordsDigest(#[serde(with = "hex_u64")] u64);
+
+impl RecordsDigest {
+    /// The digest of the records whose fingerprints are `fingerprints`, in order.
+    pub fn of(fingerprints: &[u64]) -> RecordsDigest {
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        for fingerprint in fingerprints {
+            hasher.update(&fingerprint.to_le_bytes());
+        }
+        RecordsDigest(hasher.digest())
     }
 }
 
@@ -373,6 +394,7 @@ mod tests {
             threshold: 0.7,
             documents: 3,
             ids_digest: Some(IdsDigest::of(["a", "b", "c"])),
+            records_digest: Some(RecordsDigest::of(&[1, 2, 3])),
             skipped: 0,
             skipped_first: vec![],
             candidates: 1,

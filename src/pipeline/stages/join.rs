@@ -13,7 +13,7 @@ use super::{
 use crate::error::{Error, Result};
 use crate::group::{Linkage, linked_groups};
 use crate::io::{Corpus, Input, ReadOptions, read_corpus, read_count};
-use crate::output::run::{CheckedFile, IdsDigest, StageTimes};
+use crate::output::run::{CheckedFile, IdsDigest, RecordsDigest, StageTimes};
 use crate::pipeline::{
     CandidateFiles, Found, Method, Pair, Part, PipelineSpec, ScoredCandidates, ScoredPairs,
 };
@@ -219,8 +219,8 @@ impl Iterator for ScoredFile<'_> {
 }
 
 /// Checks that the corpus read again holds each part's documents where the part said: as
-/// many, with the same ids. Else the input changed since signing, or an id repeats in two
-/// parts (each part refuses repeats within itself only).
+/// many, with the same ids, each record as it was read. Else the input changed since signing,
+/// or an id repeats in two parts (each part refuses repeats within itself only).
 pub(in crate::pipeline) fn check_signed(signed: &SignedParts, corpus: &Corpus) -> Result<()> {
     let documents = signed.documents();
     if corpus.ids.len() != documents {
@@ -241,16 +241,25 @@ pub(in crate::pipeline) fn check_signed(signed: &SignedParts, corpus: &Corpus) -
     }
     for folder in &signed.folders {
         let share = signed.docs_of(folder.part.number);
-        let ids = corpus.ids[share.start as usize..share.end as usize]
-            .iter()
-            .map(String::as_str);
-        if folder.folder.summary.ids_digest != Some(IdsDigest::of(ids)) {
-            return Err(Error::Usage(format!(
-                "{} signed other documents than the input now holds in its share: the input \
-                 changed since signing; sign it again, or join with the input the parts ran on",
-                folder.dir.display()
-            )));
-        }
+        let share = share.start as usize..share.end as usize;
+        let ids = corpus.ids[share.clone()].iter().map(String::as_str);
+        let summary = &folder.folder.summary;
+        let what = if summary.ids_digest != Some(IdsDigest::of(ids)) {
+            "other documents than the input now holds in its share"
+        } else if summary.records_digest.is_none() {
+            "its share with a neardup that recorded no digest of its records"
+        } else if summary.records_digest != Some(RecordsDigest::of(&corpus.fingerprints[share])) {
+            "its share's records as they were, and the input now holds some of them edited \
+             (the same ids, other fields or text)"
+        } else {
+            continue;
+        };
+        return Err(Error::Usage(format!(
+            "{} read {what}: the input changed since signing, and the part's sketches (and \
+             vectors) are not those of its records now; run the part again on this input, or \
+             join with the input the parts ran on",
+            folder.dir.display()
+        )));
     }
     Ok(())
 }

@@ -307,11 +307,10 @@ impl StageFolder {
         })
     }
 
-    /// The settings every part of the run shares: its pipeline without the part.
+    /// The settings every part of the run shares: its pipeline without the part, or the
+    /// folder each part writes to.
     fn run(&self) -> Value {
-        let mut method = self.spec.method.clone();
-        method.set_part(None);
-        serde_json::json!([self.spec.input, method])
+        super::part::shared_settings(&self.spec)
     }
 
     /// Its folder and its summary's settings, which name the model it embedded with, if any.
@@ -456,6 +455,7 @@ pub(in crate::pipeline) fn stage_summary(
         threshold: spec.method.threshold(),
         documents,
         ids_digest: None,
+        records_digest: None,
         skipped: 0,
         skipped_first: Vec::new(),
         candidates: counts.0,

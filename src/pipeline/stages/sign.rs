@@ -10,7 +10,7 @@ use crate::io::{
     ByteRange, FolderLock, Input, SkipReport, read_corpus_in, read_count, read_list, write_count,
     write_list,
 };
-use crate::output::run::{IdsDigest, RunFile, RunSummary, RunWriter, StageTimes};
+use crate::output::run::{IdsDigest, RecordsDigest, RunFile, RunSummary, RunWriter, StageTimes};
 use crate::pipeline::{Method, Part, PipelineSpec};
 use crate::sketch::{LshParams, Signatures, band_keys};
 
@@ -68,6 +68,7 @@ pub fn sign_part(spec: &PipelineSpec, lock: FolderLock) -> Result<Signed> {
     tracing::info!(part = %part, documents = corpus.ids.len(), from_byte = range.start, "signed");
     let mut summary = stage_summary(spec, Stage::Signed, None, corpus.ids.len(), (0, 0), times);
     summary.ids_digest = Some(IdsDigest::of(corpus.ids.iter().map(String::as_str)));
+    summary.records_digest = Some(RecordsDigest::of(&corpus.fingerprints));
     Ok(Signed {
         summary: run.finish(summary)?,
         skipped: corpus.skipped,

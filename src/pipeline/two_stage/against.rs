@@ -24,7 +24,7 @@ use std::path::Path;
 use crate::confirm::{SketchFacts, proposed_pairs_between};
 use crate::error::{Error, Result};
 use crate::group::KeepPolicy;
-use crate::index::{Collection, DocumentIndex, Snapshot, StoredCells, TitleVectors};
+use crate::index::{Collection, DocumentIndex, MANIFEST, Snapshot, StoredCells, TitleVectors};
 use crate::io::{Input, ReadOptions, Record, for_each_document};
 use crate::pipeline::{Dedup, Fates, kept_members};
 use crate::progress;
@@ -372,6 +372,28 @@ const ADD_BATCH: usize = 4096;
 /// Adds the records a run checked against `collection` kept (those in `unique.*`) to it, as
 /// one batch that a crash undoes whole; returns how many.
 pub fn add_to_collection(
+    inputs: &[Input],
+    read: &ReadOptions,
+    dedup: &Dedup,
+    keep: &KeepPolicy,
+    collection: &Path,
+    models: &Path,
+) -> Result<usize> {
+    let added = add_kept(inputs, read, dedup, keep, collection, models);
+    // A folder removed while the records went in takes them with it, whatever the writes
+    // said: the engine writes on into files it holds open.
+    if !collection.join(MANIFEST).is_file() {
+        return Err(Error::Damaged {
+            path: collection.to_owned(),
+            problem: "its folder was removed while the batch's records were being added".into(),
+            fix: Some("build the index again (`neardup index`), then add the batch again"),
+        });
+    }
+    added
+}
+
+/// [`add_to_collection`]'s work.
+fn add_kept(
     inputs: &[Input],
     read: &ReadOptions,
     dedup: &Dedup,

@@ -343,9 +343,10 @@ pub(super) fn load(
         |record| Sketched {
             id: record.id.clone(),
             signing: once.sign(record),
-            text: record.text.clone(),
             title: record.title_apart().map(str::to_owned),
             title_only: record.title().is_some() && record.body().is_empty(),
+            // Taken, not copied: a long record is held once.
+            text: std::mem::take(&mut record.text),
         },
         |item| loader.keep(item),
     )?;
@@ -461,7 +462,7 @@ pub(super) fn centre_as_one_run(
             inputs,
             read,
             range,
-            |record| record.text.clone(),
+            |record| std::mem::take(&mut record.text),
             |text| {
                 if texts.len() < EMBED_BATCH {
                     texts.push(text);

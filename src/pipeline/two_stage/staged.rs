@@ -45,7 +45,7 @@ use crate::io::{
     ByteRange, Corpus, FolderLock, Input, ReadOptions, ScratchDir, SkipReport, read_corpus,
     read_list, write_list,
 };
-use crate::output::run::{IdsDigest, RunSummary, RunWriter, StageTimes};
+use crate::output::run::{IdsDigest, RecordsDigest, RunSummary, RunWriter, StageTimes};
 use crate::pipeline::part::record_model;
 use crate::pipeline::stages::{
     KeyFiles, SKETCHES, Share, SignedParts, Stage, check_signed, open_stage, route_keys, spec_for,
@@ -145,6 +145,7 @@ pub fn embed_part(spec: &PipelineSpec, lock: FolderLock, models: &Path) -> Resul
     let mut summary = stage_summary(spec, Stage::Embedded, None, ids.len(), (0, 0), times);
     record_model(&mut summary.settings, Some(&model));
     summary.ids_digest = Some(IdsDigest::of(ids.iter().map(String::as_str)));
+    summary.records_digest = Some(RecordsDigest::of(&loaded.corpus.fingerprints));
     Ok(Embedded {
         summary: run.finish(summary)?,
         skipped: loaded.corpus.skipped,
