@@ -741,3 +741,74 @@ fn logs_are_plain_text_off_a_terminal_or_json_lines_when_asked() {
         "{json}"
     );
 }
+
+#[test]
+fn exact_copies_of_titles_without_spaces_are_paired_by_both_methods() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("unspaced.jsonl");
+    // Titles alone, as a catalogue holds them: each twice, beside unrelated ones of its script.
+    let titles = [
+        (
+            "th",
+            "การศึกษาผลของการออกกำลังกายต่อสุขภาพของผู้สูงอายุในชนบทภาคเหนือของประเทศไทย",
+        ),
+        (
+            "th-other",
+            "รายงานสถานการณ์น้ำท่วมและการช่วยเหลือผู้ประสบภัยในจังหวัดชายฝั่งทะเลตะวันออก",
+        ),
+        (
+            "ja",
+            "地方に住む高齢者の運動習慣が健康状態に与える影響についての十年間の追跡調査",
+        ),
+        (
+            "ja-other",
+            "東京湾岸地域における集中豪雨の予測手法とその精度の検証に関する報告",
+        ),
+        ("zh", "农村老年人体育锻炼对健康状况影响的十年追踪研究"),
+        (
+            "zh-other",
+            "沿海城市暴雨洪涝灾害风险评估方法及其应用研究报告",
+        ),
+    ];
+    let mut lines = String::new();
+    for (id, title) in titles {
+        for copy in ["a", "b"]
+            .iter()
+            .take(if id.ends_with("other") { 1 } else { 2 })
+        {
+            lines.push_str(&format!(
+                "{}\n",
+                serde_json::json!({"core_id": format!("{id}-{copy}"), "processed_title": title, "processed_abstract": ""})
+            ));
+        }
+    }
+    std::fs::write(&corpus, lines).unwrap();
+    for method in ["minhash", "two-stage"] {
+        let out = dir.path().join(method);
+        ok(&[
+            "dedup",
+            s(&corpus),
+            "--method",
+            method,
+            "--out",
+            s(&out),
+            "-q",
+        ]);
+        let pairs: Vec<(String, String)> = std::fs::read_to_string(out.join("pairs.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|line| {
+                let pair: serde_json::Value = serde_json::from_str(line).unwrap();
+                (
+                    pair["id_a"].as_str().unwrap().into(),
+                    pair["id_b"].as_str().unwrap().into(),
+                )
+            })
+            .collect();
+        let expected: Vec<(String, String)> = ["ja", "th", "zh"]
+            .iter()
+            .map(|id| (format!("{id}-a"), format!("{id}-b")))
+            .collect();
+        assert_eq!(pairs, expected, "{method}");
+    }
+}
