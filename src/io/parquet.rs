@@ -346,7 +346,7 @@ impl ByteColumn {
             }
             let mut values = values.drain(..);
             for row in 0..records {
-                let present = !self.nullable || levels[row] > 0;
+                let present = !self.nullable || levels.get(row).is_some_and(|&level| level > 0);
                 let cell = present.then(|| values.next().map(|v| v.data().to_vec()));
                 cells.push(cell.flatten());
             }

@@ -12,6 +12,8 @@
 //! Records skipped as invalid (`--skip-invalid`) are in neither file; `summary.json` counts them.
 
 mod csv;
+#[cfg(feature = "parquet")]
+mod dictionary;
 mod jsonl;
 #[cfg(feature = "parquet")]
 pub mod parquet;

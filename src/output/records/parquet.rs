@@ -10,6 +10,8 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, BooleanArray, RecordBatch, StringArray, UInt64Array};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
+use parquet::arrow::arrow_writer::{ArrowRowGroupWriterFactory, compute_leaves};
+use parquet::file::writer::SerializedFileWriter;
 
 use super::{DUPLICATE_OF_COLUMN, Destination, Fate, GROUP_COLUMN, KEEP_COLUMN, RecordsWriter};
 use crate::error::{Error, Location, Result};
@@ -170,52 +172,121 @@ fn annotation(fates: &[Fate]) -> [ArrayRef; 3] {
     ]
 }
 
-/// Bytes of encoded rows a row group holds at most before it is written: the writer holds a
-/// row group in memory until then, and a million rows of abstracts are gigabytes.
+/// Bytes of rows a row group gathers at most before it is written: the writer holds a row
+/// group in memory until then, and a million rows of abstracts are gigabytes.
 const ROW_GROUP_BYTES: usize = 128 << 20;
+/// Rows a row group holds at most (Arrow's writer's default).
+const ROW_GROUP_ROWS: usize = 1024 * 1024;
 
-/// A Parquet file being written: it starts with the first batch.
+/// A Parquet file being written: it starts with the first batch. Rows are gathered into row
+/// groups, and each column is encoded by Arrow's writer, but a dictionary of strings, which is
+/// written with the dictionary it was read with ([`super::dictionary`]).
 struct Writer<W: Write + Send> {
     out: Option<W>,
-    writer: Option<ArrowWriter<W>>,
+    file: Option<OpenFile<W>>,
+    /// The rows of the row group being gathered, and their bytes in memory.
+    gathered: Vec<RecordBatch>,
+    gathered_bytes: usize,
+}
+
+/// A Parquet file open for row groups.
+struct OpenFile<W: Write + Send> {
+    writer: SerializedFileWriter<W>,
+    columns: ArrowRowGroupWriterFactory,
+    schema: SchemaRef,
+    row_groups: usize,
 }
 
 impl<W: Write + Send> Writer<W> {
     fn new(out: W) -> Self {
         Writer {
             out: Some(out),
-            writer: None,
+            file: None,
+            gathered: Vec::new(),
+            gathered_bytes: 0,
         }
     }
 
     fn write(&mut self, schema: &SchemaRef, batch: &RecordBatch, path: &Path) -> Result<()> {
         let failed = |e: parquet::errors::ParquetError| Error::io(path, std::io::Error::other(e));
         if let Some(out) = self.out.take() {
-            self.writer = Some(ArrowWriter::try_new(out, schema.clone(), None).map_err(failed)?);
+            let arrow = ArrowWriter::try_new(out, schema.clone(), None).map_err(failed)?;
+            let (writer, columns) = arrow.into_serialized_writer().map_err(failed)?;
+            self.file = Some(OpenFile {
+                writer,
+                columns,
+                schema: schema.clone(),
+                row_groups: 0,
+            });
         }
-        let Some(writer) = &mut self.writer else {
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        self.gathered.push(batch.clone());
+        self.gathered_bytes += batch.get_array_memory_size();
+        let rows: usize = self.gathered.iter().map(RecordBatch::num_rows).sum();
+        if self.gathered_bytes > ROW_GROUP_BYTES || rows >= ROW_GROUP_ROWS {
+            self.write_row_group().map_err(failed)?;
+        }
+        Ok(())
+    }
+
+    /// Writes the rows gathered as a row group.
+    fn write_row_group(&mut self) -> parquet::errors::Result<()> {
+        let gathered = std::mem::take(&mut self.gathered);
+        self.gathered_bytes = 0;
+        let Some(file) = &mut self.file else {
             return Ok(());
         };
-        writer.write(batch).map_err(failed)?;
-        // A row group is held in memory, encoded, until it is flushed.
-        if writer.in_progress_size() > ROW_GROUP_BYTES {
-            writer.flush().map_err(failed)?;
+        if gathered.is_empty() {
+            return Ok(());
         }
+        let leaves = file.writer.schema_descr().columns().to_vec();
+        let mut encoders = file
+            .columns
+            .create_column_writers(file.row_groups)?
+            .into_iter();
+        let mut row_group = file.writer.next_row_group()?;
+        let mut leaf = 0;
+        for (place, field) in file.schema.fields().iter().enumerate() {
+            let arrays: Vec<ArrayRef> = gathered.iter().map(|b| b.column(place).clone()).collect();
+            if super::dictionary::is_dictionary_of_strings(field.data_type()) {
+                // Arrow's encoder for this column is not used.
+                encoders.next();
+                let (bytes, close) =
+                    super::dictionary::column_chunk(leaves[leaf].clone(), &arrays)?;
+                row_group.append_column(&bytes, close)?;
+                leaf += 1;
+                continue;
+            }
+            let count = compute_leaves(field, &arrays[0])?.len();
+            let mut own: Vec<_> = encoders.by_ref().take(count).collect();
+            for array in &arrays {
+                for (encoder, column) in own.iter_mut().zip(compute_leaves(field, array)?) {
+                    encoder.write(&column)?;
+                }
+            }
+            for encoder in own {
+                encoder.close()?.append_to_row_group(&mut row_group)?;
+            }
+            leaf += count;
+        }
+        row_group.close()?;
+        file.row_groups += 1;
         Ok(())
     }
 
     /// Writes the footer; a file with no rows at all gets one with the schema (or none, with
     /// no input at all).
     fn finish(mut self, schema: Option<SchemaRef>, path: &Path) -> Result<()> {
+        let failed = |e: parquet::errors::ParquetError| Error::io(path, std::io::Error::other(e));
         if self.out.is_some() {
             let schema = schema.unwrap_or_else(|| Arc::new(Schema::empty()));
             self.write(&schema, &RecordBatch::new_empty(schema.clone()), path)?;
         }
-        match self.writer {
-            Some(writer) => writer
-                .close()
-                .map(drop)
-                .map_err(|e| Error::io(path, std::io::Error::other(e))),
+        self.write_row_group().map_err(failed)?;
+        match self.file {
+            Some(file) => file.writer.close().map(drop).map_err(failed),
             None => Ok(()),
         }
     }
@@ -327,6 +398,82 @@ mod tests {
                 .as_ref(),
             &StringArray::from(vec![Some("b"), None, None]) as &dyn Array
         );
+    }
+}
+
+/// A column of categories keeps the dictionary it was read with: every value, in its order,
+/// those no kept row uses too, across row groups and with nulls.
+#[cfg(test)]
+mod categories {
+    use super::*;
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int32Type;
+    use arrow_array::{Array, DictionaryArray, Int32Array};
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use parquet::file::properties::WriterProperties;
+
+    fn categories(keys: Vec<Option<i32>>, values: &[&str]) -> ArrayRef {
+        let values = Arc::new(StringArray::from(values.to_vec()));
+        Arc::new(DictionaryArray::<Int32Type>::try_new(Int32Array::from(keys), values).unwrap())
+    }
+
+    #[test]
+    fn a_column_of_categories_keeps_every_category_in_its_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("docs.parquet");
+        let ids = Arc::new(StringArray::from(vec!["a", "b", "c", "d", "e", "f"])) as ArrayRef;
+        // Six rows in two row groups of three, each with its own dictionary.
+        let kinds = categories(
+            vec![Some(2), Some(0), None, Some(1), Some(1), Some(0)],
+            &["zeta", "alpha", "mu"],
+        );
+        let input = RecordBatch::try_from_iter([("core_id", ids), ("kind", kinds)]).unwrap();
+        let properties = WriterProperties::builder()
+            .set_max_row_group_row_count(Some(3))
+            .build();
+        let file = std::fs::File::create(&path).unwrap();
+        let mut writer = ArrowWriter::try_new(file, input.schema(), Some(properties)).unwrap();
+        writer.write(&input).unwrap();
+        writer.close().unwrap();
+        let inputs = [Input::new(&path, None).unwrap()];
+        // Rows 1 (zeta), 2 (null) and 5 (zeta) kept: no row left uses mu or alpha.
+        let fate = |row: u64| {
+            Some(Fate {
+                group: None,
+                kept: [1, 2, 5].contains(&row),
+                duplicate_of: None,
+            })
+        };
+        let mut unique = Vec::new();
+        export(&inputs, fate, &mut unique, None::<Vec<u8>>).unwrap();
+        let copy = dir.path().join("unique.parquet");
+        std::fs::write(&copy, unique).unwrap();
+        let reader = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(copy).unwrap())
+            .unwrap()
+            .build()
+            .unwrap();
+        let batches: Vec<RecordBatch> = reader.map(|b| b.unwrap()).collect();
+        assert_eq!(batches.len(), 1);
+        let kind = batches[0]
+            .column_by_name("kind")
+            .unwrap()
+            .as_any_dictionary();
+        assert_eq!(
+            kind.values().as_ref(),
+            &StringArray::from(vec!["mu", "zeta", "alpha"]) as &dyn Array,
+            "the dictionaries of both row groups as written ([mu, zeta] and [alpha, zeta]), each \
+             value once, none left out"
+        );
+        let rows: Vec<Option<&str>> = (0..3)
+            .map(|row| {
+                (!kind.is_null(row)).then(|| {
+                    kind.values()
+                        .as_string::<i32>()
+                        .value(kind.normalized_keys()[row])
+                })
+            })
+            .collect();
+        assert_eq!(rows, [Some("zeta"), None, Some("zeta")]);
     }
 }
 
