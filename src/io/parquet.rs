@@ -147,7 +147,11 @@ impl Batches {
         for (place, field) in self.schema.fields().iter().enumerate() {
             match ByteColumn::of(&file, &descriptor, field) {
                 Some(mut column) => {
-                    column.skip(self.done as usize).map_err(failed)?;
+                    // The reader panics on some damaged pages.
+                    let skipped = crate::foreign::catch(|| column.skip(self.done as usize));
+                    skipped
+                        .map_err(|cause| unreadable(path, cause))?
+                        .map_err(failed)?;
                     cells.push((place, column));
                 }
                 None => others.push(place),
@@ -213,7 +217,9 @@ impl Batches {
         let mut invalid: Vec<(usize, String, String)> = Vec::new();
         for (place, column) in cells.iter_mut() {
             let field = self.schema.field(*place);
-            let values = column.read(count).map_err(|e| failed(e.to_string()))?;
+            let values = crate::foreign::catch(|| column.read(count))
+                .map_err(failed)?
+                .map_err(|e| failed(e.to_string()))?;
             let texts: Vec<Option<&str>> = (values.iter().enumerate())
                 .map(|(row, value)| {
                     let bytes = value.as_ref()?;

@@ -158,4 +158,24 @@ mod tests {
             assert_eq!(err.kind(), io::ErrorKind::InvalidData, "{i}: {err}");
         }
     }
+
+    proptest::proptest! {
+        /// Any content, written in any pieces: the seal checks, and a byte changed anywhere or
+        /// the file cut anywhere is found.
+        #[test]
+        fn any_change_to_a_sealed_file_is_found(
+            content in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..20_000),
+            pieces in 1usize..5_000,
+            at in proptest::prelude::any::<proptest::sample::Index>(),
+            flip in 1u8..=255,
+        ) {
+            let whole = sealed(&content, pieces);
+            proptest::prop_assert_eq!(check(&whole).unwrap(), content.len() as u64);
+            let mut changed = whole.clone();
+            let at = at.index(whole.len());
+            changed[at] ^= flip;
+            proptest::prop_assert!(check(&changed).is_err());
+            proptest::prop_assert!(check(&whole[..at]).is_err());
+        }
+    }
 }

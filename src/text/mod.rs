@@ -523,6 +523,27 @@ mod tests {
         assert!(words(title).len() >= 20);
     }
 
+    proptest::proptest! {
+        /// A text of spaced words and runs of unspaced characters: each run gives its pairs of
+        /// characters, in order, and the spaced words stay as they are.
+        #[test]
+        fn runs_of_unspaced_characters_give_their_pairs(
+            parts in proptest::collection::vec("[a-z]{1,8}|[ก-ฮ]{1,9}|[ぁ-ゖ]{1,9}|[一-龥]{1,9}", 1..12)
+        ) {
+            let text: String = parts.iter().map(|p| format!("{p} ")).collect();
+            let mut expected = Vec::new();
+            for part in &parts {
+                let chars: Vec<char> = part.chars().collect();
+                if chars[0].is_ascii() || chars.len() == 1 {
+                    expected.push(part.clone());
+                } else {
+                    expected.extend(chars.windows(2).map(|pair| pair.iter().collect::<String>()));
+                }
+            }
+            proptest::prop_assert_eq!(words(&text), expected);
+        }
+    }
+
     #[test]
     fn hashes_are_stable_across_platforms() {
         // XXH3-64 of "hello" is fixed by the XXH3 specification.
