@@ -402,7 +402,19 @@ impl Collection {
         })?;
         #[cfg(feature = "edge")]
         if dir.join(super::EDGE_DIR).exists() {
-            crate::store::EdgeStore::check_free(&dir.join(super::EDGE_DIR))?;
+            let free = crate::store::EdgeStore::check_free(&dir.join(super::EDGE_DIR));
+            free.map_err(|e| match e {
+                Error::Busy {
+                    path, ours, holder, ..
+                } => Error::Busy {
+                    path,
+                    ours,
+                    holder,
+                    hint: "stop it, then add the batch (or check it against the collection \
+                           without --add)",
+                },
+                e => e,
+            })?;
         }
         Ok(lock)
     }
