@@ -13,7 +13,6 @@ of the source's labelled pairs), and original_* fields with the source text.
 """
 import argparse
 import csv
-import hashlib
 import io
 import json
 import os
@@ -22,6 +21,7 @@ import subprocess
 import sys
 import urllib.request
 
+from pinned import pinned
 from unionfind import roots
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -42,27 +42,17 @@ FILES = {
 
 
 def fetch(path):
-    """The bytes of one pinned file, checked against its sha256."""
-    cache = os.path.join(HERE, 'cache', PYJEDAI['commit'][:12], path.replace('/', '_'))
-    if os.path.exists(cache):
-        data = open(cache, 'rb').read()
-    else:
+    """The text of one pinned file, checked against its sha256."""
+    def download():
         mirror = os.environ.get('PYJEDAI_GIT')
         if mirror:
-            data = subprocess.run(['git', '--git-dir', mirror, 'show', f"{PYJEDAI['commit']}:{path}"],
+            return subprocess.run(['git', '--git-dir', mirror, 'show', f"{PYJEDAI['commit']}:{path}"],
                                   check=True, capture_output=True).stdout
-        else:
-            url = f"https://raw.githubusercontent.com/{PYJEDAI['repo']}/{PYJEDAI['commit']}/{path}"
-            with urllib.request.urlopen(url, timeout=60) as response:
-                data = response.read()
-    digest = hashlib.sha256(data).hexdigest()
-    if digest != FILES[path]:
-        sys.exit(f'error: {path} has sha256 {digest}, expected {FILES[path]}: '
-                 'the source changed or the download broke; delete eval/domains/cache and retry')
-    os.makedirs(os.path.dirname(cache), exist_ok=True)
-    if not os.path.exists(cache):
-        open(cache, 'wb').write(data)
-    return data.decode('utf-8')
+        url = f"https://raw.githubusercontent.com/{PYJEDAI['repo']}/{PYJEDAI['commit']}/{path}"
+        with urllib.request.urlopen(url, timeout=60) as response:
+            return response.read()
+    cache = os.path.join(HERE, 'cache', PYJEDAI['commit'][:12], path.replace('/', '_'))
+    return pinned(cache, FILES[path], download, path).decode('utf-8')
 
 
 def rows(path, delimiter=','):

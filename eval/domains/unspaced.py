@@ -21,15 +21,15 @@ the domain measures precision as well as recall.
     python3 eval/domains/unspaced.py [--seed 5] --out eval/domains/data/unspaced.jsonl
 """
 import argparse
-import hashlib
 import io
 import json
 import os
 import random
 import re
-import sys
 import tarfile
 import urllib.request
+
+from pinned import pinned
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 VERSION = '1.3.0'
@@ -46,20 +46,13 @@ HALF_WIDTH = {'，': ',', '。': '.', '：': ':', '；': ';', '！': '!', '？':
 def sentences(language):
     """The test sentences of Lingua's crate for `language`, checked against its sha256."""
     name = f'lingua-{language}-language-model-{VERSION}'
-    cache = os.path.join(HERE, 'cache', f'{name}.crate')
-    if os.path.exists(cache):
-        data = open(cache, 'rb').read()
-    else:
+
+    def download():
         url = f'https://static.crates.io/crates/lingua-{language}-language-model/{name}.crate'
         with urllib.request.urlopen(url, timeout=60) as response:
-            data = response.read()
-    digest = hashlib.sha256(data).hexdigest()
-    if digest != CRATES[language]:
-        sys.exit(f'error: {name}.crate has sha256 {digest}, expected {CRATES[language]}: '
-                 'the download broke; delete eval/domains/cache and retry')
-    os.makedirs(os.path.dirname(cache), exist_ok=True)
-    if not os.path.exists(cache):
-        open(cache, 'wb').write(data)
+            return response.read()
+    cache = os.path.join(HERE, 'cache', f'{name}.crate')
+    data = pinned(cache, CRATES[language], download, f'{name}.crate')
     with tarfile.open(fileobj=io.BytesIO(data), mode='r:gz') as crate:
         text = crate.extractfile(f'{name}/testdata/sentences.txt').read().decode('utf-8')
     return [line.strip() for line in text.splitlines() if line.strip()]

@@ -698,6 +698,16 @@ mod tests {
     use parquet::arrow::ArrowWriter;
     use std::sync::Arc;
 
+    /// Every record of the Parquet file at `path`, as read with `fields`.
+    fn raw_records(path: &Path, fields: &FieldSpec) -> Vec<RawRecord> {
+        Input::new(path, None)
+            .unwrap()
+            .open(fields, u64::MAX)
+            .unwrap()
+            .map(|r| r.unwrap())
+            .collect()
+    }
+
     /// Writes `columns` as a Parquet file at `path`.
     pub(crate) fn write_parquet(path: &Path, columns: Vec<(&str, ArrayRef)>) {
         let batch = RecordBatch::try_from_iter(columns).unwrap();
@@ -731,12 +741,7 @@ mod tests {
             ],
         );
         let fields = FieldSpec::default();
-        let raws: Vec<RawRecord> = Input::new(&path, None)
-            .unwrap()
-            .open(&fields, u64::MAX)
-            .unwrap()
-            .map(|r| r.unwrap())
-            .collect();
+        let raws = raw_records(&path, &fields);
         assert_eq!(raws.len(), 3);
         let first = raws[0].parse(&fields).unwrap();
         assert_eq!(
@@ -866,12 +871,7 @@ mod tests {
                 .path()
                 .join(format!("bad-{bad}-{per_group}-{dictionary}.parquet"));
             write_raw_text(&path, &texts, per_group, dictionary);
-            let raws: Vec<RawRecord> = Input::new(&path, None)
-                .unwrap()
-                .open(&fields, u64::MAX)
-                .unwrap()
-                .map(|r| r.unwrap())
-                .collect();
+            let raws = raw_records(&path, &fields);
             assert_eq!(
                 raws.len(),
                 40,

@@ -678,8 +678,9 @@ pub fn add_where_asked<'m>(
     let (Some(collection), true) = (&config.against, config.add) else {
         return Ok(None);
     };
-    let added = two_stage::add_to_collection(inputs, read, dedup, keep, collection, models)?;
-    Ok(Some((added, collection)))
+    let added = two_stage::add_to_collection(inputs, read, dedup, keep, collection, models);
+    two_stage::check_not_removed(collection)?;
+    Ok(Some((added?, collection)))
 }
 
 /// Groups what a method found: the step every method, and a merge of parts, shares. With

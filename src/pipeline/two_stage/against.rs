@@ -379,28 +379,6 @@ pub fn add_to_collection(
     collection: &Path,
     models: &Path,
 ) -> Result<usize> {
-    let added = add_kept(inputs, read, dedup, keep, collection, models);
-    // A folder removed while the records went in takes them with it, whatever the writes
-    // said: the engine writes on into files it holds open.
-    if !collection.join(MANIFEST).is_file() {
-        return Err(Error::Damaged {
-            path: collection.to_owned(),
-            problem: "its folder was removed while the batch's records were being added".into(),
-            fix: Some("build the index again (`neardup index`), then add the batch again"),
-        });
-    }
-    added
-}
-
-/// [`add_to_collection`]'s work.
-fn add_kept(
-    inputs: &[Input],
-    read: &ReadOptions,
-    dedup: &Dedup,
-    keep: &KeepPolicy,
-    collection: &Path,
-    models: &Path,
-) -> Result<usize> {
     let kept = kept_members(inputs, read, dedup, keep)?;
     let fates = Fates::new(dedup, &kept);
     // The first write removes the snapshot and its cells: they are read first, and written
@@ -456,6 +434,20 @@ fn add_kept(
     }
     tracing::info!(records = added, collection = %collection.display(), "added to the collection");
     Ok(added)
+}
+
+/// Names a collection whose folder was removed while a batch's records went into it, over
+/// whatever the adding said: the engine writes on into files it holds open, so the writes may
+/// all have succeeded into files no longer there.
+pub fn check_not_removed(collection: &Path) -> Result<()> {
+    match collection.join(MANIFEST).is_file() {
+        true => Ok(()),
+        false => Err(Error::Damaged {
+            path: collection.to_owned(),
+            problem: "its folder was removed while the batch's records were being added".into(),
+            fix: Some("build the index again (`neardup index`), then add the batch again"),
+        }),
+    }
 }
 
 #[cfg(test)]

@@ -32,7 +32,7 @@ mod set_aside;
 mod staged;
 mod title_only;
 
-pub use against::add_to_collection;
+pub use against::{add_to_collection, check_not_removed};
 pub(super) use by_cell::{
     join as join_searched, join_cells, learn as learn_cells_once, search_part as search_cells_part,
 };
