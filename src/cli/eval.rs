@@ -20,7 +20,8 @@ use crate::output::write_json_pretty;
     after_help = "Example:\n  neardup eval --truth data/bibdedupe-sample.jsonl --pred out/ --json out/eval.json"
 )]
 pub struct EvalArgs {
-    /// Ground truth JSONL (CORE layout: core_id, labelled_duplicates, cat).
+    /// Ground truth in the CORE layout (core_id, labelled_duplicates, cat): JSONL, Parquet,
+    /// or CSV/TSV with the duplicates as a JSON list.
     #[arg(long)]
     truth: PathBuf,
     /// Output folder of `neardup dedup`.
@@ -105,7 +106,7 @@ pub fn run(args: EvalArgs) -> Result<()> {
     after_help = "Example:\n  neardup sweep --truth labelled.jsonl --pred out/ --from 0.5 --to 1.0 --step 0.02"
 )]
 pub struct SweepArgs {
-    /// Ground truth JSONL (CORE layout).
+    /// Ground truth in the CORE layout (JSONL, Parquet, or CSV/TSV).
     #[arg(long)]
     truth: PathBuf,
     /// Output folder of `neardup dedup` (reads candidates.jsonl, else pairs.jsonl).

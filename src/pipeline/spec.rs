@@ -224,7 +224,7 @@ impl OutputSpec {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EvalSpec {
-    /// Ground truth JSONL.
+    /// Ground truth in the CORE layout (JSONL, Parquet, or CSV/TSV).
     pub truth: PathBuf,
     /// Which predicted set to score.
     #[serde(default = "default_predicted")]
