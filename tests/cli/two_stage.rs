@@ -1118,3 +1118,90 @@ fn a_batch_finds_its_title_only_copies_of_the_collections_records() {
         batch.len() - shared
     );
 }
+
+#[test]
+fn two_processes_adding_to_one_collection_never_both_add_a_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name);
+    let text = |seed: usize| {
+        (0..30)
+            .map(|i| format!("w{seed}x{i}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let record = |id: String, seed: usize| {
+        serde_json::json!({"core_id": id, "processed_title": "", "processed_abstract": text(seed)})
+            .to_string()
+            + "\n"
+    };
+    // Two batches that share 20 texts under other ids, and hold 30 of their own each.
+    let batches: Vec<PathBuf> = [("one", 7), ("two", 8)]
+        .iter()
+        .map(|&(name, own)| {
+            let shared = (0..20).map(|i| record(format!("{name}-both-{i}"), 100 + i));
+            let own = (0..30).map(|i| record(format!("{name}-{i}"), own * 1000 + i));
+            let path = at(&format!("{name}.jsonl"));
+            std::fs::write(&path, shared.chain(own).collect::<String>()).unwrap();
+            path
+        })
+        .collect();
+    // Word vectors for every word of the sample and of both batches.
+    let every = at("every.jsonl");
+    let mut words = std::fs::read_to_string(sample()).unwrap();
+    for batch in &batches {
+        words.push_str(&std::fs::read_to_string(batch).unwrap());
+    }
+    std::fs::write(&every, words).unwrap();
+    let vectors = at("words.txt");
+    random_word_vectors(&every, &vectors);
+    let index = at("idx");
+    index_sample_with_glove(&index, &vectors, &[]);
+
+    let adding: Vec<_> = batches
+        .iter()
+        .enumerate()
+        .map(|(i, batch)| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_neardup"))
+                .args([
+                    "dedup",
+                    s(batch),
+                    "--against",
+                    s(&index),
+                    "--add",
+                    "--embedder",
+                    "glove",
+                    "--glove",
+                    s(&vectors),
+                    "--out",
+                    s(&at(&format!("out{i}"))),
+                ])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut added: Vec<u64> = adding
+        .into_iter()
+        .map(|child| {
+            let out = child.wait_with_output().unwrap();
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success(),
+                "{stdout}{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let line = stdout
+                .lines()
+                .find(|l| l.contains("new records added"))
+                .unwrap();
+            line.split_whitespace().next().unwrap().parse().unwrap()
+        })
+        .collect();
+    added.sort_unstable();
+    // The first adds its 50; the second finds the 20 shared texts in the collection.
+    assert_eq!(added, [30, 50]);
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(index.join("neardup-index.json")).unwrap()).unwrap();
+    assert_eq!(manifest["documents"], 1304 + 80);
+}
