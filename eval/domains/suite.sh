@@ -8,8 +8,9 @@
 # Columns: the design card's plain rule, the evidence rule as it was before the suite (0.8,
 # whole-text number guard, title 0.9, no containment), today's default, and any candidate
 # given as CANDIDATES="name=flags;name=flags". Domains: built by build.py (pinned sources),
-# noisegen.py, unspaced.py (Chinese, Japanese and Thai), `neardup gen`, and bib-dedupe from
-# ../shared/data. A cell marked `<` is below
+# noisegen.py, unspaced.py (Chinese, Japanese and Thai), `neardup gen`, bib-dedupe from
+# ../shared/data, and semantic.py (paraphrase sets from ../shared/data/semantic: duplicates in
+# other words). A cell marked `<` is below
 # the plain rule on that domain.
 #
 # Environment: NEARDUP (default target/release/neardup), SHARED (default ../shared).
@@ -25,9 +26,11 @@ mkdir -p "$DATA"
 [[ -f $DATA/noisegen.jsonl ]] || python3 eval/domains/noisegen.py --seed 7 --out "$DATA/noisegen.jsonl"
 [[ -f $DATA/neardup-gen.jsonl ]] || "$NEARDUP" gen --docs 20000 --seed 11 --out "$DATA/neardup-gen.jsonl" -q
 [[ -f $DATA/unspaced.jsonl ]] || python3 eval/domains/unspaced.py --seed 5 --out "$DATA/unspaced.jsonl"
+[[ -f $DATA/twitterppdb.jsonl ]] || python3 eval/domains/semantic.py --shared "$SHARED" --out "$DATA"
 domains=("$SHARED/data/bibdedupe-core.jsonl" "$DATA/cora-citations.jsonl" "$DATA/cddb-discs.jsonl"
          "$DATA/dblp-acm.jsonl" "$DATA/noisegen.jsonl" "$DATA/neardup-gen.jsonl"
-         "$DATA/unspaced.jsonl")
+         "$DATA/unspaced.jsonl" "$DATA/mrpc.jsonl" "$DATA/parade.jsonl" "$DATA/stsb.jsonl"
+         "$DATA/twitterppdb.jsonl")
 
 columns=("plain=--confirm estimate --threshold 0.7"
          "before=--threshold 0.8 --containment 0 --number-guard text --title-threshold 0.9"

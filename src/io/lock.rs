@@ -65,7 +65,7 @@ impl FolderLock {
 
     /// [`FolderLock::take`], waiting while another process (or another thread of this one)
     /// holds the lock: `waiting` is told the holder once, then the lock is tried again every
-    /// [`WAIT_POLL`] until it is free or the caller asks to stop ([`crate::cancel`]).
+    /// 100 ms (`WAIT_POLL`) until it is free or the caller asks to stop ([`crate::cancel`]).
     pub fn wait(
         dir: &Path,
         name: &str,
@@ -96,7 +96,7 @@ impl FolderLock {
 }
 
 /// How often [`FolderLock::wait`] tries a held lock again.
-pub const WAIT_POLL: std::time::Duration = std::time::Duration::from_millis(100);
+const WAIT_POLL: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// How a lock file names this process: its holder line starts so.
 fn this_process() -> String {

@@ -226,7 +226,7 @@ enum Body {
     #[cfg(feature = "parquet")]
     Parsed(Result<Record, InputError>, parquet::SharedLine),
     Invalid(InputError),
-    /// Let go of once read ([`RawRecord::release`]).
+    /// Let go of once read ([`RawRecord::parse_and_release`]).
     Released,
 }
 

@@ -29,14 +29,14 @@ static WORD: LazyLock<Regex> = LazyLock::new(|| {
 /// Whether a run [`WORD`] found is of [`UNSPACED`] scripts.
 static UNSPACED_RUN: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(&format!(r"\A[{UNSPACED}]")).expect("valid regex"));
-/// Characters in each word a run of [`UNSPACED`] script is cut into.
+/// Characters in each word a run of the scripts written without spaces is cut into.
 pub const UNSPACED_GRAM: usize = 2;
 
 /// Calls `each` with every lower-cased word of `text`, in order.
 ///
 /// Words are maximal runs of Unicode word characters (letters, marks, digits, connector
 /// punctuation), so `"Zażółć gęślą jaźń"` has three words and punctuation never sticks to one.
-/// Scripts written without spaces ([`UNSPACED`]: Chinese, Japanese, Thai and their
+/// Scripts written without spaces (`UNSPACED`: Chinese, Japanese, Thai and their
 /// neighbours) have no such runs to tell words by: a run of them is cut into its overlapping
 /// pairs of characters ([`UNSPACED_GRAM`], a lone character standing alone), the words a
 /// search engine indexes such text by, so that a copy shares most of its words with its
@@ -381,7 +381,7 @@ impl Shingler {
     /// ones too), so that a caller that needs both tokenises the text once.
     ///
     /// A text over [`LONG_TEXT`] bytes keeps its shingles' distinct hashes as it goes
-    /// ([`DistinctHashes`]), so that it costs memory for its vocabulary, not for its length.
+    /// (`DistinctHashes`), so that it costs memory for its vocabulary, not for its length.
     pub fn shingle_set_seeing_words(&self, text: &str, see: impl FnMut(&str)) -> Vec<u64> {
         if text.len() > LONG_TEXT {
             let mut distinct = DistinctHashes::default();
