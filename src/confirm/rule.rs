@@ -273,7 +273,7 @@ impl Rule {
                 "the titles agree (notes removed) and at most one record has an abstract"
             }
             Rule::Containment => {
-                "one text contains the other's words (both have an abstract; titles share half their words)"
+                "one text contains the other's words (both have an abstract; titles, where both have one, share half their words)"
             }
             Rule::ShortText => "a text is too short to judge (fewer words than min_shingles)",
             Rule::Numbers => {

@@ -138,9 +138,13 @@ impl Record {
         }
     }
 
-    /// The title, where the input has one apart from the rest.
+    /// The title, where the input has one apart from the rest: a title field that is empty
+    /// (or blank) is none, so that a record of a text alone (a sentence, a post) is weighed as
+    /// one, not as a record whose title shares no word with any other's.
     pub fn title(&self) -> Option<&str> {
-        self.title_len.map(|len| &self.text[..len])
+        self.title_len
+            .map(|len| &self.text[..len])
+            .filter(|title| !title.trim().is_empty())
     }
 
     /// The title, where the record has more than a title: what is embedded on its own, for

@@ -812,3 +812,51 @@ fn exact_copies_of_titles_without_spaces_are_paired_by_both_methods() {
         assert_eq!(pairs, expected, "{method}");
     }
 }
+
+#[test]
+fn an_empty_title_field_is_no_title() {
+    // A text and a longer one that holds most of its words: the containment rule's pair, which
+    // the titles may refuse only where both records have one.
+    let short = "the committee approved the new budget for public schools after a long debate";
+    let long = "after a long debate the city committee approved the new budget for public schools \
+                and libraries on tuesday";
+    let dir = tempfile::tempdir().unwrap();
+    let run = |titles: [&str; 2]| {
+        let corpus = dir.path().join("texts.jsonl");
+        let lines: String = [short, long]
+            .iter()
+            .zip(titles)
+            .enumerate()
+            .map(|(i, (text, title))| {
+                serde_json::json!({"core_id": format!("t{i}"), "processed_title": title, "processed_abstract": text})
+                    .to_string()
+                    + "\n"
+            })
+            .collect();
+        std::fs::write(&corpus, lines).unwrap();
+        let out = dir.path().join("out");
+        ok(&[
+            "dedup",
+            s(&corpus),
+            "--method",
+            "minhash",
+            "--out",
+            s(&out),
+            "-q",
+        ]);
+        std::fs::read_to_string(out.join("pairs.jsonl"))
+            .unwrap()
+            .lines()
+            .count()
+    };
+    assert_eq!(
+        run(["", " "]),
+        1,
+        "empty and blank titles are none: the texts decide"
+    );
+    assert_eq!(
+        run(["school budget vote", "library opening hours"]),
+        0,
+        "titles that share no word refuse the pair"
+    );
+}
