@@ -34,7 +34,7 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 from . import _neardup
 
 __version__: str = _neardup.__version__
-__all__ = ["dedup", "Result", "Index"]
+__all__ = ["dedup", "train", "Result", "Index"]
 
 # The CORE Deduplication Dataset 2020 layout, read unless told otherwise (as the command line).
 CORE_ID = "core_id"
@@ -106,6 +106,38 @@ def dedup(
                 quiet,
             )
     return Result(run, records)
+
+
+def train(
+    truth: Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]],
+    out: Union[str, os.PathLike],
+    text: Text = None,
+    id: Optional[str] = None,
+    *,
+    quiet: bool = False,
+    **settings: Any,
+) -> Dict[str, Any]:
+    """Fits the learned confirm rule to labelled duplicates, as `neardup train` does, and
+    writes the model file to `out`; returns the model (its weights, and what it was fitted on).
+
+        neardup.train("labelled.jsonl", "model.json")
+        neardup.dedup(df, confirm="learned", confirm_model="model.json")
+
+    truth: a labelled file in the CORE layout (`core_id`, `labelled_duplicates` and the text
+        fields), or a list of them: each is searched as two-stage searches, and every
+        candidate pair is labelled by whether the labels join its two records.
+    text, id: the fields holding each record's text and id (the CORE layout's by default).
+    settings: two-stage settings that find the candidates (embedder=, top_k=, ...), named as
+        in a pipeline file.
+    """
+    truths = [truth] if isinstance(truth, (str, os.PathLike)) else list(truth)
+    text_fields, id_field = _file_fields(text, id)
+    with _Progress(quiet):
+        model = _neardup.train(
+            [os.fspath(t) for t in truths], os.fspath(out), _settings_json(settings), id_field,
+            text_fields, quiet,
+        )
+    return json.loads(model)
 
 
 def _check_reading(skip_invalid: Any, max_doc_bytes: Any) -> None:

@@ -68,6 +68,14 @@ def dedup_records(
     max_doc_bytes: Optional[int],
     quiet: bool,
 ) -> Run: ...
+def train(
+    truths: Sequence[Union[str, PathLike]],
+    out: Union[str, PathLike],
+    settings: str,
+    id_field: str,
+    text_fields: Sequence[str],
+    quiet: bool,
+) -> str: ...
 
 DEFAULT_TOP_K: int
 DEFAULT_MAX_DOC_BYTES: int

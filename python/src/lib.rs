@@ -852,6 +852,39 @@ fn read_so(input: &mut InputSpec, skip_invalid: bool, max_doc_bytes: Option<usiz
     input.max_doc_bytes = max_doc_bytes.unwrap_or(neardup::io::DEFAULT_MAX_DOC_BYTES);
 }
 
+/// Fits the learned rule to the labelled files `truths` (CORE layout; ids from `id_field`,
+/// text from `text_fields`), their candidates found by two-stage under `settings`, and writes
+/// the model to `out`: `neardup train`. Returns the model file's text.
+#[pyfunction]
+#[pyo3(signature = (truths, out, settings, id_field, text_fields, quiet))]
+fn train(
+    py: Python<'_>,
+    truths: Vec<PathBuf>,
+    out: PathBuf,
+    settings: &str,
+    id_field: String,
+    text_fields: Vec<String>,
+    quiet: bool,
+) -> PyResult<String> {
+    neardup::progress::set_quiet(quiet);
+    let input = files_input(truths.clone(), id_field, text_fields, false, None)?;
+    let Method::TwoStage(config) = method_of("two-stage", settings)? else {
+        unreachable!("two-stage settings make a two-stage method")
+    };
+    detached(py, || {
+        let data = pipeline::TrainingData {
+            truths: &truths,
+            saved: &[],
+            save_pairs: None,
+            input: &input,
+            config: &config,
+        };
+        let model = pipeline::train(&data, &models_root())?;
+        model.save(&out)?;
+        Ok(serde_json::to_string(&model).expect("a model serialises"))
+    })
+}
+
 /// While `on`, the library keeps its newest progress bar for [`progress`] to read: where no
 /// terminal shows its own bars (a notebook), the package draws them.
 #[pyfunction]
@@ -884,6 +917,7 @@ fn _neardup(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("DEFAULT_MAX_DOC_BYTES", neardup::io::DEFAULT_MAX_DOC_BYTES)?;
     module.add_function(wrap_pyfunction!(dedup_files, module)?)?;
     module.add_function(wrap_pyfunction!(dedup_records, module)?)?;
+    module.add_function(wrap_pyfunction!(train, module)?)?;
     module.add_function(wrap_pyfunction!(watch_progress, module)?)?;
     module.add_function(wrap_pyfunction!(progress, module)?)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -563,3 +563,20 @@ neardup.dedup(texts, method="minhash", quiet=sys.argv[1] == "quiet")
     drawn = stderr("bars")
     assert "sketching" in drawn and "%|" in drawn, drawn[-2000:]
     assert "%|" not in stderr("quiet")
+
+
+def test_train_fits_a_model_that_dedup_reads_and_labels_of_one_class_are_refused(tmp_path):
+    model_path = tmp_path / "model.json"
+    model = neardup.train(SAMPLE, model_path, quiet=True)
+    assert json.loads(model_path.read_text()) == model
+    assert model["fitted_on"][0]["truth"] == "bibdedupe-sample.jsonl"
+    assert model["fitted_on"][0]["duplicates"] > 100
+    result = neardup.dedup(SAMPLE, confirm="learned", confirm_model=model_path, quiet=True)
+    assert result.pairs and all(p["probability"] >= 0.5 for p in result.pairs)
+    assert result.evaluate()["macro_f1"] > 0.9
+    unlabelled = tmp_path / "unlabelled.jsonl"
+    with open(unlabelled, "w") as f:
+        for record in sample_records():
+            f.write(json.dumps({**record, "labelled_duplicates": []}) + "\n")
+    with pytest.raises(ValueError, match="0 of them duplicates"):
+        neardup.train(unlabelled, tmp_path / "none.json", quiet=True)

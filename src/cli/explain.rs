@@ -234,6 +234,27 @@ fn render(e: &Explanation) -> String {
         "  decided on {}",
         e.verdict.rule.grounds(&e.evidence, e.jaccard_exact)
     );
+    if let Some(weighing) = &e.learned {
+        let _ = writeln!(
+            out,
+            "\nlearned weights (log-odds; 0 is an average candidate of the fitted pairs)\n  \
+             {:<18} {:>8} {:>12}",
+            "feature", "value", "adds"
+        );
+        let _ = writeln!(
+            out,
+            "  {:<18} {:>8} {:>+12.3}",
+            "(intercept)", "", weighing.intercept
+        );
+        for term in &weighing.terms {
+            let _ = writeln!(
+                out,
+                "  {:<18} {:>8.3} {:>+12.3}",
+                term.feature, term.value, term.contribution
+            );
+        }
+        let _ = writeln!(out, "  probability {:.3}", weighing.probability);
+    }
     if let Some(d) = &e.diff {
         let _ = writeln!(out, "\ndiff ([-only in A-] {{+only in B+}})\n{d}");
     }

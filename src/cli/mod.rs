@@ -39,6 +39,7 @@ mod serve;
 mod settings;
 mod stream;
 mod synth;
+mod train;
 
 use std::process::ExitCode;
 
@@ -101,6 +102,7 @@ enum Command {
     Completions(completions::CompletionsArgs),
     Eval(eval::EvalArgs),
     Gen(synth::GenArgs),
+    Train(train::TrainArgs),
 }
 
 /// Where a command's report for people goes: standard output, or standard error when
@@ -151,6 +153,7 @@ pub fn run() -> ExitCode {
         Command::Completions(args) => completions::run(args),
         Command::Eval(args) => eval::run(args),
         Command::Gen(args) => synth::run(args),
+        Command::Train(args) => train::run(args, &models),
     };
     // What is still buffered must reach standard output too, or fail as loudly.
     let result = result.and_then(|()| {

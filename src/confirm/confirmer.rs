@@ -7,7 +7,10 @@ use crate::io::Record;
 use crate::sketch::{LshParams, MinHasher, Signatures};
 use crate::text::Shingler;
 
-use super::{ConfirmSettings, Evidence, Rule, Sketch, SketchFacts, SketchRef, Standing, Verdict};
+use super::{
+    ConfirmSettings, Evidence, LearnedModel, Rule, Sketch, SketchFacts, SketchRef, Standing,
+    Verdict, Weighing, features,
+};
 
 /// Signs records and confirms candidates exactly as a run or an index with these settings
 /// does. The `minhash` method and the two-stage index hold one; `neardup merge` builds one to
@@ -19,6 +22,8 @@ pub struct Confirmer {
     hasher: MinHasher,
     banding: LshParams,
     min_cosine: f32,
+    /// The learned rule's model, where the rule is learned.
+    learned: Option<LearnedModel>,
 }
 
 impl Confirmer {
@@ -29,9 +34,36 @@ impl Confirmer {
             shingler: settings.shingler()?,
             hasher: settings.minhash.hasher(),
             banding: settings.banding(),
+            learned: settings.learned_model()?,
             settings: settings.clone(),
             min_cosine,
         })
+    }
+
+    /// The learned rule's model, where the rule is learned.
+    pub fn learned(&self) -> Option<&LearnedModel> {
+        self.learned.as_ref()
+    }
+
+    /// How the learned rule weighs two sketches whose embeddings' cosine is `cosine`, where the
+    /// rule is learned.
+    pub fn weighing(&self, a: SketchRef<'_>, b: SketchRef<'_>, cosine: f32) -> Option<Weighing> {
+        let model = self.learned.as_ref()?;
+        Some(model.weighing(&features(&Evidence::of(a, b), a, b, cosine)))
+    }
+
+    /// The learned model's probability that two sketches whose embeddings' cosine is `cosine`
+    /// are duplicates, with the evidence it weighed.
+    fn weigh_learned(
+        &self,
+        model: &LearnedModel,
+        a: SketchRef<'_>,
+        b: SketchRef<'_>,
+        cosine: f32,
+    ) -> (Evidence, f64) {
+        let evidence = Evidence::of(a, b);
+        let probability = model.probability(&features(&evidence, a, b, cosine));
+        (evidence, probability)
     }
 
     /// What the confirm stage needs of a record: its MinHash signature, distinct shingle
@@ -67,14 +99,18 @@ impl Confirmer {
         self.settings.rule.judge(a, b, self.banding)
     }
 
-    /// [`Confirmer::confirm`]'s Jaccard estimate and the candidate's standing, without the
-    /// rest of the evidence.
+    /// [`Confirmer::confirm`]'s score (the Jaccard estimate, or the learned rule's
+    /// probability) and the candidate's standing, without the rest of the evidence.
     pub fn judge_candidate(
         &self,
         a: SketchRef<'_>,
         b: SketchRef<'_>,
         cosine: f32,
     ) -> (f64, Standing) {
+        if let Some(model) = &self.learned {
+            let (_, probability) = self.weigh_learned(model, a, b, cosine);
+            return (probability, Standing::Learned);
+        }
         let (jaccard, standing) = self.judge(a, b);
         match cosine >= self.min_cosine {
             true => (jaccard, standing),
@@ -82,7 +118,8 @@ impl Confirmer {
         }
     }
 
-    /// The Jaccard estimate a candidate must reach, where its standing turns on it.
+    /// The score a candidate must reach, where its standing turns on it: a Jaccard estimate,
+    /// or the learned rule's probability.
     pub fn threshold(&self) -> f64 {
         self.settings.rule.threshold
     }
@@ -132,7 +169,16 @@ impl Confirmer {
     /// embeddings), with the evidence it rests on. A neighbour below `min_cosine` is no
     /// candidate at all.
     pub fn confirm(&self, a: SketchRef<'_>, b: SketchRef<'_>, cosine: f32) -> (Evidence, Verdict) {
-        let (evidence, verdict) = self.decide(a, b);
+        let (evidence, verdict) = match &self.learned {
+            Some(model) => {
+                let (evidence, probability) = self.weigh_learned(model, a, b, cosine);
+                (
+                    evidence,
+                    Standing::Learned.at(probability, self.threshold()),
+                )
+            }
+            None => self.decide(a, b),
+        };
         if cosine < self.min_cosine {
             let distant = Verdict {
                 duplicate: false,

@@ -65,16 +65,22 @@
 mod confirmer;
 mod copies;
 mod evidence;
+mod learned;
 mod proposals;
 #[cfg(any(feature = "edge", feature = "qdrant", test))]
 pub(crate) use evidence::base64_words;
 mod rule;
+
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
 pub use confirmer::Confirmer;
 pub use copies::{SignOnce, Signing};
 pub use evidence::{Evidence, Facts, FactsRef, SAMPLE_SIZE, Sketch, SketchFacts, SketchRef};
+pub use learned::{
+    FEATURES, Features, FittedOn, LEARNED_THRESHOLD, LearnedModel, Term, Weighing, features,
+};
 pub use proposals::{proposed_pairs, proposed_pairs_between, title_block_pairs, title_key};
 pub use rule::{Confirm, ConfirmRule, NumberGuard, Rule, Standing, Verdict};
 
@@ -101,13 +107,34 @@ pub struct ConfirmSettings {
     /// What confirms a candidate.
     #[serde(flatten)]
     pub rule: ConfirmRule,
+    /// The learned rule's model file (`neardup train` writes one); none: the shipped one.
+    pub confirm_model: Option<PathBuf>,
 }
 
 impl ConfirmSettings {
     /// Checks every part.
     pub fn validate(&self) -> Result<()> {
         self.shingling.validate()?;
-        self.minhash.validate()
+        self.minhash.validate()?;
+        if self.confirm_model.is_some() && self.rule.confirm != Confirm::Learned {
+            return Err(crate::error::Error::Setting {
+                key: "confirm_model",
+                message: "weighs evidence for the learned rule only: add `confirm = \"learned\"` \
+                          (--confirm learned)"
+                    .into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The model the learned rule weighs with, where the rule is learned: the file given, or
+    /// the one fitted on the validation suite.
+    pub fn learned_model(&self) -> Result<Option<LearnedModel>> {
+        match (&self.rule.confirm, &self.confirm_model) {
+            (Confirm::Learned, Some(path)) => LearnedModel::load(path).map(Some),
+            (Confirm::Learned, None) => Ok(Some(LearnedModel::shipped())),
+            _ => Ok(None),
+        }
     }
 
     /// The same settings with nothing left to a default or a file: the shingling resolved and
@@ -122,6 +149,12 @@ impl ConfirmSettings {
                 ..self.minhash
             },
             rule: self.rule,
+            confirm_model: match &self.confirm_model {
+                Some(path) => {
+                    Some(std::path::absolute(path).map_err(|e| crate::error::Error::io(path, e))?)
+                }
+                None => None,
+            },
         })
     }
 
@@ -155,6 +188,11 @@ impl ConfirmSettings {
         let (rule, num_perm) = (&self.rule, self.minhash.num_perm);
         match self.minhash.given_banding() {
             Some(given) => given,
+            // The learned rule's threshold is a probability: its candidates are banded as the
+            // containment rule's are.
+            None if rule.confirm == Confirm::Learned => {
+                LshParams::weighted_optimal(CONTAINMENT_BANDING, num_perm, 0.9)
+            }
             None if rule.confirm == Confirm::Evidence => {
                 let threshold = if rule.containment > 0.0 {
                     rule.threshold.min(CONTAINMENT_BANDING)

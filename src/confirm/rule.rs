@@ -20,6 +20,10 @@ pub enum Confirm {
     Estimate,
     /// Sharing one LSH band is enough (datasketch's `MinHashLSH.query`).
     Band,
+    /// Two-stage: weigh the evidence and the embeddings' cosine with a fitted logistic model
+    /// (`confirm_model`, else the one fitted on the validation suite); the threshold is then the
+    /// probability a duplicate reaches.
+    Learned,
 }
 
 /// Which numbers the evidence rule compares.
@@ -145,7 +149,9 @@ impl ConfirmRule {
                 Standing::Banded
             }
             Confirm::Band => Standing::Unbanded,
-            Confirm::Evidence => self.weigh(evidence, containment),
+            // A learned rule weighs a cosine, which a pair judged here has none of: its settings
+            // are refused without one (`MinHashConfig::validate`), so this is the evidence rule.
+            Confirm::Evidence | Confirm::Learned => self.weigh(evidence, containment),
         }
     }
 
@@ -205,11 +211,13 @@ pub enum Standing {
     JaccardOrTitle,
     /// Accepted where the Jaccard estimate reaches the threshold, else refused.
     JaccardOrBelow,
+    /// Accepted where the learned model's probability (the pair's score) reaches the threshold.
+    Learned,
 }
 
 impl Standing {
-    /// The verdict on a pair of this standing, whose Jaccard estimate is `jaccard`, where the
-    /// threshold is `threshold`.
+    /// The verdict on a pair of this standing, whose Jaccard estimate (its probability, where
+    /// the standing is [`Standing::Learned`]) is `jaccard`, where the threshold is `threshold`.
     pub fn at(self, jaccard: f64, threshold: f64) -> Verdict {
         let (duplicate, rule) = match self {
             Standing::ShortText => (false, Rule::ShortText),
@@ -217,6 +225,7 @@ impl Standing {
             Standing::Distant => (false, Rule::Distant),
             Standing::Banded => (true, Rule::Band),
             Standing::Unbanded => (false, Rule::Below),
+            Standing::Learned => (jaccard >= threshold, Rule::Learned),
             _ if jaccard >= threshold => (true, Rule::Jaccard),
             Standing::JaccardOrContainment => (true, Rule::Containment),
             Standing::JaccardOrTitle => (true, Rule::Title),
@@ -239,6 +248,8 @@ pub enum Rule {
     /// Accepted: both texts have a body, one contains most of the other's words, and their
     /// titles do not disagree.
     Containment,
+    /// Decided by the learned model: accepted where its probability reached the threshold.
+    Learned,
     /// Refused: a text has fewer distinct words than `min_shingles`.
     ShortText,
     /// Refused: each side has a number the other lacks.
@@ -257,6 +268,7 @@ impl Rule {
             Rule::Band => "band",
             Rule::Title => "title",
             Rule::Containment => "containment",
+            Rule::Learned => "learned",
             Rule::ShortText => "short-text",
             Rule::Numbers => "numbers",
             Rule::Below => "below",
@@ -274,6 +286,9 @@ impl Rule {
             }
             Rule::Containment => {
                 "one text contains the other's words (both have an abstract; titles, where both have one, share half their words)"
+            }
+            Rule::Learned => {
+                "the learned model weighed every piece of evidence and the cosine: a duplicate where its probability reaches the threshold"
             }
             Rule::ShortText => "a text is too short to judge (fewer words than min_shingles)",
             Rule::Numbers => {
@@ -304,6 +319,9 @@ impl Rule {
         match self {
             Rule::Jaccard => jaccard,
             Rule::Containment => format!("{containment}, with {jaccard} below the threshold"),
+            Rule::Learned => {
+                "the learned model's weights on every piece of evidence and the cosine".into()
+            }
             Rule::Below => format!("{jaccard} and {containment}, both below their thresholds"),
             Rule::Title => "the titles' exact words".into(),
             Rule::Numbers => "the exact number words".into(),
@@ -362,6 +380,7 @@ mod tests {
             Rule::Band,
             Rule::Title,
             Rule::Containment,
+            Rule::Learned,
             Rule::ShortText,
             Rule::Numbers,
             Rule::Below,
@@ -379,6 +398,14 @@ mod tests {
                 }
                 Rule::Title => (evidence_rule, full.clone(), sketch_of(title, ""), 1.0),
                 Rule::Containment => (evidence_rule, full.clone(), sketch_of(title, &cut), 1.0),
+                Rule::Learned => {
+                    let learned = ConfirmRule {
+                        confirm: Confirm::Learned,
+                        threshold: super::super::LEARNED_THRESHOLD,
+                        ..evidence_rule
+                    };
+                    (learned, full.clone(), sketch_of(title, &cut), 0.95)
+                }
                 Rule::ShortText => {
                     let short = sketch_of("erratum", "");
                     (evidence_rule, short.clone(), short, 1.0)
@@ -408,7 +435,7 @@ mod tests {
                 verdict.duplicate,
                 matches!(
                     rule,
-                    Rule::Jaccard | Rule::Band | Rule::Title | Rule::Containment
+                    Rule::Jaccard | Rule::Band | Rule::Title | Rule::Containment | Rule::Learned
                 ),
                 "{rule:?}"
             );

@@ -252,7 +252,7 @@ impl DocumentIndex {
         let settings = &manifest.settings;
         Ok(DocumentIndex {
             dir: dir.to_owned(),
-            confirmer: settings.confirmer()?,
+            confirmer: settings.confirmer_for(embedder.identity())?,
             embedder,
             store,
             journal: Mutex::new(None),

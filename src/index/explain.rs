@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::{DocumentIndex, IndexSettings};
-use crate::confirm::{ConfirmSettings, Evidence, Verdict};
+use crate::confirm::{ConfirmSettings, Evidence, Verdict, Weighing};
 use crate::diff::{Tokens, diff};
 use crate::embed;
 use crate::error::{Error, Result};
@@ -48,6 +48,9 @@ pub struct Explanation {
     pub evidence: Evidence,
     /// The rule's verdict.
     pub verdict: Verdict,
+    /// How the learned rule weighed the pair, where the rule is learned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub learned: Option<Weighing>,
     /// What the deciding rule means, in words.
     pub rule_means: &'static str,
     /// The word diff, where the texts are known.
@@ -111,23 +114,31 @@ pub fn explain_records(
     records: [Record; 2],
     models: &Path,
 ) -> Result<Explanation> {
-    let confirmer = settings.confirmer()?;
+    let embedder = embeds
+        .then(|| embed::load(&settings.embedder, models))
+        .transpose()?;
+    let confirmer = match &embedder {
+        Some(embedder) => settings.confirmer_for(embedder.identity())?,
+        None => settings.confirmer()?,
+    };
     let (sketches, sets): (Vec<_>, Vec<Vec<u64>>) = records
         .iter()
         .map(|record| confirmer.sign_with_shingles(record))
         .unzip();
-    let cosine = if embeds {
-        let embedder = embed::load(&settings.embedder, models)?;
-        let vectors = embedder.embed(&[&records[0].text, &records[1].text])?;
-        Some(embed::cosine(&vectors[0], &vectors[1]))
-    } else {
-        None
+    let cosine = match &embedder {
+        Some(embedder) => {
+            let vectors = embedder.embed(&[&records[0].text, &records[1].text])?;
+            Some(embed::cosine(&vectors[0], &vectors[1]))
+        }
+        None => None,
     };
     let (evidence, verdict) = confirmer.confirm(
         sketches[0].as_ref(),
         sketches[1].as_ref(),
         cosine.unwrap_or(1.0),
     );
+    let learned = cosine
+        .and_then(|cosine| confirmer.weighing(sketches[0].as_ref(), sketches[1].as_ref(), cosine));
     let shared = shared_count(&sets[0], &sets[1]) as f64;
     let share = |set: &Vec<u64>| {
         if set.is_empty() {
@@ -156,6 +167,7 @@ pub fn explain_records(
         cosine,
         evidence,
         verdict,
+        learned,
         rule_means: verdict.rule.describe(),
         diff: Some(
             diff(&records[0].text, &records[1].text, Tokens::Words)
@@ -173,8 +185,9 @@ pub fn explain_indexed(dir: &Path, ids: [&str; 2], models: &Path) -> Result<Expl
     let index = DocumentIndex::open(dir, models, None)?;
     let docs = [index.document(a)?, index.document(b)?];
     let cosine = embed::cosine(&docs[0].vector, &docs[1].vector);
-    let (evidence, verdict) =
-        index.confirm(docs[0].payload.sketch(), docs[1].payload.sketch(), cosine);
+    let sketches = [docs[0].payload.sketch(), docs[1].payload.sketch()];
+    let (evidence, verdict) = index.confirm(sketches[0], sketches[1], cosine);
+    let learned = index.weighing(sketches[0], sketches[1], cosine);
     let side = |i: usize| Side {
         id: docs[i].payload.id.clone(),
         words: docs[i].payload.shingles as usize,
@@ -191,6 +204,7 @@ pub fn explain_indexed(dir: &Path, ids: [&str; 2], models: &Path) -> Result<Expl
         cosine: Some(cosine),
         evidence,
         verdict,
+        learned,
         rule_means: verdict.rule.describe(),
         diff: None,
     })

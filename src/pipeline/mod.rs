@@ -23,6 +23,7 @@ mod rethreshold;
 mod simhash;
 mod spec;
 mod stages;
+mod train;
 mod two_stage;
 
 pub use exact::{JaccardConfig, ResemblanceConfig};
@@ -35,6 +36,7 @@ pub use rethreshold::rethreshold;
 pub use simhash::SimHashConfig;
 pub use spec::{EvalSpec, InputSpec, OutputSpec, PipelineSpec};
 pub use stages::{Signed, sign_part};
+pub use train::{LabelledPairs, TrainingData, labelled_pairs, train};
 pub use two_stage::{BuiltIndex, Embedded, TwoStageConfig, build_index, embed_part};
 
 use std::path::Path;
@@ -44,7 +46,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::confirm::{Rule, Standing};
+use crate::confirm::{Confirm, Rule, Standing};
 use crate::embed::ModelIdentity;
 use crate::error::Result;
 use crate::group::{Group, KeepPolicy, Linkage, linked_groups};
@@ -221,6 +223,9 @@ impl Method {
     /// The name of the score written for each pair.
     pub fn score_name(&self) -> &'static str {
         match self {
+            Method::TwoStage(c) if c.settings.confirm.rule.confirm == Confirm::Learned => {
+                "probability"
+            }
             Method::MinHash(_) | Method::TwoStage(_) => "jaccard_estimate",
             Method::Jaccard(_) => "jaccard",
             Method::Resemblance(_) => "resemblance",

@@ -23,7 +23,9 @@ mod registry;
 
 pub use method::MethodName;
 pub use recorded_path::RecordedPath;
-pub use registry::{Kind, Range, SETTINGS, Scope, Setting, defaults, keys_in, setting_of};
+pub use registry::{
+    Kind, Range, SETTINGS, Scope, Setting, defaults, defaults_given, keys_in, setting_of,
+};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -97,7 +99,7 @@ pub fn read_among<T: DeserializeOwned + Serialize>(
                 message,
             })?;
     }
-    from_map(map, &defaults(method))
+    from_map(map, &defaults_given(method, map))
 }
 
 /// Checks one value of `key` given outside a method's settings (`query --top-k`), as `method`

@@ -19,7 +19,7 @@ use serde_json::Value;
 use serde_json::json;
 
 use super::MethodName;
-use crate::confirm::{Confirm, ConfirmRule, NumberGuard};
+use crate::confirm::{Confirm, ConfirmRule, LEARNED_THRESHOLD, NumberGuard};
 use crate::embed::{CENTRE_BY_DEFAULT, EmbedderKind, EmbedderSpec, MAX_TOKENS_LIMIT};
 use crate::group::Linkage;
 use crate::search::{DEFAULT_CELL_PROBES, DEFAULT_MIN_COSINE, DEFAULT_TOP_K, MAX_TOP_K};
@@ -326,7 +326,9 @@ pub const SETTINGS: &[Setting] = &[
     setting("rows", SIGNED, || json!(MinHashParams::default().rows), MINHASH, Kind::Count, "MinHash: slots per LSH band, with --bands")
         .range(Range::at_least(1.0))
         .default_note("see --bands"),
-    setting("confirm", SIGNED, || json!(ConfirmRule::default().confirm), MINHASH, Kind::Choice(choices::<Confirm>), "MinHash: how candidates are confirmed: evidence (whole-text Jaccard, titles, numbers, short texts), estimate (the Jaccard estimate alone), band"),
+    setting("confirm", SIGNED, || json!(ConfirmRule::default().confirm), MINHASH, Kind::Choice(choices::<Confirm>), "MinHash: how candidates are confirmed: evidence (whole-text Jaccard, titles, numbers, short texts), estimate (the Jaccard estimate alone), band; two-stage also learned (a fitted model weighs the evidence and the cosine, and --threshold is a probability, 0.5 unless given)"),
+    setting("confirm_model", SIGNED, || Value::Null, MINHASH, Kind::Path, "Two-stage, learned rule: the model file `neardup train` wrote")
+        .default_note("the model fitted on the validation suite"),
     setting("min_shingles", SIGNED, || json!(ConfirmRule::default().min_shingles), MINHASH, Kind::Count32, "MinHash, evidence rule: never confirm a text with fewer distinct words: a title such as \"editorial\" matches every other \"editorial\""),
     setting("title_threshold", SIGNED, || json!(ConfirmRule::default().title_threshold), MINHASH, Kind::Number, "MinHash, evidence rule: title Jaccard (notes removed) that makes a title-only copy of a record a duplicate")
         .range(Range::SHARE),
@@ -391,6 +393,19 @@ pub fn defaults(method: MethodName) -> serde_json::Map<String, Value> {
         .filter(|s| s.applies_to(method))
         .map(|s| (s.key.to_owned(), s.default_for(method)))
         .collect()
+}
+
+/// [`defaults`] where `given` are the settings given: the learned rule's threshold is a
+/// probability, whose default is its own.
+pub fn defaults_given(
+    method: MethodName,
+    given: &serde_json::Map<String, Value>,
+) -> serde_json::Map<String, Value> {
+    let mut defaults = defaults(method);
+    if given.get("confirm") == Some(&json!(Confirm::Learned)) {
+        defaults.insert("threshold".into(), json!(LEARNED_THRESHOLD));
+    }
+    defaults
 }
 
 /// The keys of the settings that apply in `scope`.

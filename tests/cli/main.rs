@@ -8,6 +8,7 @@ mod damage;
 mod dedup;
 mod eval;
 mod help;
+mod learned;
 mod limits;
 mod probe;
 mod results;

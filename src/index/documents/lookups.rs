@@ -2,7 +2,7 @@
 //! document, each with the confirm stage's verdict.
 
 use super::{DocumentIndex, Match, NewDocument};
-use crate::confirm::{Evidence, Sketch, SketchRef, Verdict};
+use crate::confirm::{Evidence, Sketch, SketchRef, Verdict, Weighing};
 use crate::error::{Error, Result};
 use crate::io::Record;
 use crate::store::{Fetched, Neighbour, SearchOptions, point_key};
@@ -16,6 +16,11 @@ impl DocumentIndex {
     /// candidate at all.
     pub fn confirm(&self, a: SketchRef<'_>, b: SketchRef<'_>, cosine: f32) -> (Evidence, Verdict) {
         self.confirmer.confirm(a, b, cosine)
+    }
+
+    /// How the learned rule weighs two documents, where the index's rule is learned.
+    pub fn weighing(&self, a: SketchRef<'_>, b: SketchRef<'_>, cosine: f32) -> Option<Weighing> {
+        self.confirmer.weighing(a, b, cosine)
     }
 
     /// The `k` nearest documents to a text, each with its verdict.

@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::confirm::{ConfirmSettings, Confirmer};
-use crate::embed::{self, EmbedderSpec};
-use crate::error::Result;
+use crate::embed::{self, EmbedderSpec, ModelIdentity};
+use crate::error::{Error, Result};
 use crate::store::StoreSpec;
 
 /// How an index embeds, stores and confirms: the two-stage settings that outlive a run, as a
@@ -52,6 +52,37 @@ impl IndexSettings {
     /// What signs records and confirms candidates under these settings.
     pub fn confirmer(&self) -> Result<Confirmer> {
         Confirmer::new(&self.confirm, self.min_cosine)
+    }
+
+    /// [`IndexSettings::confirmer`] for cosines of the vectors the model `embedder` makes: a
+    /// learned rule's model must have been fitted on that model's cosines. The same model
+    /// derived on another machine may differ in its last bits, and is taken with a warning.
+    pub fn confirmer_for(&self, embedder: &ModelIdentity) -> Result<Confirmer> {
+        let confirmer = self.confirmer()?;
+        let Some(model) = confirmer.learned() else {
+            return Ok(confirmer);
+        };
+        let file = self.confirm.confirm_model.as_ref().map_or_else(
+            || "the shipped learned model".to_owned(),
+            |path| path.display().to_string(),
+        );
+        if model.embedder != embedder.name {
+            return Err(Error::Usage(format!(
+                "{file} was fitted on the cosines of {}, and this run embeds with {}: give the \
+                 embedder it was fitted with, or fit a model on this one (`neardup train`)",
+                model.embedder, embedder.name
+            )));
+        }
+        if model.embedder_sha256 != embedder.sha256 {
+            tracing::warn!(
+                "{file} was fitted on {} with weights of sha256 {}, and this run's have sha256 \
+                 {} (derived on another machine?): its cosines may differ slightly",
+                model.embedder,
+                model.embedder_sha256,
+                embedder.sha256
+            );
+        }
+        Ok(confirmer)
     }
 
     /// The same settings for an index that lives one run (see [`StoreSpec::for_one_run`]).

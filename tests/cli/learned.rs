@@ -1,0 +1,183 @@
+//! `neardup train` and the learned rule (`--confirm learned`): a model fitted on labelled
+//! pairs, used by `dedup` and `explain`, refused where it does not fit.
+
+use crate::common::*;
+
+/// The sample's records with GloVe-style vectors made from its own words.
+fn glove_sample(dir: &Path) -> (PathBuf, PathBuf) {
+    let data = sample();
+    let vectors = dir.join("vectors.txt");
+    word_vectors_around(&data, &vectors, 0.1);
+    (data, vectors)
+}
+
+#[test]
+fn a_model_fitted_on_labels_confirms_pairs_by_their_probability_and_explain_shows_its_weights() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, vectors) = glove_sample(dir.path());
+    let glove = ["--embedder", "glove", "--glove", s(&vectors)];
+    let model = dir.path().join("model.json");
+    let pairs = dir.path().join("pairs");
+    let mut train = vec![
+        "train",
+        "--truth",
+        s(&data),
+        "--save-pairs",
+        s(&pairs),
+        "--out",
+        s(&model),
+    ];
+    train.extend(glove);
+    let said = String::from_utf8(ok(&train).stdout).unwrap();
+    assert!(
+        said.contains("labelled duplicates") && said.contains("cosine"),
+        "{said}"
+    );
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
+    assert_eq!(file["embedder"], "vectors.txt", "{file}");
+    assert_eq!(file["fitted_on"][0]["truth"], "bibdedupe-sample.jsonl");
+    assert!(
+        file["fitted_on"][0]["duplicates"].as_u64().unwrap() > 100,
+        "{file}"
+    );
+
+    // The same fit from the saved pairs, without searching again.
+    let again = dir.path().join("again.json");
+    let saved = pairs.join("bibdedupe-sample.jsonl.pairs.json");
+    ok(&["train", "--pairs", s(&saved), "--out", s(&again)]);
+    assert_eq!(
+        std::fs::read(&again).unwrap(),
+        std::fs::read(&model).unwrap()
+    );
+
+    let out = dir.path().join("out");
+    let mut dedup = vec![
+        "dedup",
+        s(&data),
+        "--confirm",
+        "learned",
+        "--confirm-model",
+        s(&model),
+    ];
+    dedup.extend(glove);
+    dedup.extend(["--out", s(&out), "-q"]);
+    ok(&dedup);
+    let pairs = std::fs::read_to_string(out.join("pairs.jsonl")).unwrap();
+    let mut count = 0;
+    for line in pairs.lines() {
+        let pair: serde_json::Value = serde_json::from_str(line).unwrap();
+        let probability = pair["probability"].as_f64().unwrap();
+        assert!((0.5..=1.0).contains(&probability), "{pair}");
+        count += 1;
+    }
+    assert!(count > 300, "{count} pairs");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["settings"]["method"]["threshold"], 0.5, "{summary}");
+    assert_eq!(summary["score"], "probability");
+    let scores = eval_json(&data, &out);
+    assert!(scores["macro_f1"].as_f64().unwrap() > 0.9, "{scores}");
+
+    // A stricter probability confirms fewer pairs.
+    let strict = dir.path().join("strict");
+    let mut args = dedup.clone();
+    let at = args.iter().position(|a| *a == s(&out)).unwrap();
+    args[at] = s(&strict);
+    args.extend(["--threshold", "0.99"]);
+    ok(&args);
+    let strict_count = std::fs::read_to_string(strict.join("pairs.jsonl"))
+        .unwrap()
+        .lines()
+        .count();
+    assert!(strict_count < count, "{strict_count} of {count}");
+
+    let mut explain = vec!["explain", s(&data)];
+    let first: Vec<serde_json::Value> = pairs
+        .lines()
+        .take(1)
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let (a, b) = (
+        first[0]["id_a"].as_str().unwrap(),
+        first[0]["id_b"].as_str().unwrap(),
+    );
+    explain.extend([a, b, "--confirm", "learned", "--confirm-model", s(&model)]);
+    explain.extend(glove);
+    let said = String::from_utf8(ok(&explain).stdout).unwrap();
+    assert!(
+        said.contains("learned weights")
+            && said.contains("containment")
+            && said.contains("probability"),
+        "{said}"
+    );
+    explain.push("--json");
+    let json: serde_json::Value = serde_json::from_slice(&ok(&explain).stdout).unwrap();
+    let terms = json["learned"]["terms"].as_array().unwrap();
+    let logit = json["learned"]["intercept"].as_f64().unwrap()
+        + terms
+            .iter()
+            .map(|t| t["contribution"].as_f64().unwrap())
+            .sum::<f64>();
+    let probability = json["learned"]["probability"].as_f64().unwrap();
+    assert!(
+        (1.0 / (1.0 + (-logit).exp()) - probability).abs() < 1e-9,
+        "{json}"
+    );
+}
+
+#[test]
+fn a_model_is_refused_where_it_does_not_fit_and_so_are_labels_of_one_class() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, vectors) = glove_sample(dir.path());
+    let glove = ["--embedder", "glove", "--glove", s(&vectors)];
+    let out = dir.path().join("out");
+    let refused = |flags: &[&str]| {
+        let mut args = vec!["dedup", s(&data), "--out", s(&out)];
+        args.extend(flags);
+        rejected(&args)
+    };
+    // The shipped model weighs the static model's cosines, not these vectors'.
+    let error = refused(&[&["--confirm", "learned"][..], &glove].concat());
+    assert!(
+        error.contains("static-all-MiniLM-L6-v2") && error.contains("vectors.txt"),
+        "{error}"
+    );
+    // The minhash method has no cosine to weigh.
+    let error = refused(&["--method", "minhash", "--confirm", "learned"]);
+    assert!(
+        error.contains("--confirm") && error.contains("two-stage"),
+        "{error}"
+    );
+    // A model file without the learned rule.
+    let error = refused(&["--confirm-model", "m.json"]);
+    assert!(
+        error.contains("--confirm-model") && error.contains("--confirm learned"),
+        "{error}"
+    );
+    // A model of another layout.
+    let model = dir.path().join("model.json");
+    std::fs::write(&model, r#"{"format": 7}"#).unwrap();
+    let learned = ["--confirm", "learned", "--confirm-model", s(&model)];
+    let error = refused(&[&learned[..], &glove].concat());
+    assert!(
+        error.contains("model.json") && error.contains("format 7"),
+        "{error}"
+    );
+    // Labels without a duplicate among the candidates.
+    let unlabelled = dir.path().join("unlabelled.jsonl");
+    let text = std::fs::read_to_string(&data).unwrap();
+    let lines: Vec<String> = text
+        .lines()
+        .map(|line| {
+            let mut record: serde_json::Value = serde_json::from_str(line).unwrap();
+            record["labelled_duplicates"] = serde_json::json!([]);
+            record.to_string()
+        })
+        .collect();
+    std::fs::write(&unlabelled, lines.join("\n")).unwrap();
+    let mut args = vec!["train", "--truth", s(&unlabelled), "--out", s(&model)];
+    args.extend(glove);
+    let error = rejected(&args);
+    assert!(error.contains("0 of them duplicates"), "{error}");
+}
