@@ -875,6 +875,8 @@ fn train(
         let data = pipeline::TrainingData {
             truths: &truths,
             saved: &[],
+            labels: &[],
+            corpus: None,
             save_pairs: None,
             input: &input,
             config: &config,

@@ -31,6 +31,7 @@ mod explain;
 mod groups;
 mod index;
 mod jaccard;
+mod label;
 mod merge;
 mod models;
 mod overlap;
@@ -103,6 +104,7 @@ enum Command {
     Eval(eval::EvalArgs),
     Gen(synth::GenArgs),
     Train(train::TrainArgs),
+    Label(label::LabelArgs),
 }
 
 /// Where a command's report for people goes: standard output, or standard error when
@@ -154,6 +156,7 @@ pub fn run() -> ExitCode {
         Command::Eval(args) => eval::run(args),
         Command::Gen(args) => synth::run(args),
         Command::Train(args) => train::run(args, &models),
+        Command::Label(args) => label::run(args, &models),
     };
     // What is still buffered must reach standard output too, or fail as loudly.
     let result = result.and_then(|()| {

@@ -17,7 +17,8 @@ use crate::pipeline::{TrainingData, TwoStageConfig, train};
     neardup train --truth labelled.jsonl --out model.json\n  \
     neardup dedup corpus.jsonl --confirm learned --confirm-model model.json --out out/\n  \
     neardup train --truth a.jsonl --truth b.jsonl --save-pairs pairs/ --out model.json\n  \
-    neardup train --pairs pairs/a.jsonl.pairs.json --out model-a.json")]
+    neardup train --pairs pairs/a.jsonl.pairs.json --out model-a.json\n  \
+    neardup train --labels answers.jsonl --corpus corpus.jsonl --out model.json")]
 pub struct TrainArgs {
     /// A labelled corpus in the CORE layout (core_id, labelled_duplicates, and the text
     /// fields): its records are searched as `dedup` would, and its labels mark each candidate.
@@ -26,6 +27,13 @@ pub struct TrainArgs {
     /// Candidate pairs kept by an earlier --save-pairs, fitted on without searching again.
     #[arg(long)]
     pairs: Vec<PathBuf>,
+    /// Labels of pairs (JSON Lines: id_a, id_b, duplicate), as `neardup label` writes them;
+    /// each pair must be a candidate of the corpus given with --corpus.
+    #[arg(long, requires = "corpus")]
+    labels: Vec<PathBuf>,
+    /// The corpus --labels label.
+    #[arg(long, value_parser = crate::settings::RecordedPath)]
+    corpus: Option<PathBuf>,
     /// Keep each labelled file's candidate pairs in this folder (NAME.pairs.json).
     #[arg(long)]
     save_pairs: Option<PathBuf>,
@@ -44,6 +52,8 @@ pub fn run(args: TrainArgs, models: &Path) -> Result<()> {
     let data = TrainingData {
         truths: &args.truth,
         saved: &args.pairs,
+        labels: &args.labels,
+        corpus: args.corpus.as_deref(),
         save_pairs: args.save_pairs.as_deref(),
         input: &args.input,
         config: &config,

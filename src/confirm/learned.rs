@@ -296,7 +296,7 @@ impl LearnedModel {
             embedder_sha256: embedder.1,
             fitted_on,
         };
-        if fitted.labels().pos.class != true {
+        if !fitted.labels().pos.class {
             model.weights.iter_mut().for_each(|w| *w = -*w);
             model.intercept = -model.intercept;
         }

@@ -15,6 +15,7 @@
 //!   document's top-k neighbours, and the MinHash classifier confirms them.
 
 mod exact;
+mod labels;
 mod merge;
 mod minhash;
 mod output;
@@ -27,6 +28,7 @@ mod train;
 mod two_stage;
 
 pub use exact::{JaccardConfig, ResemblanceConfig};
+pub use labels::{Labelling, PairLabels};
 pub use merge::{Merged, merge};
 pub use merge::{advance, check_out, learn_cells};
 pub use minhash::MinHashConfig;
@@ -36,7 +38,7 @@ pub use rethreshold::rethreshold;
 pub use simhash::SimHashConfig;
 pub use spec::{EvalSpec, InputSpec, OutputSpec, PipelineSpec};
 pub use stages::{Signed, sign_part};
-pub use train::{LabelledPairs, TrainingData, labelled_pairs, train};
+pub use train::{Candidates, LabelledPairs, TrainingData, train};
 pub use two_stage::{BuiltIndex, Embedded, TwoStageConfig, build_index, embed_part};
 
 use std::path::Path;

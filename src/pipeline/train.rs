@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::eval::Truth;
 use crate::io::read_corpus;
 
+use super::labels::PairLabels;
 use super::{InputSpec, Method, TwoStageConfig, dedup};
 
 /// The candidate pairs of one labelled corpus: each one's features and label. `neardup train
@@ -35,73 +36,123 @@ pub struct LabelledPairs {
     pub embedder: (String, String),
 }
 
+/// Every candidate the two-stage search finds in one corpus, with its features: what a
+/// learned model is fitted on and asked about.
+pub struct Candidates {
+    /// The corpus's ids, in input order.
+    pub ids: Vec<String>,
+    /// Each candidate's two documents (numbers into `ids`, the smaller first).
+    pub pairs: Vec<(u32, u32)>,
+    /// Each candidate's features.
+    pub features: Vec<Features>,
+    /// Each document's text, where asked for.
+    pub texts: Vec<String>,
+    /// The embedder whose cosines the features hold (name, sha256 of its weights).
+    pub embedder: (String, String),
+}
+
+impl Candidates {
+    /// The candidates the two-stage method under `config` finds in the corpus `path`, read as
+    /// `input` says; with each document's text where `keep_texts`.
+    pub fn of(
+        path: &Path,
+        input: &InputSpec,
+        config: &TwoStageConfig,
+        models: &Path,
+        keep_texts: bool,
+    ) -> Result<Candidates> {
+        let (inputs, read) = input.open(&[path.to_owned()])?;
+        // The run's own rule does not matter: every candidate is kept with its cosine.
+        let mut config = config.clone();
+        config.settings.confirm.rule.confirm = Confirm::Evidence;
+        config.settings.confirm.confirm_model = None;
+        let method = Method::TwoStage(Box::new(config.clone()));
+        let run = dedup(&inputs, &read, &method, models)?;
+        let held = run
+            .scored_candidates
+            .as_ref()
+            .and_then(|c| c.held())
+            .ok_or_else(|| Error::Usage("training reads a run held whole: drop `part`".into()))?;
+        let model = run
+            .model
+            .clone()
+            .expect("a two-stage run names its embedder");
+        let confirmer = config.settings.confirmer()?;
+        let (mut sketches, mut texts) = (Vec::new(), Vec::new());
+        let corpus = read_corpus(
+            &inputs,
+            &read,
+            |record| {
+                (
+                    confirmer.sign(record),
+                    keep_texts.then(|| record.text.clone()),
+                )
+            },
+            |(sketch, text)| {
+                sketches.push(sketch);
+                texts.extend(text);
+            },
+        )?;
+        if corpus.ids != run.corpus.ids[..run.records()] {
+            return Err(Error::Usage(format!(
+                "{} changed while it was read: run again",
+                path.display()
+            )));
+        }
+        let (mut pairs, mut features_of) = (Vec::new(), Vec::new());
+        for i in 0..held.len() {
+            let pair = held.get(i);
+            let (x, y) = (
+                sketches[pair.a as usize].as_ref(),
+                sketches[pair.b as usize].as_ref(),
+            );
+            let cosine = pair.cosine.expect("two-stage candidates have cosines");
+            features_of.push(features(&Evidence::of(x, y), x, y, cosine));
+            pairs.push((pair.a.min(pair.b), pair.a.max(pair.b)));
+        }
+        Ok(Candidates {
+            ids: corpus.ids,
+            pairs,
+            features: features_of,
+            texts,
+            embedder: (model.name, model.sha256),
+        })
+    }
+}
+
+/// A file's name, for what a model was fitted on.
+pub(super) fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
 /// The candidates the two-stage method under `config` finds in the labelled corpus `truth`
 /// (its records and labels in one file, read as `input` says), with their features and labels.
-pub fn labelled_pairs(
+fn labelled_pairs(
     truth: &Path,
     input: &InputSpec,
     config: &TwoStageConfig,
     models: &Path,
 ) -> Result<LabelledPairs> {
     let labels = Truth::load(truth, &input.id_field)?;
-    let (inputs, read) = input.open(&[truth.to_owned()])?;
-    let read = &read;
-    // The run's own rule does not matter: every candidate is kept with its cosine.
-    let mut config = config.clone();
-    config.settings.confirm.rule.confirm = Confirm::Evidence;
-    config.settings.confirm.confirm_model = None;
-    let method = Method::TwoStage(Box::new(config.clone()));
-    let run = dedup(&inputs, read, &method, models)?;
-    let held = run
-        .scored_candidates
-        .as_ref()
-        .and_then(|c| c.held())
-        .ok_or_else(|| Error::Usage("training reads a run held whole: drop `part`".into()))?;
-    let model = run
-        .model
-        .clone()
-        .expect("a two-stage run names its embedder");
-    let confirmer = config.settings.confirmer()?;
-    let mut sketches = Vec::with_capacity(run.corpus.ids.len());
-    let corpus = read_corpus(
-        &inputs,
-        read,
-        |record| confirmer.sign(record),
-        |sketch| sketches.push(sketch),
-    )?;
-    if corpus.ids != run.corpus.ids[..run.records()] {
-        return Err(Error::Usage(format!(
-            "{} changed while it was read: train again",
-            truth.display()
-        )));
-    }
+    let candidates = Candidates::of(truth, input, config, models, false)?;
     let group = label_groups(&labels);
     let same_group =
         |a: &str, b: &str| matches!((group.get(a), group.get(b)), (Some(x), Some(y)) if x == y);
-    let (mut features_of, mut duplicate) = (Vec::new(), Vec::new());
-    for i in 0..held.len() {
-        let pair = held.get(i);
-        let (a, b) = (pair.a as usize, pair.b as usize);
-        let (x, y) = (sketches[a].as_ref(), sketches[b].as_ref());
-        let cosine = pair.cosine.expect("two-stage candidates have cosines");
-        features_of.push(features(&Evidence::of(x, y), x, y, cosine));
-        duplicate.push(same_group(&corpus.ids[a], &corpus.ids[b]));
-    }
-    let name = truth.file_name().map_or_else(
-        || truth.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    );
-    Ok(LabelledPairs {
-        names: FEATURES.iter().map(|&f| f.to_owned()).collect(),
-        fitted_on: FittedOn {
-            truth: name,
-            pairs: duplicate.len(),
-            duplicates: duplicate.iter().filter(|&&d| d).count(),
-        },
-        features: features_of,
+    let ids = &candidates.ids;
+    let duplicate: Vec<bool> = candidates
+        .pairs
+        .iter()
+        .map(|&(a, b)| same_group(&ids[a as usize], &ids[b as usize]))
+        .collect();
+    Ok(LabelledPairs::new(
+        file_name(truth),
+        candidates.features,
         duplicate,
-        embedder: (model.name, model.sha256),
-    })
+        candidates.embedder,
+    ))
 }
 
 /// Each labelled record's group: records joined by labels, directly or through others.
@@ -140,6 +191,10 @@ pub struct TrainingData<'a> {
     pub truths: &'a [PathBuf],
     /// Pairs [`LabelledPairs::save`] wrote.
     pub saved: &'a [PathBuf],
+    /// Files of labelled pairs (`neardup label`'s), of the candidates of `corpus`.
+    pub labels: &'a [PathBuf],
+    /// The corpus `labels` label.
+    pub corpus: Option<&'a Path>,
     /// A folder to keep each corpus's pairs in (`NAME.pairs.json`).
     pub save_pairs: Option<&'a Path>,
     /// How the corpora's records are read.
@@ -163,12 +218,23 @@ pub fn train(data: &TrainingData<'_>, models: &Path) -> Result<LearnedModel> {
     for path in data.saved {
         labelled.push(LabelledPairs::load(path)?);
     }
+    if !data.labels.is_empty() {
+        let Some(corpus) = data.corpus else {
+            return Err(Error::Usage(
+                "labels of pairs need the corpus they label (--corpus FILE)".into(),
+            ));
+        };
+        let candidates = Candidates::of(corpus, data.input, data.config, models, false)?;
+        for path in data.labels {
+            labelled.push(PairLabels::open(path)?.of_candidates(&candidates, corpus)?);
+        }
+    }
     fit(labelled)
 }
 
 /// Fits the learned rule to the candidates of every corpus in `labelled`, which must share one
 /// embedder.
-fn fit(labelled: Vec<LabelledPairs>) -> Result<LearnedModel> {
+pub(super) fn fit(labelled: Vec<LabelledPairs>) -> Result<LearnedModel> {
     let Some(first) = labelled.first() else {
         return Err(Error::Usage(
             "give a labelled file (--truth) or saved pairs (--pairs)".into(),
@@ -191,6 +257,26 @@ fn fit(labelled: Vec<LabelledPairs>) -> Result<LearnedModel> {
 }
 
 impl LabelledPairs {
+    /// Pairs with these `features` and labels, from the file named `truth`.
+    pub fn new(
+        truth: String,
+        features: Vec<Features>,
+        duplicate: Vec<bool>,
+        embedder: (String, String),
+    ) -> LabelledPairs {
+        LabelledPairs {
+            names: FEATURES.iter().map(|&f| f.to_owned()).collect(),
+            fitted_on: FittedOn {
+                truth,
+                pairs: duplicate.len(),
+                duplicates: duplicate.iter().filter(|&&d| d).count(),
+            },
+            features,
+            duplicate,
+            embedder,
+        }
+    }
+
     /// Writes the pairs to `path`, atomically.
     pub fn save(&self, path: &Path) -> Result<()> {
         crate::output::write_json_pretty(path, self)

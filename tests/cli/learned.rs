@@ -181,3 +181,138 @@ fn a_model_is_refused_where_it_does_not_fit_and_so_are_labels_of_one_class() {
     let error = rejected(&args);
     assert!(error.contains("0 of them duplicates"), "{error}");
 }
+
+/// `neardup ARGS`, answering `answers` on standard input.
+fn answering(args: &[&str], answers: &str) -> String {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(answers.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The pairs a `neardup label` session asked about, in order.
+fn asked(said: &str) -> Vec<(String, String)> {
+    let ids: Vec<String> = said
+        .lines()
+        .filter(|l| l.starts_with("A ") || l.starts_with("B "))
+        .map(|l| l[2..].split(':').next().unwrap().to_owned())
+        .collect();
+    ids.chunks(2)
+        .map(|p| (p[0].clone(), p[1].clone()))
+        .collect()
+}
+
+#[test]
+fn a_labelling_session_keeps_every_answer_goes_on_where_it_stopped_and_trains_a_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, vectors) = glove_sample(dir.path());
+    let glove = ["--embedder", "glove", "--glove", s(&vectors)];
+    let labels = dir.path().join("answers.jsonl");
+    let model = dir.path().join("model.json");
+    let mut args = vec![
+        "label",
+        s(&data),
+        "--labels",
+        s(&labels),
+        "--out",
+        s(&model),
+    ];
+    args.extend(glove);
+    // Answers, a skip, an answer that is no answer (asked again), then the input ends while
+    // a sixth pair waits.
+    let said = answering(&args, "y\nn\ns\nmaybe\ny\nn\n");
+    let first = asked(&said);
+    assert_eq!(first.len(), 6, "{said}");
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&labels)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let answered: Vec<bool> = lines
+        .iter()
+        .map(|l| l["duplicate"].as_bool().unwrap())
+        .collect();
+    assert_eq!(answered, [true, false, true, false], "{said}");
+    assert_eq!(lines[2]["id_a"].as_str().unwrap(), first[3].0);
+    assert!(said.contains("wrote") && model.is_file(), "{said}");
+    // A second session asks about none of the pairs answered.
+    let said = answering(&args, "q\n");
+    let next = asked(&said);
+    assert_eq!(next.len(), 1, "{said}");
+    assert!(said.contains("4 labelled"), "{said}");
+    for line in &lines {
+        let pair = (
+            line["id_a"].as_str().unwrap(),
+            line["id_b"].as_str().unwrap(),
+        );
+        assert_ne!((next[0].0.as_str(), next[0].1.as_str()), pair);
+    }
+    // The answers train a model as `label --out` did.
+    let trained = dir.path().join("trained.json");
+    let mut train = vec![
+        "train",
+        "--labels",
+        s(&labels),
+        "--corpus",
+        s(&data),
+        "--out",
+        s(&trained),
+    ];
+    train.extend(glove);
+    ok(&train);
+    assert_eq!(
+        std::fs::read(&trained).unwrap(),
+        std::fs::read(&model).unwrap()
+    );
+    // Conflicting labels, unknown ids and pairs the search never brings together are refused
+    // by line.
+    let first_line = std::fs::read_to_string(&labels)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_owned();
+    let flipped = first_line.replace("true", "false");
+    for (extra, expected) in [
+        (flipped.as_str(), "lines 1 and 5"),
+        (
+            r#"{"id_a": "nobody", "id_b": "x", "duplicate": true}"#,
+            "answers.jsonl:5: id \"nobody\"",
+        ),
+        ("not json", "answers.jsonl:5: not a label"),
+    ] {
+        let bad = dir.path().join("answers.jsonl");
+        std::fs::write(
+            &bad,
+            format!(
+                "{}\n{extra}\n",
+                std::fs::read_to_string(&labels).unwrap().trim_end()
+            ),
+        )
+        .unwrap();
+        let error = rejected(&train);
+        assert!(error.contains(expected), "{expected}: {error}");
+        std::fs::write(
+            &bad,
+            lines.iter().map(|l| format!("{l}\n")).collect::<String>(),
+        )
+        .unwrap();
+    }
+}
