@@ -212,9 +212,15 @@ impl Labelling<'_> {
         passed: &HashSet<usize>,
     ) -> Option<(usize, Option<f64>)> {
         let candidates = self.candidates;
-        let mut cosines: Vec<f64> = candidates.features.iter().map(|f| f[0]).collect();
-        cosines.sort_by(f64::total_cmp);
-        let median = cosines.get(cosines.len() / 2).copied().unwrap_or(0.0);
+        // Without a model, the candidates' median cosine (read only then).
+        let median = match model {
+            Some(_) => 0.0,
+            None => {
+                let mut cosines: Vec<f64> = candidates.features.iter().map(|f| f[0]).collect();
+                cosines.sort_by(f64::total_cmp);
+                cosines.get(cosines.len() / 2).copied().unwrap_or(0.0)
+            }
+        };
         let doubt = |i: usize| match model {
             Some(model) => (model.probability(&candidates.features[i]) - 0.5).abs(),
             None => (candidates.features[i][0] - median).abs(),
