@@ -107,14 +107,13 @@ impl Confirmer {
         b: SketchRef<'_>,
         cosine: f32,
     ) -> (f64, Standing) {
-        if let Some(model) = &self.learned {
-            let (_, probability) = self.weigh_learned(model, a, b, cosine);
-            return (probability, Standing::Learned);
-        }
-        let (jaccard, standing) = self.judge(a, b);
+        let (score, standing) = match &self.learned {
+            Some(model) => (self.weigh_learned(model, a, b, cosine).1, Standing::Learned),
+            None => self.judge(a, b),
+        };
         match cosine >= self.min_cosine {
-            true => (jaccard, standing),
-            false => (jaccard, Standing::Distant),
+            true => (score, standing),
+            false => (score, Standing::Distant),
         }
     }
 
