@@ -36,7 +36,7 @@ def groups_of(path):
 
 def score(neardup, domain, model, out):
     run = os.path.join(out, "run")
-    subprocess.run([neardup, "dedup", domain, "-q", "--confirm", "learned", "--confirm-model",
+    subprocess.run([neardup, "dedup", domain, "-q", "--match", "meaning", "--confirm-model",
                     model, "--out", run], check=True, stdout=subprocess.DEVNULL)
     subprocess.run([neardup, "eval", "--truth", domain, "--pred", run, "--json",
                     run + ".eval.json"], check=True, stdout=subprocess.DEVNULL)

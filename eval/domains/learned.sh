@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The learned rule on the validation suite, each domain left out: for every domain, a model is
 # fitted (`neardup train`) on the candidate pairs of the other domains, and the domain is
-# deduplicated with it (`--confirm learned`) and scored (macro-F1, CORE 2020 metrics). Also
+# deduplicated with it (`--match meaning`) and scored (macro-F1, CORE 2020 metrics). Also
 # fits the model on every domain: the one neardup ships (src/confirm/meaning-model.json).
 #
 #   eval/domains/learned.sh [OUT]        (OUT default: eval/domains/cache/learned)
@@ -39,7 +39,7 @@ for file in "${domains[@]}"; do
   model="$OUT/models/without-$name.json"
   "$NEARDUP" train -q "${others[@]}" --out "$model" > /dev/null
   run="$OUT/runs/${name%.jsonl}"
-  "$NEARDUP" dedup "$file" -q --confirm learned --confirm-model "$model" "${flags[@]}" --out "$run" > /dev/null
+  "$NEARDUP" dedup "$file" -q --match meaning --confirm-model "$model" "${flags[@]}" --out "$run" > /dev/null
   "$NEARDUP" eval --truth "$file" --pred "$run" --json "$run.eval.json" > /dev/null
   python3 -c "import json,sys; e=json.load(open(sys.argv[1])); print(f\"{sys.argv[2]:<18} {e['accuracy']:>10.4f} {e['macro_f1']:>10.4f}\")" "$run.eval.json" "${name%.jsonl}"
 done

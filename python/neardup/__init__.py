@@ -121,7 +121,7 @@ def train(
     writes the model file to `out`; returns the model (its weights, and what it was fitted on).
 
         neardup.train("labelled.jsonl", "model.json")
-        neardup.dedup(df, confirm="learned", confirm_model="model.json")
+        neardup.dedup(df, match="meaning", confirm_model="model.json")
 
     truth: a labelled file in the CORE layout (`core_id`, `labelled_duplicates` and the text
         fields), or a list of them: each is searched as two-stage searches, and every

@@ -571,7 +571,7 @@ def test_train_fits_a_model_that_dedup_reads_and_labels_of_one_class_are_refused
     assert json.loads(model_path.read_text()) == model
     assert model["fitted_on"][0]["truth"] == "bibdedupe-sample.jsonl"
     assert model["fitted_on"][0]["duplicates"] > 100
-    result = neardup.dedup(SAMPLE, confirm="learned", confirm_model=model_path, quiet=True)
+    result = neardup.dedup(SAMPLE, match="meaning", confirm_model=model_path, quiet=True)
     assert result.pairs and all(p["probability"] >= 0.5 for p in result.pairs)
     assert result.evaluate()["macro_f1"] > 0.9
     unlabelled = tmp_path / "unlabelled.jsonl"

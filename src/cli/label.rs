@@ -19,7 +19,7 @@ use crate::pipeline::{Candidates, Labelling, PairLabels, TwoStageConfig};
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  \
     neardup label corpus.jsonl --labels answers.jsonl --out model.json\n  \
-    neardup dedup corpus.jsonl --confirm learned --confirm-model model.json --out out/")]
+    neardup dedup corpus.jsonl --match meaning --confirm-model model.json --out out/")]
 pub struct LabelArgs {
     /// The corpus whose pairs to label (any input format).
     #[arg(value_parser = crate::settings::RecordedPath)]
@@ -133,7 +133,7 @@ pub fn run(args: LabelArgs, models: &Path) -> Result<()> {
         (Some(out), Some(fitted)) if duplicates > 0 && duplicates < count => {
             fitted.save(out)?;
             outln!(
-                "wrote {}: use it with --confirm learned --confirm-model {}",
+                "wrote {}: use it with --match meaning --confirm-model {}",
                 out.display(),
                 out.display()
             );

@@ -9,13 +9,13 @@ use crate::confirm::{FEATURES, LEARNED_THRESHOLD, LearnedModel};
 use crate::error::Result;
 use crate::pipeline::{TrainingData, TwoStageConfig, train};
 
-/// Fit the learned rule (`--confirm learned`) to labelled duplicates: every candidate the
+/// Fit the learned rule (`--match meaning`) to labelled duplicates: every candidate the
 /// two-stage search finds in each labelled file is a training pair, labelled by whether the
 /// labels join its records. Writes a model file for `--confirm-model`.
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  \
     neardup train --truth labelled.jsonl --out model.json\n  \
-    neardup dedup corpus.jsonl --confirm learned --confirm-model model.json --out out/\n  \
+    neardup dedup corpus.jsonl --match meaning --confirm-model model.json --out out/\n  \
     neardup train --truth a.jsonl --truth b.jsonl --save-pairs pairs/ --out model.json\n  \
     neardup train --pairs pairs/a.jsonl.pairs.json --out model-a.json\n  \
     neardup train --labels answers.jsonl --corpus corpus.jsonl --out model.json")]
@@ -70,7 +70,7 @@ pub fn run(args: TrainArgs, models: &Path) -> Result<()> {
     }
     outln!("{}", describe(&model));
     outln!(
-        "wrote {}: use it with --confirm learned --confirm-model {}",
+        "wrote {}: use it with --match meaning --confirm-model {}",
         args.out.display(),
         args.out.display()
     );

@@ -135,7 +135,7 @@ pub struct LearnedModel {
     pub fitted_on: Vec<FittedOn>,
 }
 
-/// The model neardup ships (`confirm = "learned"` without `confirm_model`).
+/// The model neardup ships (`match = "meaning"` without `confirm_model`).
 const SHIPPED: &str = include_str!("meaning-model.json");
 
 impl LearnedModel {

@@ -82,7 +82,7 @@ pub use learned::{
     FEATURES, Features, FittedOn, LEARNED_THRESHOLD, LearnedModel, Term, Weighing, features,
 };
 pub use proposals::{proposed_pairs, proposed_pairs_between, title_block_pairs, title_key};
-pub use rule::{Confirm, ConfirmRule, NumberGuard, Rule, Standing, Verdict};
+pub use rule::{Confirm, ConfirmRule, Match, NumberGuard, Rule, Standing, Verdict};
 
 use crate::error::Result;
 use crate::sketch::{LshParams, MinHashParams};
@@ -116,13 +116,25 @@ impl ConfirmSettings {
     pub fn validate(&self) -> Result<()> {
         self.shingling.validate()?;
         self.minhash.validate()?;
-        if self.confirm_model.is_some() && self.rule.confirm != Confirm::Learned {
-            return Err(crate::error::Error::Setting {
-                key: "confirm_model",
-                message: "weighs evidence for the learned rule only: add `confirm = \"learned\"` \
-                          (--confirm learned)"
-                    .into(),
-            });
+        let refuse = |key, message: &str| {
+            Err(crate::error::Error::Setting {
+                key,
+                message: message.into(),
+            })
+        };
+        if self.confirm_model.is_some() && !self.rule.is_learned() {
+            return refuse(
+                "confirm_model",
+                "weighs evidence where duplicates are one meaning only: add \
+                 `match = \"meaning\"` (--match meaning)",
+            );
+        }
+        if self.rule.is_learned() && self.rule.confirm != Confirm::Evidence {
+            return refuse(
+                "confirm",
+                "chooses how copies are confirmed; `match = \"meaning\"` weighs every piece of \
+                 evidence with its model instead: leave `confirm` out",
+            );
         }
         Ok(())
     }
@@ -130,10 +142,10 @@ impl ConfirmSettings {
     /// The model the learned rule weighs with, where the rule is learned: the file given, or
     /// the one fitted on the validation suite.
     pub fn learned_model(&self) -> Result<Option<LearnedModel>> {
-        match (&self.rule.confirm, &self.confirm_model) {
-            (Confirm::Learned, Some(path)) => LearnedModel::load(path).map(Some),
-            (Confirm::Learned, None) => Ok(Some(LearnedModel::shipped())),
-            _ => Ok(None),
+        match (self.rule.is_learned(), &self.confirm_model) {
+            (true, Some(path)) => LearnedModel::load(path).map(Some),
+            (true, None) => Ok(Some(LearnedModel::shipped())),
+            (false, _) => Ok(None),
         }
     }
 
@@ -190,7 +202,7 @@ impl ConfirmSettings {
             Some(given) => given,
             // The learned rule's threshold is a probability: its candidates are banded as the
             // containment rule's are.
-            None if rule.confirm == Confirm::Learned => {
+            None if rule.is_learned() => {
                 LshParams::weighted_optimal(CONTAINMENT_BANDING, num_perm, 0.9)
             }
             None if rule.confirm == Confirm::Evidence => {

@@ -20,10 +20,32 @@ pub enum Confirm {
     Estimate,
     /// Sharing one LSH band is enough (datasketch's `MinHashLSH.query`).
     Band,
-    /// Two-stage: weigh the evidence and the embeddings' cosine with a fitted logistic model
-    /// (`confirm_model`, else the one fitted on the validation suite); the threshold is then the
-    /// probability a duplicate reaches.
-    Learned,
+}
+
+/// What counts as a duplicate: the user's choice between two notions that no one rule serves
+/// (the validation suite's leave-one-domain-out figures, docs/evaluation.md).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Match {
+    /// Copies of one text: the same words, give or take edits, truncation, added boilerplate or
+    /// a missing abstract; two papers on one topic are not duplicates. `confirm` chooses the
+    /// rule.
+    #[default]
+    Copies,
+    /// Two-stage: one meaning in other words. A fitted logistic model weighs the embeddings'
+    /// cosine with the copies' evidence (`confirm_model`, else the one fitted on paraphrase
+    /// sets); the threshold is then the probability a duplicate reaches.
+    Meaning,
 }
 
 /// Which numbers the evidence rule compares.
@@ -68,6 +90,10 @@ pub struct ConfirmRule {
     pub threshold: f64,
     /// How candidates are confirmed.
     pub confirm: Confirm,
+    /// What counts as a duplicate: copies (confirmed by `confirm`), or one meaning (the learned
+    /// rule).
+    #[serde(rename = "match")]
+    pub matching: Match,
     /// Evidence rule: never confirm a text with fewer distinct shingles (words).
     pub min_shingles: u32,
     /// Evidence rule: Jaccard of the titles that makes a title-only copy a duplicate.
@@ -97,6 +123,7 @@ impl Default for ConfirmRule {
         ConfirmRule {
             threshold: 0.8,
             confirm: Confirm::Evidence,
+            matching: Match::Copies,
             min_shingles: 4,
             title_threshold: 0.8,
             containment: 0.7,
@@ -106,6 +133,11 @@ impl Default for ConfirmRule {
 }
 
 impl ConfirmRule {
+    /// Whether the learned rule decides (`match = meaning`).
+    pub fn is_learned(&self) -> bool {
+        self.matching == Match::Meaning
+    }
+
     /// The verdict on two sketches under `banding`, and the evidence it rests on.
     pub fn decide(
         &self,
@@ -149,9 +181,9 @@ impl ConfirmRule {
                 Standing::Banded
             }
             Confirm::Band => Standing::Unbanded,
-            // A learned rule weighs a cosine, which a pair judged here has none of: its settings
-            // are refused without one (`MinHashConfig::validate`), so this is the evidence rule.
-            Confirm::Evidence | Confirm::Learned => self.weigh(evidence, containment),
+            // A pair judged here has no cosine for the learned rule to weigh: `match = meaning`
+            // is refused without one (`MinHashConfig::validate`), so this is the evidence rule.
+            Confirm::Evidence => self.weigh(evidence, containment),
         }
     }
 
@@ -400,7 +432,7 @@ mod tests {
                 Rule::Containment => (evidence_rule, full.clone(), sketch_of(title, &cut), 1.0),
                 Rule::Learned => {
                     let learned = ConfirmRule {
-                        confirm: Confirm::Learned,
+                        matching: Match::Meaning,
                         threshold: super::super::LEARNED_THRESHOLD,
                         ..evidence_rule
                     };

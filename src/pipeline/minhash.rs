@@ -28,10 +28,10 @@ pub struct MinHashConfig {
 impl MinHashConfig {
     /// Checks every part.
     pub fn validate(&self) -> Result<()> {
-        if self.confirm.rule.confirm == crate::confirm::Confirm::Learned {
+        if self.confirm.rule.is_learned() {
             return Err(crate::error::Error::Setting {
-                key: "confirm",
-                message: "learned weighs the embeddings' cosine, which the minhash method has \
+                key: "match",
+                message: "meaning weighs the embeddings' cosine, which the minhash method has \
                           none of: use it with --method two-stage"
                     .into(),
             });

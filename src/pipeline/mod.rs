@@ -48,7 +48,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::confirm::{Confirm, Rule, Standing};
+use crate::confirm::{Rule, Standing};
 use crate::embed::ModelIdentity;
 use crate::error::Result;
 use crate::group::{Group, KeepPolicy, Linkage, linked_groups};
@@ -225,9 +225,7 @@ impl Method {
     /// The name of the score written for each pair.
     pub fn score_name(&self) -> &'static str {
         match self {
-            Method::TwoStage(c) if c.settings.confirm.rule.confirm == Confirm::Learned => {
-                "probability"
-            }
+            Method::TwoStage(c) if c.settings.confirm.rule.is_learned() => "probability",
             Method::MinHash(_) | Method::TwoStage(_) => "jaccard_estimate",
             Method::Jaccard(_) => "jaccard",
             Method::Resemblance(_) => "resemblance",

@@ -19,7 +19,7 @@ use serde_json::Value;
 use serde_json::json;
 
 use super::MethodName;
-use crate::confirm::{Confirm, ConfirmRule, LEARNED_THRESHOLD, NumberGuard};
+use crate::confirm::{Confirm, ConfirmRule, LEARNED_THRESHOLD, Match, NumberGuard};
 use crate::embed::{CENTRE_BY_DEFAULT, EmbedderKind, EmbedderSpec, MAX_TOKENS_LIMIT};
 use crate::group::Linkage;
 use crate::search::{DEFAULT_CELL_PROBES, DEFAULT_MIN_COSINE, DEFAULT_TOP_K, MAX_TOP_K};
@@ -309,6 +309,7 @@ pub const SETTINGS: &[Setting] = &[
         .range(Range::at_least(1.0)),
     setting("stoplist", EVERY_METHOD, || json!(ShinglingSpec::default().stoplist), SHINGLES, Kind::Path, "Stoplist file: one word a line (# comments allowed)"),
     setting("stopwords", EVERY_METHOD, || json!(ShinglingSpec::default().stopwords), SHINGLES, Kind::Words, "Stop words given inline, comma-separated"),
+    setting("match", SIGNED, || json!(ConfirmRule::default().matching), MATCHING, Kind::Choice(choices::<Match>), "What counts as a duplicate: copies (one text, give or take edits, truncation or a missing abstract; --confirm chooses the rule), meaning (two-stage: one meaning in other words; a fitted model weighs the cosine with the copies' evidence, and --threshold is a probability, 0.5 unless given)"),
     setting("threshold", THRESHOLDED, || json!(ConfirmRule::default().threshold), MATCHING, Kind::Number, "Similarity threshold (minhash and two-stage: their evidence rule also matches titles; resemblance must exceed it)")
         .range(Range::SHARE)
         .overrides(&[
@@ -326,9 +327,9 @@ pub const SETTINGS: &[Setting] = &[
     setting("rows", SIGNED, || json!(MinHashParams::default().rows), MINHASH, Kind::Count, "MinHash: slots per LSH band, with --bands")
         .range(Range::at_least(1.0))
         .default_note("see --bands"),
-    setting("confirm", SIGNED, || json!(ConfirmRule::default().confirm), MINHASH, Kind::Choice(choices::<Confirm>), "MinHash: how candidates are confirmed: evidence (whole-text Jaccard, titles, numbers, short texts), estimate (the Jaccard estimate alone), band; two-stage also learned (a fitted model weighs the evidence and the cosine, and --threshold is a probability, 0.5 unless given)"),
-    setting("confirm_model", SIGNED, || Value::Null, MINHASH, Kind::Path, "Two-stage, learned rule: the model file `neardup train` wrote")
-        .default_note("the model fitted on the validation suite"),
+    setting("confirm", SIGNED, || json!(ConfirmRule::default().confirm), MINHASH, Kind::Choice(choices::<Confirm>), "MinHash: how copies are confirmed: evidence (whole-text Jaccard, titles, numbers, short texts), estimate (the Jaccard estimate alone), band"),
+    setting("confirm_model", SIGNED, || Value::Null, MINHASH, Kind::Path, "Two-stage, --match meaning: the model file `neardup train` or `neardup label` wrote")
+        .default_note("the model fitted on the paraphrase domains"),
     setting("min_shingles", SIGNED, || json!(ConfirmRule::default().min_shingles), MINHASH, Kind::Count32, "MinHash, evidence rule: never confirm a text with fewer distinct words: a title such as \"editorial\" matches every other \"editorial\""),
     setting("title_threshold", SIGNED, || json!(ConfirmRule::default().title_threshold), MINHASH, Kind::Number, "MinHash, evidence rule: title Jaccard (notes removed) that makes a title-only copy of a record a duplicate")
         .range(Range::SHARE),
@@ -402,7 +403,7 @@ pub fn defaults_given(
     given: &serde_json::Map<String, Value>,
 ) -> serde_json::Map<String, Value> {
     let mut defaults = defaults(method);
-    if given.get("confirm") == Some(&json!(Confirm::Learned)) {
+    if given.get("match") == Some(&json!(Match::Meaning)) {
         defaults.insert("threshold".into(), json!(LEARNED_THRESHOLD));
     }
     defaults

@@ -1,4 +1,4 @@
-//! `neardup train` and the learned rule (`--confirm learned`): a model fitted on labelled
+//! `neardup train` and the learned rule (`--match meaning`): a model fitted on labelled
 //! pairs, used by `dedup` and `explain`, refused where it does not fit.
 
 use crate::common::*;
@@ -55,8 +55,8 @@ fn a_model_fitted_on_labels_confirms_pairs_by_their_probability_and_explain_show
     let mut dedup = vec![
         "dedup",
         s(&data),
-        "--confirm",
-        "learned",
+        "--match",
+        "meaning",
         "--confirm-model",
         s(&model),
     ];
@@ -102,7 +102,7 @@ fn a_model_fitted_on_labels_confirms_pairs_by_their_probability_and_explain_show
         first[0]["id_a"].as_str().unwrap(),
         first[0]["id_b"].as_str().unwrap(),
     );
-    explain.extend([a, b, "--confirm", "learned", "--confirm-model", s(&model)]);
+    explain.extend([a, b, "--match", "meaning", "--confirm-model", s(&model)]);
     explain.extend(glove);
     let said = String::from_utf8(ok(&explain).stdout).unwrap();
     assert!(
@@ -138,27 +138,33 @@ fn a_model_is_refused_where_it_does_not_fit_and_so_are_labels_of_one_class() {
         rejected(&args)
     };
     // The shipped model weighs the static model's cosines, not these vectors'.
-    let error = refused(&[&["--confirm", "learned"][..], &glove].concat());
+    let error = refused(&[&["--match", "meaning"][..], &glove].concat());
     assert!(
         error.contains("static-all-MiniLM-L6-v2") && error.contains("vectors.txt"),
         "{error}"
     );
     // The minhash method has no cosine to weigh.
-    let error = refused(&["--method", "minhash", "--confirm", "learned"]);
+    let error = refused(&["--method", "minhash", "--match", "meaning"]);
     assert!(
-        error.contains("--confirm") && error.contains("two-stage"),
+        error.contains("--match") && error.contains("two-stage"),
+        "{error}"
+    );
+    // Copies are confirmed by --confirm; meaning by its model.
+    let error = refused(&[&["--match", "meaning", "--confirm", "estimate"][..], &glove].concat());
+    assert!(
+        error.contains("--confirm") && error.contains("leave --confirm out"),
         "{error}"
     );
     // A model file without the learned rule.
     let error = refused(&["--confirm-model", "m.json"]);
     assert!(
-        error.contains("--confirm-model") && error.contains("--confirm learned"),
+        error.contains("--confirm-model") && error.contains("--match meaning"),
         "{error}"
     );
     // A model of another layout.
     let model = dir.path().join("model.json");
     std::fs::write(&model, r#"{"format": 7}"#).unwrap();
-    let learned = ["--confirm", "learned", "--confirm-model", s(&model)];
+    let learned = ["--match", "meaning", "--confirm-model", s(&model)];
     let error = refused(&[&learned[..], &glove].concat());
     assert!(
         error.contains("model.json") && error.contains("format 7"),
