@@ -6,10 +6,12 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Found, Pair, StageTimes};
+use super::Pair;
+use super::dedup::Found;
 use crate::error::Result;
 use crate::group::Linkage;
 use crate::io::{Input, ReadOptions, read_corpus};
+use crate::output::run::StageTimes;
 use crate::similarity::SetJoin;
 use crate::text::{ShinglingSpec, UNIGRAMS};
 

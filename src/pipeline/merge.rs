@@ -15,11 +15,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::Part;
+use super::dedup::{Found, group};
 use super::stages::Stage;
 use super::two_stage::{confirm_candidates, distinct_pairs};
-use super::{
-    Dedup, Found, InputSpec, Method, OutputSpec, PipelineSpec, ScoredCandidates, TwoStageConfig,
-};
+use super::{Dedup, InputSpec, Method, OutputSpec, PipelineSpec, ScoredCandidates, TwoStageConfig};
 use crate::error::{Error, Location, Result};
 use crate::io::{FolderLock, Input, ReadOptions};
 use crate::output::run::{
@@ -164,7 +163,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
             Stage::Searched => super::two_stage::join_searched(dirs, out)?,
             Stage::Signed | Stage::Banded | Stage::Confirmed => super::stages::join(dirs, out)?,
         };
-        let dedup = super::group(found, &spec.method, false);
+        let dedup = group(found, &spec.method, false);
         return Ok(Merged {
             spec,
             inputs,
@@ -284,7 +283,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
         )?,
         times,
     };
-    let dedup = super::group(found, &method, false);
+    let dedup = group(found, &method, false);
     Ok(Merged {
         spec: PipelineSpec {
             input,

@@ -5,11 +5,13 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Found, Part, ScoredCandidates, ScoredPairs, StageTimes};
+use super::dedup::Found;
+use super::{Part, ScoredCandidates, ScoredPairs};
 use crate::confirm::{ConfirmSettings, Confirmer, SignOnce, SketchFacts, proposed_pairs};
 use crate::error::Result;
 use crate::group::Linkage;
 use crate::io::{Corpus, Input, ReadOptions, read_corpus};
+use crate::output::run::StageTimes;
 use crate::sketch::Signatures;
 
 /// Settings of the MinHash method.

@@ -14,7 +14,8 @@
 //! `resemblance`, `simhash`) keep only the pairs that reached their threshold, so they can
 //! raise it and not lower it.
 
-use super::{Dedup, Found, Method, Pair, ScoredCandidates, group};
+use super::dedup::{Found, group};
+use super::{Dedup, Method, Pair, ScoredCandidates};
 use crate::confirm::Confirm;
 use crate::error::{Error, Result};
 

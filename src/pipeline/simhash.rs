@@ -6,7 +6,8 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Found, Pair};
+use super::Pair;
+use super::dedup::Found;
 use crate::error::Result;
 use crate::group::Linkage;
 use crate::io::{Input, ReadOptions, read_corpus};

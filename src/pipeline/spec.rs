@@ -29,12 +29,13 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Method, MethodName};
+use super::Method;
 use crate::error::{Error, Location, Result};
 use crate::eval::Predicted;
 use crate::group::KeepPolicy;
 use crate::io::{DEFAULT_MAX_DOC_BYTES, FieldSpec, Input, InputFormat, ReadOptions};
 use crate::output::records::OutputFormat;
+use crate::settings::MethodName;
 use crate::settings::{RecordedPath, SettingError, toml_line_of_key};
 
 /// A whole run.

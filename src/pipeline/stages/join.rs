@@ -14,8 +14,9 @@ use crate::error::{Error, Result};
 use crate::group::{Linkage, linked_groups};
 use crate::io::{Corpus, Input, ReadOptions, read_corpus, read_count};
 use crate::output::run::{CheckedFile, IdsDigest, RecordsDigest, StageTimes};
+use crate::pipeline::dedup::Found;
 use crate::pipeline::{
-    CandidateFiles, Found, Method, Pair, Part, PipelineSpec, ScoredCandidates, ScoredPairs,
+    CandidateFiles, Method, Pair, Part, PipelineSpec, ScoredCandidates, ScoredPairs,
 };
 use crate::sketch::Signatures;
 

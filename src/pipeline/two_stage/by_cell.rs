@@ -43,13 +43,15 @@ use super::proposes;
 use super::search::FoundInParts;
 use super::staged::{Placed, join_parts, visit_query_blocks};
 use crate::error::{Error, Result};
+use crate::io::Input;
 use crate::io::{FolderLock, ReadOptions, read_list, write_list};
 use crate::output::run::{RunFile, RunFolder, RunSummary, RunWriter, SUMMARY, StageTimes};
+use crate::pipeline::dedup::Found;
 use crate::pipeline::stages::{
     Routed, Share, SignedParts, Stage, StageFolder, band, folders_seen_from, open_stage, seen_from,
     spec_for, stage_summary, write_routed,
 };
-use crate::pipeline::{Found, Input, Method, Part, PipelineSpec};
+use crate::pipeline::{Method, Part, PipelineSpec};
 use crate::search::{
     CellPlacement, CellSample, Code, Codes, CopyHashes, NO_CELL, NearestLists, OwnedCells, Placing,
 };

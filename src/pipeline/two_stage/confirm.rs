@@ -2,7 +2,8 @@
 //! documents' sketches (the cosine only breaks ties and floors the candidates).
 
 use crate::confirm::{Confirmer, SketchFacts, Standing};
-use crate::pipeline::{Pair, ScoredPairs, Scores};
+use crate::pipeline::pairs::Scores;
+use crate::pipeline::{Pair, ScoredPairs};
 use crate::sketch::Signatures;
 
 /// Candidates with their scores, and those confirmed.

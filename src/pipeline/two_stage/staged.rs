@@ -46,12 +46,13 @@ use crate::io::{
     read_list, write_list,
 };
 use crate::output::run::{IdsDigest, RecordsDigest, RunSummary, RunWriter, StageTimes};
+use crate::pipeline::dedup::Found;
 use crate::pipeline::part::record_model;
 use crate::pipeline::stages::{
     KeyFiles, SKETCHES, Share, SignedParts, Stage, check_signed, open_stage, route_keys, spec_for,
     stage_summary, write_sketches,
 };
-use crate::pipeline::{Found, Method, Part, PipelineSpec, ScoredCandidates};
+use crate::pipeline::{Method, Part, PipelineSpec, ScoredCandidates};
 use crate::search::{CellPlacement, Cells, Codes, Query, QueryFile, QueryReader};
 use crate::sketch::Signatures;
 
