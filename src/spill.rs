@@ -6,10 +6,11 @@
 //! confirming (1.2 GB), the candidates while the sketches come back (tens of millions). Each
 //! goes to a [`Spill`]: an unnamed file in a folder of the run's (removed by the system when
 //! closed, even on a crash), appended to through a buffer, then read from its start as often
-//! as needed. Errors name the folder, as the file has no name.
+//! as needed. Errors name the folder, as the file has no name. [`SpillRows`] is a spill of
+//! fixed-width rows of floats that are read back by number while more are appended.
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Seek};
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -96,11 +97,87 @@ impl SpillReader {
     }
 }
 
+/// Rows of `width` floats appended to a spill file and read back by number as more are
+/// appended: each distinct text's vector, read again for its later copies.
+pub struct SpillRows {
+    spill: Spill,
+    width: usize,
+    rows: u32,
+    /// Rows written through to the file; the rest may wait in the buffer.
+    flushed: u32,
+    bytes: Vec<u8>,
+}
+
+impl SpillRows {
+    /// An empty file of rows of `width` floats in `dir`.
+    pub fn create(dir: &Path, width: usize) -> Result<Self> {
+        Ok(SpillRows {
+            spill: Spill::create(dir)?,
+            width,
+            rows: 0,
+            flushed: 0,
+            bytes: vec![0; width * 4],
+        })
+    }
+
+    /// Appends `row` (of the width given) and returns its number.
+    pub fn push(&mut self, row: &[f32]) -> Result<u32> {
+        debug_assert_eq!(row.len(), self.width);
+        self.spill
+            .append(|w| row.iter().try_for_each(|x| w.write_all(&x.to_le_bytes())))?;
+        self.rows += 1;
+        Ok(self.rows - 1)
+    }
+
+    /// Row `number` as it was pushed, into `row`.
+    pub fn read(&mut self, number: u32, row: &mut Vec<f32>) -> Result<()> {
+        debug_assert!(number < self.rows);
+        let buffered = number >= self.flushed;
+        let (at, bytes) = (u64::from(number) * self.width as u64 * 4, &mut self.bytes);
+        self.spill.append(|w| {
+            if buffered {
+                w.flush()?;
+            }
+            // The file's end is where the buffer writes next.
+            let file = w.get_mut();
+            file.seek(SeekFrom::Start(at))?;
+            file.read_exact(bytes)?;
+            file.seek(SeekFrom::End(0)).map(drop)
+        })?;
+        if buffered {
+            self.flushed = self.rows;
+        }
+        row.clear();
+        row.extend(
+            bytes
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        );
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::{Read, Write};
 
     use super::*;
+
+    #[test]
+    fn rows_read_back_by_number_as_pushed_while_more_are_pushed() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut rows = SpillRows::create(dir.path(), 3).unwrap();
+        let row = |i: u32| [i as f32, -(i as f32) / 3.0, f32::from_bits(i)];
+        let mut read = Vec::new();
+        for i in 0..2000u32 {
+            assert_eq!(rows.push(&row(i)).unwrap(), i);
+            // The newest (still buffered) and an old one, between pushes.
+            for at in [i, i / 2] {
+                rows.read(at, &mut read).unwrap();
+                assert_eq!(read, row(at), "row {at} after {i} pushed");
+            }
+        }
+    }
 
     #[test]
     fn what_is_written_reads_back_in_order_and_again_and_leaves_no_file() {

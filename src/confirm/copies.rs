@@ -72,8 +72,13 @@ impl<'a> SignOnce<'a> {
     }
 
     /// Appends the next document to `signatures` and `sketches`: its own sketch, or its
-    /// text's first document's.
-    pub fn keep(&self, signing: Signing, signatures: &mut Signatures, sketches: &mut SketchFacts) {
+    /// text's first document's. Returns that first document where the text is a copy.
+    pub fn keep(
+        &self,
+        signing: Signing,
+        signatures: &mut Signatures,
+        sketches: &mut SketchFacts,
+    ) -> Option<u32> {
         let doc = signatures.len() as u32;
         let first_of = |key: &u128| {
             let first = self.first.lock().unwrap_or_else(|e| e.into_inner());
@@ -85,7 +90,7 @@ impl<'a> SignOnce<'a> {
                 Some(of) => {
                     sketches.push_copy_of(signatures, of as usize);
                     self.copies.fetch_add(1, Ordering::Relaxed);
-                    return;
+                    return Some(of);
                 }
                 None => (self.confirmer.sign(&record), key),
             },
@@ -98,6 +103,7 @@ impl<'a> SignOnce<'a> {
             }
         }
         sketches.push_sketch(signatures, sketch.as_ref());
+        None
     }
 
     /// Documents kept as a copy of an earlier one.

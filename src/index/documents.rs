@@ -348,9 +348,9 @@ impl DocumentIndex {
     }
 
     /// Centres vectors the embedder made, where the index has a centre.
-    pub fn centre_all(&self, vectors: &mut [Vec<f32>]) {
+    pub fn centre_all<'v>(&self, vectors: impl IntoIterator<Item = &'v mut Vec<f32>>) {
         if let Some(centre) = self.centre.get() {
-            vectors.iter_mut().for_each(|v| centre.apply(v));
+            vectors.into_iter().for_each(|v| centre.apply(v));
         }
     }
 

@@ -116,7 +116,9 @@ pub(super) fn sketch(
         inputs,
         options,
         |record| once.sign(record),
-        |signing| once.keep(signing, &mut signatures, &mut sketches),
+        |signing| {
+            once.keep(signing, &mut signatures, &mut sketches);
+        },
     )?;
     tracing::info!(
         copies = once.copies(),

@@ -1205,3 +1205,80 @@ fn two_processes_adding_to_one_collection_never_both_add_a_record() {
         serde_json::from_slice(&std::fs::read(index.join("neardup-index.json")).unwrap()).unwrap();
     assert_eq!(manifest["documents"], 1304 + 80);
 }
+
+#[test]
+fn each_distinct_text_is_embedded_once_and_its_copies_get_what_embedding_them_gives() {
+    // 3,000 texts, each at i, i + 3,000 and i + 6,000: a third of the copies come after the
+    // first batch of 8,192 documents, which embedded their text.
+    let dir = tempfile::tempdir().unwrap();
+    let word = |n: u64| format!("w{}", n % 700);
+    let record = |id: usize, text: usize, pad: &str| {
+        let mut state = text as u64 * 2_654_435_761 + 1;
+        let mut words = Vec::new();
+        for _ in 0..17 {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            words.push(word(state >> 33));
+        }
+        words[0] = format!("t{text}");
+        let (title, abstract_) = words.split_at(5);
+        serde_json::json!({
+            "core_id": format!("d{id}"),
+            "processed_title": title.join(" "),
+            "processed_abstract": abstract_.join(" ") + pad,
+        })
+        .to_string()
+    };
+    // The same corpus without exact copies: each copy ends in one or two spaces, which neither
+    // the words embedded nor the shingles see.
+    let corpus = |name: &str, pad: &str| {
+        let path = dir.path().join(name);
+        let lines: Vec<String> = (0..9000)
+            .map(|id| record(id, id % 3000, &pad.repeat(id / 3000)))
+            .collect();
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        path
+    };
+    let copies = corpus("copies.jsonl", "");
+    let distinct = corpus("distinct.jsonl", " ");
+    let vectors = dir.path().join("words.txt");
+    word_vectors_around(&copies, &vectors, 0.1);
+    let run = |data: &Path, out: &Path| {
+        let args = [
+            "dedup",
+            s(data),
+            "--embedder",
+            "glove",
+            "--glove",
+            s(&vectors),
+        ];
+        let output = ok(&[&args[..], &["--out", s(out), "-v"]].concat());
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+    let (once, each) = (dir.path().join("once"), dir.path().join("each"));
+    // Every copy kept as one took its first's vector (a copy read at once with its first, on
+    // another thread, is signed and embedded anew: `confirm/copies.rs`).
+    let count = |log: &str, key: &str| -> usize {
+        let at = log
+            .find(&format!(" {key}="))
+            .unwrap_or_else(|| panic!("{key}: {log}"));
+        let digits = log[at + key.len() + 2..].split(|c: char| !c.is_ascii_digit());
+        digits.take(1).collect::<String>().parse().unwrap()
+    };
+    let log = run(&copies, &once);
+    let reused = count(&log, "vectors_reused");
+    assert!(reused > 5000 && reused == count(&log, "copies"), "{log}");
+    let log = run(&distinct, &each);
+    assert_eq!(count(&log, "vectors_reused"), 0, "{log}");
+    for file in ["pairs.jsonl", "candidates.jsonl", "groups.jsonl"] {
+        let read = |run: &Path| std::fs::read(run.join(file)).unwrap();
+        assert!(read(&once) == read(&each), "{file} differs");
+    }
+    let groups = std::fs::read_to_string(once.join("groups.jsonl")).unwrap();
+    assert_eq!(
+        groups.lines().count(),
+        3000,
+        "each text's three records are one group"
+    );
+}

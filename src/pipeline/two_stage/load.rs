@@ -1,6 +1,6 @@
 //! The first stage: read the corpus, sign every document (MinHash signature and facts, kept
 //! compact for the confirm stage; an exact copy takes its first's), embed the documents a batch
-//! at a time, upsert each batch into the vector store and spill its vectors into the query
+//! at a time (each distinct text once: `vectors_once.rs`), upsert each batch into the vector store and spill its vectors into the query
 //! file, so that no stage holds every vector. Titles of records with a body are embedded too,
 //! as queries of their own. An index kept for later runs stores each such title's vector with
 //! its record, and gets its snapshot written once it is built.
@@ -10,6 +10,7 @@ use std::collections::hash_map::Entry;
 use std::time::Instant;
 
 use super::title_only::TitleOnlyStore;
+use super::vectors_once::{VectorSource, VectorsOnce};
 use crate::confirm::{SignOnce, Signing, SketchFacts};
 use crate::error::{Error, Result};
 use crate::index::{DocumentIndex, Snapshot, SnapshotSpool};
@@ -92,7 +93,12 @@ struct Loader<'a> {
     /// Documents read and not yet embedded.
     docs: Vec<u32>,
     ids: Vec<String>,
+    /// Each pending document's text, empty where its vector comes from another's.
     texts: Vec<String>,
+    /// Where each pending document's vector comes from.
+    sources: Vec<VectorSource>,
+    /// The vectors of the texts embedded, for their later copies.
+    once_vectors: VectorsOnce,
     /// Which of `texts` are a title and nothing else.
     title_only_texts: Vec<bool>,
     /// In a part, the keys of every title-only document, whichever part embeds it.
@@ -128,6 +134,7 @@ impl<'a> Loader<'a> {
         title_only: Option<&'a mut TitleOnlyStore>,
         upsert: Upsert,
         slice: Option<Part>,
+        once_vectors: VectorsOnce,
     ) -> Self {
         Loader {
             index,
@@ -142,6 +149,8 @@ impl<'a> Loader<'a> {
             docs: Vec::new(),
             ids: Vec::new(),
             texts: Vec::new(),
+            sources: Vec::new(),
+            once_vectors,
             title_only_texts: Vec::new(),
             title_only_keys: Vec::new(),
             titles: Vec::new(),
@@ -168,7 +177,8 @@ impl<'a> Loader<'a> {
             self.collision = Some((other, item.id));
             return;
         }
-        self.once
+        let first = self
+            .once
             .keep(item.signing, &mut self.signatures, &mut self.sketches);
         if self.slice.is_some() && item.title_only {
             self.title_only_keys.push(key);
@@ -176,9 +186,14 @@ impl<'a> Loader<'a> {
         if self.slice.is_some_and(|part| !part.holds(doc)) {
             return;
         }
+        let source = self.once_vectors.source(first, &self.docs);
         self.docs.push(doc);
         self.ids.push(item.id);
-        self.texts.push(item.text);
+        self.sources.push(source);
+        self.texts.push(match source {
+            VectorSource::Embedded => item.text,
+            _ => String::new(),
+        });
         self.title_only_texts.push(item.title_only);
         let mut stored_title = None;
         if let Some(title) = item.title {
@@ -221,6 +236,7 @@ impl<'a> Loader<'a> {
         self.docs.clear();
         self.ids.clear();
         self.texts.clear();
+        self.sources.clear();
         self.title_only_texts.clear();
         self.titles.clear();
         self.stored_titles.clear();
@@ -228,18 +244,59 @@ impl<'a> Loader<'a> {
         self.repeated_titles.clear();
     }
 
-    fn embed_and_store(&mut self) -> Result<()> {
-        let started = Instant::now();
-        let texts: Vec<&str> = self
-            .texts
-            .iter()
+    /// The pending documents' vectors, then their titles': each distinct text embedded once
+    /// (`vectors_once.rs`), centred, and kept for later copies.
+    fn embed_batch(&mut self) -> Result<Vec<Vec<f32>>> {
+        let embedded = (self.sources.iter().zip(&self.texts))
+            .filter(|(source, _)| **source == VectorSource::Embedded)
+            .map(|(_, text)| text);
+        let texts: Vec<&str> = embedded
             .chain(self.titles.iter().map(|t| &t.1))
             .map(String::as_str)
             .collect();
-        let mut vectors = std::mem::take(&mut self.vectors);
-        self.index.embedder().embed_into(&texts, &mut vectors)?;
-        self.index.learn_centre(&vectors[..self.texts.len()]);
-        self.index.centre_all(&mut vectors);
+        let mut made = std::mem::take(&mut self.vectors);
+        self.index.embedder().embed_into(&texts, &mut made)?;
+        // Each document's vector as embedding its own text gives it; a copy an earlier batch
+        // embedded waits for its row, which holds the vector centred already.
+        let mut made = made.into_iter();
+        let mut vectors: Vec<Vec<f32>> = Vec::with_capacity(self.texts.len() + self.titles.len());
+        for source in &self.sources {
+            let vector = match *source {
+                VectorSource::Embedded => made.next().expect("a vector for each text"),
+                VectorSource::Pending(at) => vectors[at].clone(),
+                VectorSource::Spilled(_) => Vec::new(),
+            };
+            vectors.push(vector);
+        }
+        vectors.extend(made);
+        let spilled = |source: &VectorSource| matches!(source, VectorSource::Spilled(_));
+        // A batch after the first: its centre is learned already, or never will be.
+        if !self.sources.iter().any(spilled) {
+            self.index.learn_centre(&vectors[..self.texts.len()]);
+        }
+        let (mut fresh, mut kept): (Vec<&mut Vec<f32>>, Vec<(&mut Vec<f32>, u32)>) =
+            (Vec::new(), Vec::new());
+        for (at, vector) in vectors.iter_mut().enumerate() {
+            match self.sources.get(at) {
+                Some(VectorSource::Spilled(row)) => kept.push((vector, *row)),
+                _ => fresh.push(vector),
+            }
+        }
+        self.index.centre_all(fresh);
+        for (vector, row) in kept {
+            self.once_vectors.read(row, vector)?;
+        }
+        for ((&doc, source), vector) in self.docs.iter().zip(&self.sources).zip(&vectors) {
+            if *source == VectorSource::Embedded {
+                self.once_vectors.keep(doc, vector)?;
+            }
+        }
+        Ok(vectors)
+    }
+
+    fn embed_and_store(&mut self) -> Result<()> {
+        let started = Instant::now();
+        let mut vectors = self.embed_batch()?;
         let titles = vectors.split_off(self.texts.len());
         // Apart from the rest: a batch of other texts could change a vector's last bits.
         let repeated: Vec<&str> = self.repeated_titles.iter().map(String::as_str).collect();
@@ -325,6 +382,7 @@ pub(super) fn load(
     let mut times = StageTimes::default();
     let clock = Instant::now();
     let once = SignOnce::new(index.confirmer());
+    let once_vectors = VectorsOnce::new(index.embedder().dimensions())?;
     let mut loader = Loader::new(
         index,
         &once,
@@ -332,6 +390,7 @@ pub(super) fn load(
         title_only.as_deref_mut(),
         upsert,
         slice,
+        once_vectors,
     );
     if upsert == Upsert::WithSketches {
         loader.snapshot = Some(index.snapshot_spool());
@@ -362,6 +421,7 @@ pub(super) fn load(
         collision,
         title_only_keys,
         title_copies,
+        once_vectors,
         ..
     } = loader;
     if let Some(e) = failure {
@@ -380,8 +440,9 @@ pub(super) fn load(
     tracing::info!(
         documents = n,
         copies = once.copies(),
+        vectors_reused = once_vectors.reused(),
         embedder = %index.embedder().describe(),
-        "embedded, signed (an exact copy taking its first's sketch) and stored"
+        "embedded, signed (an exact copy taking its first's sketch and vector) and stored"
     );
 
     match upsert {

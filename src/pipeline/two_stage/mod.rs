@@ -31,6 +31,7 @@ mod search;
 mod set_aside;
 mod staged;
 mod title_only;
+mod vectors_once;
 
 pub use against::{add_to_collection, check_not_removed};
 pub(super) use by_cell::{
