@@ -105,7 +105,6 @@ pub struct SpillRows {
     rows: u32,
     /// Rows written through to the file; the rest may wait in the buffer.
     flushed: u32,
-    bytes: Vec<u8>,
 }
 
 impl SpillRows {
@@ -116,15 +115,15 @@ impl SpillRows {
             width,
             rows: 0,
             flushed: 0,
-            bytes: vec![0; width * 4],
         })
     }
 
     /// Appends `row` (of the width given) and returns its number.
     pub fn push(&mut self, row: &[f32]) -> Result<u32> {
         debug_assert_eq!(row.len(), self.width);
+        // In the machine's own byte order: only this process reads the file.
         self.spill
-            .append(|w| row.iter().try_for_each(|x| w.write_all(&x.to_le_bytes())))?;
+            .append(|w| w.write_all(bytemuck::cast_slice(row)))?;
         self.rows += 1;
         Ok(self.rows - 1)
     }
@@ -133,7 +132,10 @@ impl SpillRows {
     pub fn read(&mut self, number: u32, row: &mut Vec<f32>) -> Result<()> {
         debug_assert!(number < self.rows);
         let buffered = number >= self.flushed;
-        let (at, bytes) = (u64::from(number) * self.width as u64 * 4, &mut self.bytes);
+        let at = u64::from(number) * self.width as u64 * 4;
+        row.clear();
+        row.resize(self.width, 0.0);
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(row.as_mut_slice());
         self.spill.append(|w| {
             if buffered {
                 w.flush()?;
@@ -147,12 +149,6 @@ impl SpillRows {
         if buffered {
             self.flushed = self.rows;
         }
-        row.clear();
-        row.extend(
-            bytes
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-        );
         Ok(())
     }
 }

@@ -60,6 +60,7 @@ pub fn run(args: LabelArgs, models: &Path) -> Result<()> {
     args.flags.refuse_dedup_only("label")?;
     let config: TwoStageConfig = args.flags.config()?;
     let mut labels = PairLabels::open(&args.labels)?;
+    labels.check_appendable()?;
     // Labels that do not fit the corpus are refused before anything is asked.
     let candidates = Candidates::of(&args.corpus, &args.input, &config, models, true)?;
     let prior = config

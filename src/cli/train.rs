@@ -18,7 +18,8 @@ use crate::pipeline::{TrainingData, TwoStageConfig, train};
     neardup dedup corpus.jsonl --match meaning --confirm-model model.json --out out/\n  \
     neardup train --truth a.jsonl --truth b.jsonl --save-pairs pairs/ --out model.json\n  \
     neardup train --pairs pairs/a.jsonl.pairs.json --out model-a.json\n  \
-    neardup train --labels answers.jsonl --corpus corpus.jsonl --out model.json")]
+    neardup train --labels answers.jsonl --corpus corpus.jsonl --out model.json\n  \
+    neardup train --labels pairs.csv --corpus corpus.jsonl --out model.json")]
 pub struct TrainArgs {
     /// A labelled corpus in the CORE layout (core_id, labelled_duplicates, and the text
     /// fields): its records are searched as `dedup` would, and its labels mark each candidate.
@@ -27,8 +28,9 @@ pub struct TrainArgs {
     /// Candidate pairs kept by an earlier --save-pairs, fitted on without searching again.
     #[arg(long)]
     pairs: Vec<PathBuf>,
-    /// Labels of pairs (JSON Lines: id_a, id_b, duplicate), as `neardup label` writes them;
-    /// each pair must be a candidate of the corpus given with --corpus.
+    /// Labels of pairs: JSON Lines (id_a, id_b, duplicate) as `neardup label` writes them, or
+    /// a .csv / .tsv with those columns (duplicate: true/false, 1/0, yes/no); each pair must be
+    /// a candidate of the corpus given with --corpus.
     #[arg(long, requires = "corpus")]
     labels: Vec<PathBuf>,
     /// The corpus --labels label.

@@ -3,9 +3,11 @@
 //!
 //! The file is JSON Lines, one answer a line: `{"id_a": "...", "id_b": "...", "duplicate":
 //! true}`. Each answer is appended and flushed to disk as it is given, so a session stopped at
-//! any moment keeps every answer before it, and the next one goes on from there. A pair is
-//! one pair whichever id comes first; labelled twice alike it counts once, labelled both ways
-//! it is refused with the two lines.
+//! any moment keeps every answer before it, and the next one goes on from there. Labels made
+//! elsewhere may also come as a CSV or TSV file (`.csv`, `.tsv`) with the columns `id_a`,
+//! `id_b` and `duplicate` (`true`/`false`, `1`/`0`, `yes`/`no`), which `train` reads and
+//! `label` does not write to. A pair is one pair whichever id comes first; labelled twice
+//! alike it counts once, labelled both ways it is refused with the two lines.
 
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
@@ -55,6 +57,12 @@ impl PairLabels {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(labels),
             Err(e) => return Err(Error::io(path, e)),
         };
+        if let Some(delimiter) = table_delimiter(path) {
+            for (answer, line) in table_answers(path, &text, delimiter)? {
+                labels.record(answer, line)?;
+            }
+            return Ok(labels);
+        }
         for (at, line) in text
             .lines()
             .enumerate()
@@ -91,6 +99,18 @@ impl PairLabels {
         self.answers
             .push((answer.id_a, answer.id_b, answer.duplicate, line));
         Ok(())
+    }
+
+    /// Refuses a file `append` cannot add to: a CSV or TSV table.
+    pub fn check_appendable(&self) -> Result<()> {
+        match table_delimiter(&self.path) {
+            Some(_) => Err(Error::Usage(format!(
+                "{}: answers are saved as JSON Lines: give --labels a .jsonl file (a CSV or \
+                 TSV of labels is read by `neardup train --labels`)",
+                self.path.display()
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// How many pairs are labelled, and how many of them duplicates.
@@ -178,6 +198,73 @@ impl PairLabels {
     }
 }
 
+/// The delimiter of a labels table: `,` for `.csv`, tab for `.tsv`; none for JSON Lines.
+fn table_delimiter(path: &Path) -> Option<u8> {
+    let extension = path.extension()?.to_str()?.to_ascii_lowercase();
+    match extension.as_str() {
+        "csv" => Some(b','),
+        "tsv" => Some(b'\t'),
+        _ => None,
+    }
+}
+
+/// The answers of a CSV or TSV table of labels, each with its line.
+fn table_answers(path: &Path, text: &str, delimiter: u8) -> Result<Vec<(Answer, usize)>> {
+    let at_line =
+        |line: u64, message: String| Error::Usage(format!("{}:{line}: {message}", path.display()));
+    let mut reader = csv::ReaderBuilder::new()
+        .delimiter(delimiter)
+        .from_reader(text.as_bytes());
+    let headers = reader
+        .headers()
+        .map_err(|e| at_line(1, format!("not a table of labels ({e})")))?
+        .clone();
+    let column = |name: &str| {
+        headers
+            .iter()
+            .position(|h| h.trim() == name)
+            .ok_or_else(|| {
+                at_line(
+                    1,
+                    format!(
+                        "no `{name}` column: a table of labels has the columns id_a, id_b and \
+                     duplicate (true or false)"
+                    ),
+                )
+            })
+    };
+    let (a, b, label) = (column("id_a")?, column("id_b")?, column("duplicate")?);
+    let mut answers = Vec::new();
+    for row in reader.records() {
+        let row = row.map_err(|e| {
+            let line = e.position().map_or(0, |p| p.line());
+            at_line(line, format!("not a row of the table ({e})"))
+        })?;
+        let line = row.position().map_or(0, |p| p.line()) as usize;
+        let field = |at: usize| row.get(at).unwrap_or("").trim();
+        let duplicate = match field(label).to_ascii_lowercase().as_str() {
+            "true" | "1" | "yes" => true,
+            "false" | "0" | "no" => false,
+            other => {
+                return Err(at_line(
+                    line as u64,
+                    format!("duplicate is \"{other}\": give true or false (or 1 / 0, yes / no)"),
+                ));
+            }
+        };
+        if field(a).is_empty() || field(b).is_empty() {
+            return Err(at_line(line as u64, "an id is empty: give both ids".into()));
+        }
+        let answer = Answer {
+            id_a: field(a).to_owned(),
+            id_b: field(b).to_owned(),
+            duplicate,
+        };
+        answers.push((answer, line));
+    }
+    Ok(answers)
+}
+
 /// Labelling a corpus, a pair at a time: the pair to ask about next, and the model the answers
 /// so far give.
 pub struct Labelling<'a> {
@@ -234,5 +321,67 @@ impl Labelling<'_> {
             })
             .min_by(|&x, &y| doubt(x).total_cmp(&doubt(y)).then(x.cmp(&y)))
             .map(|i| (i, model.map(|m| m.probability(&candidates.features[i]))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels_in(dir: &Path, name: &str, text: &str) -> Result<PairLabels> {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        PairLabels::open(&path)
+    }
+
+    #[test]
+    fn a_table_of_labels_reads_as_the_answers_do_and_is_refused_where_it_is_off() {
+        let dir = tempfile::tempdir().unwrap();
+        let table = "id_b,note,id_a,duplicate\nb,seen twice,a,yes\nc,,a,0\n\"d, e\",,f,TRUE\n";
+        let labels = labels_in(dir.path(), "labels.csv", table).unwrap();
+        assert_eq!(labels.counts(), (3, 2));
+        assert_eq!(labels.of("b", "a"), Some(true));
+        assert_eq!(labels.of("a", "c"), Some(false));
+        assert_eq!(labels.of("f", "d, e"), Some(true));
+        assert!(
+            labels
+                .check_appendable()
+                .unwrap_err()
+                .to_string()
+                .contains(".jsonl")
+        );
+        let tsv = labels_in(
+            dir.path(),
+            "labels.tsv",
+            "id_a\tid_b\tduplicate\nx\ty\tno\n",
+        );
+        assert_eq!(tsv.unwrap().of("x", "y"), Some(false));
+
+        let refused = |text: &str| {
+            let error = labels_in(dir.path(), "bad.csv", text)
+                .err()
+                .expect("refused");
+            error.to_string()
+        };
+        let error = refused("id_a,id_b,label\na,b,1\n");
+        assert!(
+            error.contains("bad.csv:1") && error.contains("`duplicate`"),
+            "{error}"
+        );
+        let error = refused("id_a,id_b,duplicate\na,b,1\na,c,maybe\n");
+        assert!(
+            error.contains("bad.csv:3") && error.contains("maybe"),
+            "{error}"
+        );
+        let error = refused("id_a,id_b,duplicate\na,b,1\nb,a,0\n");
+        assert!(
+            error.contains("lines 2 and 3") && error.contains("both ways"),
+            "{error}"
+        );
+        let error = refused("id_a,id_b,duplicate\n,b,1\n");
+        assert!(
+            error.contains("bad.csv:2") && error.contains("empty"),
+            "{error}"
+        );
     }
 }

@@ -274,8 +274,8 @@ impl<'a> Loader<'a> {
         if !self.sources.iter().any(spilled) {
             self.index.learn_centre(&vectors[..self.texts.len()]);
         }
-        let (mut fresh, mut kept): (Vec<&mut Vec<f32>>, Vec<(&mut Vec<f32>, u32)>) =
-            (Vec::new(), Vec::new());
+        let mut fresh: Vec<&mut Vec<f32>> = Vec::new();
+        let mut kept: Vec<(&mut Vec<f32>, u32)> = Vec::new();
         for (at, vector) in vectors.iter_mut().enumerate() {
             match self.sources.get(at) {
                 Some(VectorSource::Spilled(row)) => kept.push((vector, *row)),
@@ -283,8 +283,17 @@ impl<'a> Loader<'a> {
             }
         }
         self.index.centre_all(fresh);
-        for (vector, row) in kept {
-            self.once_vectors.read(row, vector)?;
+        // A row many copies of the batch share is read once.
+        let mut read: HashMap<u32, usize> = HashMap::new();
+        for at in 0..kept.len() {
+            let row = kept[at].1;
+            match read.entry(row) {
+                Entry::Occupied(first) => *kept[at].0 = kept[*first.get()].0.clone(),
+                Entry::Vacant(slot) => {
+                    slot.insert(at);
+                    self.once_vectors.read(row, kept[at].0)?;
+                }
+            }
         }
         for ((&doc, source), vector) in self.docs.iter().zip(&self.sources).zip(&vectors) {
             if *source == VectorSource::Embedded {
