@@ -49,6 +49,7 @@ impl MiniLm {
                     )
                 })
             })?;
+        check_pooling(dir)?;
         let weights = dir.join("model.safetensors");
         if !weights.is_file() {
             return Err(missing(
@@ -127,6 +128,47 @@ impl Embedder for MiniLm {
             }
         }
         Ok(vectors)
+    }
+}
+
+/// Refuses a sentence-transformers folder whose pooling (`1_Pooling/config.json`) is not the
+/// mean of the token states, the one pooling this encoder does: a model trained to be read by
+/// its first token (bge) would give vectors it was not trained for.
+fn check_pooling(dir: &Path) -> Result<()> {
+    let path = dir.join("1_Pooling").join("config.json");
+    let Ok(bytes) = std::fs::read(&path) else {
+        return Ok(());
+    };
+    let config: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(&bytes)
+        .map_err(|e| {
+            Error::model(
+                format!("{}: not a pooling config: {e}", path.display()),
+                "give --model-dir a sentence-transformers folder, or remove the file",
+            )
+        })?;
+    let on = |field: &str| config.get(field).and_then(serde_json::Value::as_bool) == Some(true);
+    let other = [
+        "pooling_mode_cls_token",
+        "pooling_mode_max_tokens",
+        "pooling_mode_lasttoken",
+    ]
+    .into_iter()
+    .chain([
+        "pooling_mode_weightedmean_tokens",
+        "pooling_mode_mean_sqrt_len_tokens",
+    ])
+    .find(|field| on(field));
+    match (on("pooling_mode_mean_tokens"), other) {
+        (true, None) => Ok(()),
+        (_, Some(field)) => Err(Error::model(
+            format!("{}: {field} is true", path.display()),
+            "neardup pools by the mean of the token states only: give a model pooled so \
+             (all-MiniLM-L6-v2, or another BERT sentence model pooled by the mean)",
+        )),
+        (false, None) => Err(Error::model(
+            format!("{}: pooling_mode_mean_tokens is not true", path.display()),
+            "neardup pools by the mean of the token states only: give a model pooled so",
+        )),
     }
 }
 

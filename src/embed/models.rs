@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use super::{MiniLm, derive_static};
+use super::{Embedder, MiniLm, derive_static};
 use crate::error::{Error, Result};
 use crate::progress;
 
@@ -128,6 +128,42 @@ pub fn ensure_static(root: &Path) -> Result<PathBuf> {
         keep_digests(tmp).map(drop)
     })?;
     Ok(dir)
+}
+
+/// Derives a static model of `dimensions` (at most the model's width) from the BERT sentence
+/// model in `from` (all-MiniLM-L6-v2 under `root` where none is given) into `out`, a new
+/// folder: what `--embedder static --model-dir OUT` reads.
+pub fn derive_static_into(
+    root: &Path,
+    from: Option<&Path>,
+    dimensions: usize,
+    out: &Path,
+) -> Result<()> {
+    if out.exists() {
+        return Err(Error::Usage(format!(
+            "{} exists: give --out a new folder (a model folder is made whole or not at all)",
+            out.display()
+        )));
+    }
+    let from = match from {
+        Some(dir) => dir.to_owned(),
+        None => ensure_minilm(root)?,
+    };
+    let model = MiniLm::open(&from, 128, 1)?;
+    if dimensions == 0 || dimensions > model.dimensions() {
+        return Err(Error::Usage(format!(
+            "--dimensions {dimensions}: give 1 to {} ({} is {} wide; fewer are kept by PCA)",
+            model.dimensions(),
+            from.display(),
+            model.dimensions()
+        )));
+    }
+    tracing::info!(from = %from.display(), dimensions, out = %out.display(), "deriving static token vectors");
+    let reference = reference_texts()?;
+    in_new_folder(out, |tmp| {
+        derive_static(&model, &reference, dimensions, tmp)?;
+        keep_digests(tmp).map(drop)
+    })
 }
 
 /// The XXH3-64 of the file `path`, read through a map.

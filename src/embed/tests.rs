@@ -492,3 +492,44 @@ fn cached_word_ids_are_the_tokenizers_ids() {
     // What the cache compares against is not trivially empty.
     assert!(ids(&plain, &texts[0]).iter().any(|&id| id > 4));
 }
+
+#[test]
+fn a_sentence_model_pooled_otherwise_than_by_the_mean_is_refused_by_file_and_field() {
+    let bert = tempfile::tempdir().unwrap();
+    tiny_bert(bert.path());
+    let pooling = bert.path().join("1_Pooling");
+    std::fs::create_dir(&pooling).unwrap();
+    let write = |json: &str| std::fs::write(pooling.join("config.json"), json).unwrap();
+    write(r#"{"word_embedding_dimension": 32, "pooling_mode_mean_tokens": true}"#);
+    assert!(MiniLm::open(bert.path(), 32, 4).is_ok());
+    write(r#"{"pooling_mode_cls_token": true, "pooling_mode_mean_tokens": false}"#);
+    let Err(err) = MiniLm::open(bert.path(), 32, 4) else {
+        panic!("a model read by its first token is refused")
+    };
+    let err = err.to_string();
+    assert!(
+        err.contains("1_Pooling") && err.contains("pooling_mode_cls_token"),
+        "{err}"
+    );
+}
+
+#[test]
+fn models_derive_makes_a_static_model_of_the_width_asked_from_the_folder_given() {
+    let bert = tempfile::tempdir().unwrap();
+    tiny_bert(bert.path());
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("static-4");
+    super::models::derive_static_into(root.path(), Some(bert.path()), 4, &out).unwrap();
+    let embedder = StaticEmbedder::open(&out).unwrap();
+    assert_eq!(embedder.dimensions(), 4);
+    let v = embedder.embed(&["aspirin trial"]).unwrap();
+    assert!((norm(&v[0]) - 1.0).abs() < 1e-5);
+    // A folder is made whole or not at all: an existing one is refused, and so is a width
+    // the model does not have.
+    let again = super::models::derive_static_into(root.path(), Some(bert.path()), 4, &out);
+    assert!(again.unwrap_err().to_string().contains("exists"));
+    let wide = root.path().join("wide");
+    let err = super::models::derive_static_into(root.path(), Some(bert.path()), 4096, &wide);
+    assert!(err.unwrap_err().to_string().contains("--dimensions 4096"));
+    assert!(!wide.exists());
+}
