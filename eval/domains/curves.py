@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Learning curves of the learned rule on a domain left out: N pairs of the domain labelled by
 `neardup label` (active: the pairs the model is least sure of), against N candidate pairs drawn
-at random, for each N; each set of labels fits a model (`neardup train --labels`), with which the
-domain is deduplicated and scored (macro-F1, CORE 2020 metrics). The domain's own labels answer
-for the person. A model fitted without the domain (BASELINE) is the line to beat.
+at random, for each N; each set of labels moves a model fitted without the domain (BASELINE, the
+line to beat) towards them (`neardup label` and `neardup train --labels --prior BASELINE`), and
+the domain is deduplicated with the result and scored (macro-F1, CORE 2020 metrics). The domain's
+own labels answer for the person.
 
     eval/domains/curves.py DOMAIN.jsonl --baseline MODEL.json [--counts 25 50 100 200] [--out DIR]
 """
@@ -43,10 +44,12 @@ def score(neardup, domain, model, out):
     return json.load(open(run + ".eval.json"))["macro_f1"]
 
 
-def label_actively(neardup, domain, labels, model, count, same, transcript):
-    """Answers `neardup label` until `labels` holds `count` answers, then quits."""
+def label_actively(neardup, domain, labels, baseline, model, count, same, transcript):
+    """Answers `neardup label`, asking by `baseline` moved by the answers, until `labels` holds
+    `count` answers, then quits."""
     have = sum(1 for _ in open(labels)) if os.path.exists(labels) else 0
-    session = subprocess.Popen([neardup, "label", domain, "--labels", labels, "--out", model],
+    session = subprocess.Popen([neardup, "label", domain, "--labels", labels, "--out", model,
+                                "--match", "meaning", "--confirm-model", baseline],
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
     pair, line = [], ""
     while True:
@@ -99,7 +102,8 @@ def main():
     with open(os.path.join(out, "transcript.txt"), "w") as transcript:
         for count in args.counts:
             model = os.path.join(out, f"active-{count}.json")
-            label_actively(neardup, args.domain, active_labels, model, count, same, transcript)
+            label_actively(neardup, args.domain, active_labels, args.baseline, model, count, same,
+                           transcript)
             active = score(neardup, args.domain, model, out) if os.path.exists(model) else float("nan")
             # As many pairs drawn at random, with both kinds among them.
             random_labels = os.path.join(out, f"random-{count}.jsonl")
@@ -108,7 +112,7 @@ def main():
                     f.write(json.dumps({"id_a": a, "id_b": b, "duplicate": same(a, b)}) + "\n")
             random_model = os.path.join(out, f"random-{count}.json")
             trained = subprocess.run([neardup, "train", "-q", "--labels", random_labels, "--corpus",
-                                      args.domain, "--out", random_model],
+                                      args.domain, "--prior", args.baseline, "--out", random_model],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             chance = score(neardup, args.domain, random_model, out) if trained.returncode == 0 else float("nan")
             print(f"{count:>6} {active:>8.4f} {chance:>8.4f}", flush=True)

@@ -114,6 +114,7 @@ def train(
     text: Text = None,
     id: Optional[str] = None,
     *,
+    prior: Optional[Union[str, os.PathLike]] = None,
     quiet: bool = False,
     **settings: Any,
 ) -> Dict[str, Any]:
@@ -127,6 +128,8 @@ def train(
         fields), or a list of them: each is searched as two-stage searches, and every
         candidate pair is labelled by whether the labels join its two records.
     text, id: the fields holding each record's text and id (the CORE layout's by default).
+    prior: a model file to start from, or "shipped" (the model fitted on paraphrase sets): the
+        labels move it as far as they are evidence against it. None: fitted from nothing.
     settings: two-stage settings that find the candidates (embedder=, top_k=, ...), named as
         in a pipeline file.
     """
@@ -135,7 +138,7 @@ def train(
     with _Progress(quiet):
         model = _neardup.train(
             [os.fspath(t) for t in truths], os.fspath(out), _settings_json(settings), id_field,
-            text_fields, quiet,
+            text_fields, None if prior is None else os.fspath(prior), quiet,
         )
     return json.loads(model)
 

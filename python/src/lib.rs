@@ -856,7 +856,8 @@ fn read_so(input: &mut InputSpec, skip_invalid: bool, max_doc_bytes: Option<usiz
 /// text from `text_fields`), their candidates found by two-stage under `settings`, and writes
 /// the model to `out`: `neardup train`. Returns the model file's text.
 #[pyfunction]
-#[pyo3(signature = (truths, out, settings, id_field, text_fields, quiet))]
+#[pyo3(signature = (truths, out, settings, id_field, text_fields, prior, quiet))]
+#[allow(clippy::too_many_arguments)]
 fn train(
     py: Python<'_>,
     truths: Vec<PathBuf>,
@@ -864,6 +865,7 @@ fn train(
     settings: &str,
     id_field: String,
     text_fields: Vec<String>,
+    prior: Option<PathBuf>,
     quiet: bool,
 ) -> PyResult<String> {
     neardup::progress::set_quiet(quiet);
@@ -872,7 +874,11 @@ fn train(
         unreachable!("two-stage settings make a two-stage method")
     };
     detached(py, || {
+        let prior = (prior.as_deref())
+            .map(neardup::confirm::LearnedModel::named)
+            .transpose()?;
         let data = pipeline::TrainingData {
+            prior: prior.as_ref(),
             truths: &truths,
             saved: &[],
             labels: &[],

@@ -19,7 +19,8 @@ use crate::pipeline::{TrainingData, TwoStageConfig, train};
     neardup train --truth a.jsonl --truth b.jsonl --save-pairs pairs/ --out model.json\n  \
     neardup train --pairs pairs/a.jsonl.pairs.json --out model-a.json\n  \
     neardup train --labels answers.jsonl --corpus corpus.jsonl --out model.json\n  \
-    neardup train --labels pairs.csv --corpus corpus.jsonl --out model.json")]
+    neardup train --labels pairs.csv --corpus corpus.jsonl --out model.json\n  \
+    neardup train --labels answers.jsonl --corpus corpus.jsonl --prior shipped --out model.json")]
 pub struct TrainArgs {
     /// A labelled corpus in the CORE layout (core_id, labelled_duplicates, and the text
     /// fields): its records are searched as `dedup` would, and its labels mark each candidate.
@@ -39,6 +40,11 @@ pub struct TrainArgs {
     /// Keep each labelled file's candidate pairs in this folder (NAME.pairs.json).
     #[arg(long)]
     save_pairs: Option<PathBuf>,
+    /// Start from this model (a model file, or `shipped`: the one fitted on the paraphrase
+    /// domains): the labels move it as far as they are evidence against it, so tens of labels
+    /// are enough. Without it, the model is fitted from nothing.
+    #[arg(long, value_name = "MODEL")]
+    prior: Option<PathBuf>,
     /// Where the model file goes.
     #[arg(long)]
     out: PathBuf,
@@ -51,7 +57,9 @@ pub struct TrainArgs {
 pub fn run(args: TrainArgs, models: &Path) -> Result<()> {
     args.flags.refuse_dedup_only("train")?;
     let config: TwoStageConfig = args.flags.config()?;
+    let prior = args.prior.as_deref().map(LearnedModel::named).transpose()?;
     let data = TrainingData {
+        prior: prior.as_ref(),
         truths: &args.truth,
         saved: &args.pairs,
         labels: &args.labels,

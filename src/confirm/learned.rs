@@ -20,6 +20,13 @@
 //! The fit (logistic regression with an L2 penalty) is linfa's. Its intercept is then moved so
 //! that the fitted pairs' best cut (by F1) lies at probability one half: the default threshold
 //! of the learned rule.
+//!
+//! A user's own labels are few (`neardup label` asks about tens of pairs), too few to fit nine
+//! weights from nothing. [`LearnedModel::refit`] starts from a model instead: the same
+//! penalty, centred on that model's weights rather than on zero (a Gaussian prior on the
+//! weights), so each label moves the model only as far as it is evidence against it, and no
+//! label leaves it as it was. linfa's fit penalises towards zero only, so this one is a few
+//! Newton steps of its own (ten parameters).
 
 use std::path::Path;
 
@@ -143,6 +150,14 @@ impl LearnedModel {
     pub fn shipped() -> LearnedModel {
         LearnedModel::parse(SHIPPED, Path::new("meaning-model.json"))
             .expect("the shipped model is read by a test")
+    }
+
+    /// The model `name` names: `shipped`, or a model file ([`LearnedModel::load`]).
+    pub fn named(name: &Path) -> Result<LearnedModel> {
+        match name == Path::new("shipped") {
+            true => Ok(LearnedModel::shipped()),
+            false => LearnedModel::load(name),
+        }
     }
 
     /// Reads a model file written by [`LearnedModel::save`], refusing one of another layout or
@@ -304,6 +319,80 @@ impl LearnedModel {
         Ok(model)
     }
 
+    /// This model moved towards the pairs `features` labelled `duplicate` (see the module doc):
+    /// the log-likelihood of the labels, less the penalty of a fit on the distance from this
+    /// model's weights and intercept, maximised by Newton's method on this model's
+    /// standardisation. `fitted_on` is added to what this model was fitted on.
+    pub fn refit(
+        &self,
+        features: &[Features],
+        duplicate: &[bool],
+        fitted_on: Vec<FittedOn>,
+    ) -> LearnedModel {
+        use nalgebra::{DMatrix, DVector};
+        assert_eq!(features.len(), duplicate.len(), "a label for each pair");
+        let n = FEATURES.len() + 1;
+        // The intercept first, then the standardised features.
+        let rows: Vec<DVector<f64>> = features
+            .iter()
+            .map(|f| {
+                DVector::from_fn(n, |i, _| match i {
+                    0 => 1.0,
+                    i => (f[i - 1] - self.centre[i - 1]) / self.scale[i - 1],
+                })
+            })
+            .collect();
+        let prior = DVector::from_fn(n, |i, _| match i {
+            0 => self.intercept,
+            i => self.weights[i - 1],
+        });
+        // The log-likelihood of the labels less the penalty: strictly concave.
+        let objective = |theta: &DVector<f64>| {
+            let likelihood: f64 = (rows.iter().zip(duplicate))
+                .map(|(z, &label)| {
+                    let logit = theta.dot(z);
+                    // log σ(s) = −softplus(−s), for s = ±logit, without overflow.
+                    let s = if label { logit } else { -logit };
+                    -((-s).max(0.0) + (-s.abs()).exp().ln_1p())
+                })
+                .sum();
+            likelihood - 0.5 * PENALTY * (theta - &prior).norm_squared()
+        };
+        let mut theta = prior.clone();
+        let mut value = objective(&theta);
+        for _ in 0..100 {
+            let mut gradient = -(&theta - &prior) * PENALTY;
+            let mut hessian = DMatrix::<f64>::identity(n, n) * PENALTY;
+            for (z, &label) in rows.iter().zip(duplicate) {
+                let p = 1.0 / (1.0 + (-theta.dot(z)).exp());
+                gradient += z * (f64::from(u8::from(label)) - p);
+                hessian += z * z.transpose() * (p * (1.0 - p));
+            }
+            // The Hessian (negated here) is positive definite; a step is halved until it gains.
+            let Some(mut step) = hessian.cholesky().map(|c| c.solve(&gradient)) else {
+                break;
+            };
+            let mut next = &theta + &step;
+            while objective(&next) < value && step.norm() > 1e-12 {
+                step /= 2.0;
+                next = &theta + &step;
+            }
+            let gain = objective(&next) - value;
+            if gain <= 0.0 {
+                break;
+            }
+            (theta, value) = (next, value + gain);
+            if step.norm() < 1e-10 {
+                break;
+            }
+        }
+        let mut model = self.clone();
+        model.intercept = theta[0];
+        model.weights = theta.iter().skip(1).copied().collect();
+        model.fitted_on.extend(fitted_on);
+        model
+    }
+
     /// The probability at or above which calling pairs duplicates gives the best F1 on
     /// `features` labelled `duplicate`.
     fn best_cut(&self, features: &[Features], duplicate: &[bool]) -> f64 {
@@ -369,6 +458,44 @@ mod tests {
         let contributions = model.contributions(&features[0]);
         let logit = model.intercept + contributions.iter().sum::<f64>();
         assert!((1.0 / (1.0 + (-logit).exp()) - model.probability(&features[0])).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_refit_moves_a_model_as_far_as_the_labels_are_evidence_against_it() {
+        let (features, duplicate) = labelled(2_000);
+        let right = LearnedModel::fit(&features, &duplicate, identity(), Vec::new()).unwrap();
+        let correct = |model: &LearnedModel| {
+            (features.iter().zip(&duplicate))
+                .filter(|(f, d)| (model.probability(f) >= LEARNED_THRESHOLD) == **d)
+                .count()
+        };
+        // No labels: the model as it was.
+        let same = right.refit(&[], &[], Vec::new());
+        assert_eq!(
+            (same.weights, same.intercept),
+            (right.weights.clone(), right.intercept)
+        );
+        // A model that weighs the cosine the wrong way round: 40 labels turn it round, and
+        // 400 make it right on most pairs.
+        let mut wrong = right.clone();
+        wrong.weights[0] = -right.weights[0];
+        let fitted_on = vec![FittedOn {
+            truth: "labels.jsonl".into(),
+            pairs: 40,
+            duplicates: 20,
+        }];
+        let moved = wrong.refit(&features[..40], &duplicate[..40], fitted_on.clone());
+        assert!(moved.weights[0] > 0.0, "{moved:?}");
+        assert!(correct(&wrong) < correct(&moved));
+        assert_eq!(moved.fitted_on, fitted_on);
+        let moved = wrong.refit(&features[..400], &duplicate[..400], Vec::new());
+        assert!(
+            correct(&moved) as f64 > 0.9 * features.len() as f64,
+            "{moved:?}"
+        );
+        // A right model is not made worse by labels that agree with it.
+        let kept = right.refit(&features[..40], &duplicate[..40], Vec::new());
+        assert!(correct(&kept) as f64 >= 0.97 * features.len() as f64);
     }
 
     #[test]

@@ -277,15 +277,20 @@ pub struct Labelling<'a> {
 }
 
 impl Labelling<'_> {
-    /// The model `labels` give: fitted to them once they hold a duplicate and a pair that is
-    /// not, else the prior.
+    /// The model `labels` give: the prior moved towards them ([`LearnedModel::refit`]); without
+    /// a prior, fitted to them once they hold a duplicate and a pair that is not.
     pub fn model(&self, labels: &PairLabels) -> Result<Option<LearnedModel>> {
-        match labels.counts() {
-            (count, duplicates) if duplicates > 0 && duplicates < count => {
+        match (labels.counts(), self.prior) {
+            ((0, _), prior) => Ok(prior.cloned()),
+            (_, Some(prior)) => {
                 let pairs = labels.of_candidates(self.candidates, self.corpus)?;
-                fit(vec![pairs]).map(Some)
+                fit(vec![pairs], Some(prior)).map(Some)
             }
-            _ => Ok(self.prior.cloned()),
+            ((count, duplicates), None) if duplicates > 0 && duplicates < count => {
+                let pairs = labels.of_candidates(self.candidates, self.corpus)?;
+                fit(vec![pairs], None).map(Some)
+            }
+            (_, None) => Ok(None),
         }
     }
 

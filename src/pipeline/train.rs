@@ -201,6 +201,8 @@ pub struct TrainingData<'a> {
     pub input: &'a InputSpec,
     /// The two-stage settings that find the candidates.
     pub config: &'a TwoStageConfig,
+    /// A model to start from ([`LearnedModel::refit`]); none: fitted from nothing.
+    pub prior: Option<&'a LearnedModel>,
 }
 
 /// Fits the learned rule to every candidate pair of `data`: what `neardup train` and
@@ -229,12 +231,16 @@ pub fn train(data: &TrainingData<'_>, models: &Path) -> Result<LearnedModel> {
             labelled.push(PairLabels::open(path)?.of_candidates(&candidates, corpus)?);
         }
     }
-    fit(labelled)
+    fit(labelled, data.prior)
 }
 
 /// Fits the learned rule to the candidates of every corpus in `labelled`, which must share one
-/// embedder.
-pub(super) fn fit(labelled: Vec<LabelledPairs>) -> Result<LearnedModel> {
+/// embedder: from `prior` where given (whose cosines must be that embedder's), else from
+/// nothing.
+pub(super) fn fit(
+    labelled: Vec<LabelledPairs>,
+    prior: Option<&LearnedModel>,
+) -> Result<LearnedModel> {
     let Some(first) = labelled.first() else {
         return Err(Error::Usage(
             "give a labelled file (--truth) or saved pairs (--pairs)".into(),
@@ -247,13 +253,25 @@ pub(super) fn fit(labelled: Vec<LabelledPairs>) -> Result<LearnedModel> {
             first.fitted_on.truth, embedder.0, other.fitted_on.truth, other.embedder.0
         )));
     }
+    if let Some(prior) = prior
+        && prior.embedder != embedder.0
+    {
+        return Err(Error::Usage(format!(
+            "the model to start from weighs the cosines of {}, and {} was embedded with {}: \
+             start from a model fitted with the embedder the pairs were searched with",
+            prior.embedder, first.fitted_on.truth, embedder.0
+        )));
+    }
     let (mut features_of, mut duplicate, mut fitted_on) = (Vec::new(), Vec::new(), Vec::new());
     for pairs in labelled {
         features_of.extend(pairs.features);
         duplicate.extend(pairs.duplicate);
         fitted_on.push(pairs.fitted_on);
     }
-    LearnedModel::fit(&features_of, &duplicate, embedder, fitted_on)
+    match prior {
+        Some(prior) => Ok(prior.refit(&features_of, &duplicate, fitted_on)),
+        None => LearnedModel::fit(&features_of, &duplicate, embedder, fitted_on),
+    }
 }
 
 impl LabelledPairs {
