@@ -580,3 +580,11 @@ def test_train_fits_a_model_that_dedup_reads_and_labels_of_one_class_are_refused
             f.write(json.dumps({**record, "labelled_duplicates": []}) + "\n")
     with pytest.raises(ValueError, match="0 of them duplicates"):
         neardup.train(unlabelled, tmp_path / "none.json", quiet=True)
+    # From a prior, labels of one class move it and are not refused.
+    moved = neardup.train(unlabelled, tmp_path / "moved.json", prior="shipped", quiet=True)
+    shipped = json.loads((ROOT / "src" / "confirm" / "meaning-model.json").read_text())
+    assert moved["fitted_on"][:-1] == shipped["fitted_on"]
+    assert moved["fitted_on"][-1]["truth"] == "unlabelled.jsonl"
+    assert moved["intercept"] < shipped["intercept"]
+    with pytest.raises(ValueError, match="nothing.json"):
+        neardup.train(SAMPLE, tmp_path / "x.json", prior=tmp_path / "nothing.json", quiet=True)

@@ -165,7 +165,8 @@ impl LearnedModel {
     pub fn load(path: &Path) -> Result<LearnedModel> {
         let text = std::fs::read_to_string(path).map_err(|e| {
             Error::Usage(format!(
-                "confirm_model: cannot read {}: {e} (give a file written by `neardup train`)",
+                "cannot read the model file {}: {e} (give a file written by `neardup train` or \
+                 `neardup label`)",
                 path.display()
             ))
         })?;
