@@ -33,48 +33,38 @@
 //! (MinHash's proposals, confirming, writing), holding every document's code and every sketch.
 //! `neardup merge cells/ --out out/` searches in the join itself, within the cells learned once.
 
-use std::ops::Range;
+mod lists;
+mod titles;
+
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde_json::Value;
 
+pub(super) use self::lists::read_lists;
+use self::lists::{Lists, nearest_file, nearest_titles_file};
+pub(super) use self::titles::TitleCells;
 use super::proposes;
 use super::search::FoundInParts;
 use super::staged::{Placed, join_parts, visit_query_blocks};
 use crate::error::{Error, Result};
 use crate::io::Input;
-use crate::io::{FolderLock, ReadOptions, read_list, write_list};
-use crate::output::run::{RunFile, RunFolder, RunSummary, RunWriter, SUMMARY, StageTimes};
+use crate::io::{FolderLock, ReadOptions};
+use crate::output::run::{RunFolder, RunSummary, RunWriter, SUMMARY, StageTimes};
 use crate::pipeline::dedup::Found;
 use crate::pipeline::stages::{
-    Routed, Share, SignedParts, Stage, StageFolder, band, folders_seen_from, open_stage, seen_from,
+    Routed, SignedParts, Stage, StageFolder, band, folders_seen_from, open_stage, seen_from,
     spec_for, stage_summary, write_routed,
 };
 use crate::pipeline::{Method, Part, PipelineSpec};
 use crate::search::{
-    CellPlacement, CellSample, Code, Codes, CopyHashes, NO_CELL, NearestLists, OwnedCells, Placing,
+    CellPlacement, CellSample, Codes, CopyHashes, NearestLists, OwnedCells, Placing,
 };
 
 /// The cells' placement of every document.
 const PLACEMENT: &str = "cells.bin";
 /// Which documents are a title and nothing else, and where each title query was routed.
 const TITLES: &str = "titles.bin";
-/// A searched part's lists of the documents of embedded part `signer`: blocks of each one's
-/// best within the part's cells.
-fn nearest_file(signer: Part) -> String {
-    format!("nearest-{}.bin", signer.number)
-}
-
-/// A searched part's lists of the title queries of embedded part `signer`: blocks of each
-/// one's best among the title-only members of the part's cells.
-fn nearest_titles_file(signer: Part) -> String {
-    format!("nearest-titles-{}.bin", signer.number)
-}
-
-/// Queries (documents, or titles) searched at a time by a part.
-const SEARCH_BLOCK: usize = 1 << 16;
-
 /// Stage 1: the cells of the embedded parts in `dirs`, learned once, every document placed
 /// among them and every title query routed, written into the folder `lock` holds.
 pub(in crate::pipeline) fn learn(dirs: &[PathBuf], lock: FolderLock) -> Result<RunSummary> {
@@ -205,101 +195,6 @@ fn visit_documents_and_titles(
         )));
     }
     Ok(())
-}
-
-/// What the titles need of the cells: which documents are a title and nothing else (the
-/// documents a title is searched among), and each title query's nearest cells, routed as one
-/// run routes them.
-pub(super) struct TitleCells {
-    /// Whether each document is a title and nothing else.
-    pub title_only: Vec<bool>,
-    /// The document of each title query, in the run's order.
-    titles: Vec<u32>,
-    /// Each title query's cells (`probes` each, as `CellPlacement::route` gives them).
-    routed: Vec<u32>,
-}
-
-impl TitleCells {
-    /// Reads which documents are title-only from the parts' sketches, a block at a time; then,
-    /// in one pass over the parts' codes, places every document among the cells `placing`
-    /// learned, and routes every title query to its nearest cells.
-    fn place_and_route(signed: &SignedParts, placing: &mut Placing) -> Result<TitleCells> {
-        let clock = Instant::now();
-        let mut title_only = Vec::with_capacity(signed.documents());
-        for folder in &signed.folders {
-            Share::visit(signed, folder.part.number, |block| {
-                let sketches = &block.sketches;
-                title_only.extend((0..sketches.len()).map(|doc| sketches.facts(doc).title_only()));
-            })?;
-        }
-        tracing::info!(
-            seconds = clock.elapsed().as_secs_f64(),
-            "title-only documents read from the sketches"
-        );
-        let clock = Instant::now();
-        let bar = crate::progress::items(
-            signed.documents() as u64,
-            "placing the documents and routing the titles",
-        );
-        let (mut titles, mut routed) = (Vec::new(), Vec::new());
-        visit_documents_and_titles(signed, |_, documents, block_titles, title_codes| {
-            placing.place(documents);
-            titles.extend_from_slice(block_titles);
-            routed.extend(placing.placement().route(title_codes));
-            bar.inc(documents.len() as u64);
-            Ok(())
-        })?;
-        bar.finish_and_clear();
-        tracing::info!(
-            titles = titles.len(),
-            seconds = clock.elapsed().as_secs_f64(),
-            "documents placed and title queries routed to their cells"
-        );
-        Ok(TitleCells {
-            title_only,
-            titles,
-            routed,
-        })
-    }
-
-    fn write_to(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
-        let title_only: Vec<u32> = (0..self.title_only.len() as u32)
-            .filter(|&doc| self.title_only[doc as usize])
-            .collect();
-        write_list(w, &title_only)?;
-        write_list(w, &self.titles)?;
-        write_list(w, &self.routed)
-    }
-
-    /// Reads what [`TitleCells::write_to`] wrote for `documents` documents placed as
-    /// `placement` says.
-    fn read_from(
-        r: &mut impl std::io::Read,
-        documents: usize,
-        placement: &CellPlacement,
-    ) -> std::io::Result<TitleCells> {
-        let invalid = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what);
-        let mut title_only = vec![false; documents];
-        for doc in read_list(r)? {
-            *title_only
-                .get_mut(doc as usize)
-                .ok_or_else(|| invalid("a title-only document of another run"))? = true;
-        }
-        let titles = read_list(r)?;
-        let routed = read_list(r)?;
-        let cells = placement.cells() as u32;
-        if titles.iter().any(|&doc| doc as usize >= documents)
-            || routed.len() != titles.len() * placement.probes()
-            || routed.iter().any(|&cell| cell >= cells && cell != NO_CELL)
-        {
-            return Err(invalid("its titles do not fit its cells"));
-        }
-        Ok(TitleCells {
-            title_only,
-            titles,
-            routed,
-        })
-    }
 }
 
 /// A folder of learned cells, and the embedded parts they were learned from.
@@ -561,82 +456,6 @@ fn band_share(signed: &SignedParts, part: Part) -> Result<Vec<Vec<Routed>>> {
     Ok(routed)
 }
 
-/// The queries a searched part has yet to search, and the files their lists go to, one for
-/// each embedded part (the query's): a block of [`SEARCH_BLOCK`] queries at a time, each
-/// written as its document, how many hits, and each hit's cosine (as bits) and document.
-struct Lists<'s> {
-    signed: &'s SignedParts,
-    files: Vec<RunFile>,
-    docs: Vec<u32>,
-    codes: Codes,
-    searched: usize,
-}
-
-impl<'s> Lists<'s> {
-    /// Lists into the files `name` gives each embedded part of `signed`, in the folder `run`
-    /// writes.
-    fn new(
-        run: &RunWriter,
-        name: fn(Part) -> String,
-        signed: &'s SignedParts,
-        width: usize,
-    ) -> Result<Lists<'s>> {
-        let signers = signed.folders[0].part;
-        Ok(Lists {
-            signed,
-            files: (signers.all().map(|to| run.create(&name(to)))).collect::<Result<_>>()?,
-            docs: Vec::new(),
-            codes: Codes::new(width),
-            searched: 0,
-        })
-    }
-
-    /// Adds the query of document `doc` to the block.
-    fn push(&mut self, doc: u32, code: Code<'_>) {
-        self.docs.push(doc);
-        self.codes.push_code(code);
-    }
-
-    fn full(&self) -> bool {
-        self.docs.len() == SEARCH_BLOCK
-    }
-
-    /// Searches the block with `search` (its documents and codes) and writes the lists.
-    fn write(&mut self, search: impl FnOnce(&[u32], &Codes) -> Vec<Vec<(f32, u32)>>) -> Result<()> {
-        if self.docs.is_empty() {
-            return Ok(());
-        }
-        let found = search(&self.docs, &self.codes);
-        let mut words = vec![Vec::new(); self.files.len()];
-        for (&doc, found) in self.docs.iter().zip(found) {
-            let words = &mut words[self.signed.signer_of(doc) as usize - 1];
-            words.extend([doc, found.len() as u32]);
-            let hits = found
-                .iter()
-                .flat_map(|&(cosine, other)| [cosine.to_bits(), other]);
-            words.extend(hits);
-        }
-        for (file, words) in self.files.iter_mut().zip(words) {
-            if !words.is_empty() {
-                write_list(file, &words).map_err(|e| Error::io(file.target(), e))?;
-            }
-        }
-        self.searched += self.docs.len();
-        self.docs.clear();
-        self.codes = Codes::new(self.codes.width());
-        Ok(())
-    }
-
-    /// Ends the files and commits them.
-    fn finish(self, run: &mut RunWriter) -> Result<()> {
-        for mut file in self.files {
-            write_list(&mut file, &[]).map_err(|e| Error::io(file.target(), e))?;
-            run.commit(file)?;
-        }
-        Ok(())
-    }
-}
-
 /// The join from the learned cells in `dirs` (one folder): the queries searched in it.
 pub(in crate::pipeline) fn join_cells(
     dirs: &[PathBuf],
@@ -682,59 +501,4 @@ pub(in crate::pipeline) fn join(
         found: Some(found),
     };
     join_parts(cells.signed, out, Some(placed))
-}
-
-/// Offers `found` the lists every searched part in `parts` wrote of the queries of embedded
-/// part `signer`, whose documents are `docs`: `found` holds a list for each of them, from the
-/// first (a share's lists, or the run's).
-pub(super) fn read_lists(
-    parts: &[StageFolder],
-    signer: Part,
-    docs: Range<u32>,
-    found: &mut FoundInParts,
-) -> Result<()> {
-    for part in parts {
-        read_nearest(part, &nearest_file(signer), &docs, &mut found.documents)?;
-        read_nearest(part, &nearest_titles_file(signer), &docs, &mut found.titles)?;
-    }
-    Ok(())
-}
-
-/// Offers `found` every list a searched part wrote into its file `name`, each of a document
-/// of `docs`, which `found` numbers from the first.
-fn read_nearest(
-    part: &StageFolder,
-    name: &str,
-    docs: &Range<u32>,
-    found: &mut NearestLists,
-) -> Result<()> {
-    let documents = part.folder.summary.documents as u32;
-    let invalid =
-        |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_owned());
-    part.folder.read_with(name, |r| {
-        loop {
-            let words = read_list(r)?;
-            if words.is_empty() {
-                return Ok(());
-            }
-            let mut words = words.as_slice();
-            while let [doc, count, rest @ ..] = words {
-                let count = *count as usize;
-                if !docs.contains(doc) || rest.len() < 2 * count {
-                    return Err(invalid("a list of another run's documents"));
-                }
-                let hits: Vec<(f32, u32)> = (rest[..2 * count].chunks_exact(2))
-                    .map(|w| (f32::from_bits(w[0]), w[1]))
-                    .collect();
-                if hits.iter().any(|&(_, other)| other >= documents) {
-                    return Err(invalid("a list of another run's documents"));
-                }
-                found.offer(doc - docs.start, hits);
-                words = &rest[2 * count..];
-            }
-            if !words.is_empty() {
-                return Err(invalid("a list cut short"));
-            }
-        }
-    })
 }

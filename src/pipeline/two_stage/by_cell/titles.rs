@@ -1,0 +1,108 @@
+//! What the titles need of the cells: which documents are a title and nothing else, and where
+//! each title query was routed, learned once with the cells and read by every part.
+
+use std::time::Instant;
+
+use super::visit_documents_and_titles;
+use crate::error::Result;
+use crate::io::{read_list, write_list};
+use crate::pipeline::stages::{Share, SignedParts};
+use crate::search::{CellPlacement, NO_CELL, Placing};
+
+/// What the titles need of the cells: which documents are a title and nothing else (the
+/// documents a title is searched among), and each title query's nearest cells, routed as one
+/// run routes them.
+pub(in crate::pipeline::two_stage) struct TitleCells {
+    /// Whether each document is a title and nothing else.
+    pub title_only: Vec<bool>,
+    /// The document of each title query, in the run's order.
+    pub(super) titles: Vec<u32>,
+    /// Each title query's cells (`probes` each, as `CellPlacement::route` gives them).
+    pub(super) routed: Vec<u32>,
+}
+
+impl TitleCells {
+    /// Reads which documents are title-only from the parts' sketches, a block at a time; then,
+    /// in one pass over the parts' codes, places every document among the cells `placing`
+    /// learned, and routes every title query to its nearest cells.
+    pub(super) fn place_and_route(
+        signed: &SignedParts,
+        placing: &mut Placing,
+    ) -> Result<TitleCells> {
+        let clock = Instant::now();
+        let mut title_only = Vec::with_capacity(signed.documents());
+        for folder in &signed.folders {
+            Share::visit(signed, folder.part.number, |block| {
+                let sketches = &block.sketches;
+                title_only.extend((0..sketches.len()).map(|doc| sketches.facts(doc).title_only()));
+            })?;
+        }
+        tracing::info!(
+            seconds = clock.elapsed().as_secs_f64(),
+            "title-only documents read from the sketches"
+        );
+        let clock = Instant::now();
+        let bar = crate::progress::items(
+            signed.documents() as u64,
+            "placing the documents and routing the titles",
+        );
+        let (mut titles, mut routed) = (Vec::new(), Vec::new());
+        visit_documents_and_titles(signed, |_, documents, block_titles, title_codes| {
+            placing.place(documents);
+            titles.extend_from_slice(block_titles);
+            routed.extend(placing.placement().route(title_codes));
+            bar.inc(documents.len() as u64);
+            Ok(())
+        })?;
+        bar.finish_and_clear();
+        tracing::info!(
+            titles = titles.len(),
+            seconds = clock.elapsed().as_secs_f64(),
+            "documents placed and title queries routed to their cells"
+        );
+        Ok(TitleCells {
+            title_only,
+            titles,
+            routed,
+        })
+    }
+
+    pub(super) fn write_to(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
+        let title_only: Vec<u32> = (0..self.title_only.len() as u32)
+            .filter(|&doc| self.title_only[doc as usize])
+            .collect();
+        write_list(w, &title_only)?;
+        write_list(w, &self.titles)?;
+        write_list(w, &self.routed)
+    }
+
+    /// Reads what [`TitleCells::write_to`] wrote for `documents` documents placed as
+    /// `placement` says.
+    pub(super) fn read_from(
+        r: &mut impl std::io::Read,
+        documents: usize,
+        placement: &CellPlacement,
+    ) -> std::io::Result<TitleCells> {
+        let invalid = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what);
+        let mut title_only = vec![false; documents];
+        for doc in read_list(r)? {
+            *title_only
+                .get_mut(doc as usize)
+                .ok_or_else(|| invalid("a title-only document of another run"))? = true;
+        }
+        let titles = read_list(r)?;
+        let routed = read_list(r)?;
+        let cells = placement.cells() as u32;
+        if titles.iter().any(|&doc| doc as usize >= documents)
+            || routed.len() != titles.len() * placement.probes()
+            || routed.iter().any(|&cell| cell >= cells && cell != NO_CELL)
+        {
+            return Err(invalid("its titles do not fit its cells"));
+        }
+        Ok(TitleCells {
+            title_only,
+            titles,
+            routed,
+        })
+    }
+}
