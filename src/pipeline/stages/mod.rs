@@ -46,11 +46,13 @@
 mod band;
 mod confirm;
 mod join;
+mod share;
 mod sign;
 
 pub(in crate::pipeline) use band::band;
 pub(in crate::pipeline) use confirm::{Judged, confirm};
 pub(super) use join::{check_signed, join};
+pub(in crate::pipeline) use share::Share;
 pub(in crate::pipeline) use sign::{KeyFiles, route_keys, write_sketches};
 pub use sign::{Signed, sign_part};
 
@@ -63,12 +65,10 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::{Method, MinHashConfig, Pair, Part, PipelineSpec};
-use crate::confirm::SketchFacts;
 use crate::embed::ModelIdentity;
 use crate::error::{Error, Result};
 use crate::io::{FolderLock, read_list, write_count, write_list};
 use crate::output::run::{RunFolder, RunSummary, RunWriter, SUMMARY as RUN_SUMMARY, StageTimes};
-use crate::sketch::Signatures;
 
 /// The sketches of a signed part's documents.
 pub(in crate::pipeline) const SKETCHES: &str = "sketches.bin";
@@ -557,66 +557,6 @@ pub(in crate::pipeline) fn write_scored(
 /// Writes `words` to the file `name` of `run`.
 fn write_words(run: &mut RunWriter, name: &str, words: &[u32]) -> Result<()> {
     run.write_with(name, |file| write_list(file, words))
-}
-
-/// The sketches a signed part wrote: a row for each of its documents, in order.
-pub(in crate::pipeline) struct Share {
-    /// The run's numbers of its documents.
-    pub docs: std::ops::Range<u32>,
-    pub signatures: Signatures,
-    pub sketches: SketchFacts,
-}
-
-impl Share {
-    /// The sketches of part `number`.
-    pub fn read(signed: &SignedParts, number: u32) -> Result<Share> {
-        let num_perm = signed.folder(number).config.confirm.minhash.num_perm;
-        let mut signatures = Signatures::new(num_perm);
-        let mut sketches = SketchFacts::default();
-        Share::visit(signed, number, |block| {
-            signatures.extend(&block.signatures);
-            sketches.extend(block.sketches);
-        })?;
-        Ok(Share {
-            docs: signed.docs_of(number),
-            signatures,
-            sketches,
-        })
-    }
-
-    /// Reads the sketches of part `number` a block at a time, handing `visit` each block as a
-    /// share of its own: what a reader needing only some rows holds at once.
-    pub(in crate::pipeline) fn visit(
-        signed: &SignedParts,
-        number: u32,
-        mut visit: impl FnMut(Share),
-    ) -> Result<()> {
-        let folder = signed.folder(number);
-        let num_perm = folder.config.confirm.minhash.num_perm;
-        let docs = signed.docs_of(number);
-        let mut first = docs.start;
-        folder.folder.read_with(SKETCHES, |r| {
-            sign::visit_sketch_blocks(r, num_perm, |signatures, sketches| {
-                let end = first.saturating_add(signatures.len() as u32);
-                let block = Share {
-                    docs: first..end,
-                    signatures,
-                    sketches,
-                };
-                visit(block);
-                first = end;
-            })
-        })?;
-        if first != docs.end {
-            return Err(Error::Usage(format!(
-                "{} holds {} sketches, and its summary counts {} documents: sign the part again",
-                folder.dir.display(),
-                first - docs.start,
-                docs.len()
-            )));
-        }
-        Ok(())
-    }
 }
 
 /// `neardup merge FOLDERS --part P`: the stage after the one that wrote `dirs`, for part
