@@ -10,7 +10,7 @@ use std::collections::hash_map::Entry;
 use std::time::Instant;
 
 use super::title_only::TitleOnlyStore;
-use super::vectors_once::{VectorSource, VectorsOnce};
+use super::vectors_once::VectorsOnce;
 use crate::confirm::{SignOnce, Signing, SketchFacts};
 use crate::error::{Error, Result};
 use crate::index::{DocumentIndex, Snapshot, SnapshotSpool};
@@ -95,9 +95,8 @@ struct Loader<'a> {
     ids: Vec<String>,
     /// Each pending document's text, empty where its vector comes from another's.
     texts: Vec<String>,
-    /// Where each pending document's vector comes from.
-    sources: Vec<VectorSource>,
-    /// The vectors of the texts embedded, for their later copies.
+    /// The vectors of the texts embedded, for their later copies; where each pending
+    /// document's vector comes from.
     once_vectors: VectorsOnce,
     /// Which of `texts` are a title and nothing else.
     title_only_texts: Vec<bool>,
@@ -149,7 +148,6 @@ impl<'a> Loader<'a> {
             docs: Vec::new(),
             ids: Vec::new(),
             texts: Vec::new(),
-            sources: Vec::new(),
             once_vectors,
             title_only_texts: Vec::new(),
             title_only_keys: Vec::new(),
@@ -186,14 +184,11 @@ impl<'a> Loader<'a> {
         if self.slice.is_some_and(|part| !part.holds(doc)) {
             return;
         }
-        let source = self.once_vectors.source(first, &self.docs);
+        let embedded = self.once_vectors.note(first, &self.docs);
         self.docs.push(doc);
         self.ids.push(item.id);
-        self.sources.push(source);
-        self.texts.push(match source {
-            VectorSource::Embedded => item.text,
-            _ => String::new(),
-        });
+        self.texts
+            .push(if embedded { item.text } else { String::new() });
         self.title_only_texts.push(item.title_only);
         let mut stored_title = None;
         if let Some(title) = item.title {
@@ -236,7 +231,7 @@ impl<'a> Loader<'a> {
         self.docs.clear();
         self.ids.clear();
         self.texts.clear();
-        self.sources.clear();
+        self.once_vectors.clear_batch();
         self.title_only_texts.clear();
         self.titles.clear();
         self.stored_titles.clear();
@@ -244,68 +239,12 @@ impl<'a> Loader<'a> {
         self.repeated_titles.clear();
     }
 
-    /// The pending documents' vectors, then their titles': each distinct text embedded once
-    /// (`vectors_once.rs`), centred, and kept for later copies.
-    fn embed_batch(&mut self) -> Result<Vec<Vec<f32>>> {
-        let embedded = (self.sources.iter().zip(&self.texts))
-            .filter(|(source, _)| **source == VectorSource::Embedded)
-            .map(|(_, text)| text);
-        let texts: Vec<&str> = embedded
-            .chain(self.titles.iter().map(|t| &t.1))
-            .map(String::as_str)
-            .collect();
-        let mut made = std::mem::take(&mut self.vectors);
-        self.index.embedder().embed_into(&texts, &mut made)?;
-        // Each document's vector as embedding its own text gives it; a copy an earlier batch
-        // embedded waits for its row, which holds the vector centred already.
-        let mut made = made.into_iter();
-        let mut vectors: Vec<Vec<f32>> = Vec::with_capacity(self.texts.len() + self.titles.len());
-        for source in &self.sources {
-            let vector = match *source {
-                VectorSource::Embedded => made.next().expect("a vector for each text"),
-                VectorSource::Pending(at) => vectors[at].clone(),
-                VectorSource::Spilled(_) => Vec::new(),
-            };
-            vectors.push(vector);
-        }
-        vectors.extend(made);
-        let spilled = |source: &VectorSource| matches!(source, VectorSource::Spilled(_));
-        // A batch after the first: its centre is learned already, or never will be.
-        if !self.sources.iter().any(spilled) {
-            self.index.learn_centre(&vectors[..self.texts.len()]);
-        }
-        let mut fresh: Vec<&mut Vec<f32>> = Vec::new();
-        let mut kept: Vec<(&mut Vec<f32>, u32)> = Vec::new();
-        for (at, vector) in vectors.iter_mut().enumerate() {
-            match self.sources.get(at) {
-                Some(VectorSource::Spilled(row)) => kept.push((vector, *row)),
-                _ => fresh.push(vector),
-            }
-        }
-        self.index.centre_all(fresh);
-        // A row many copies of the batch share is read once.
-        let mut read: HashMap<u32, usize> = HashMap::new();
-        for at in 0..kept.len() {
-            let row = kept[at].1;
-            match read.entry(row) {
-                Entry::Occupied(first) => *kept[at].0 = kept[*first.get()].0.clone(),
-                Entry::Vacant(slot) => {
-                    slot.insert(at);
-                    self.once_vectors.read(row, kept[at].0)?;
-                }
-            }
-        }
-        for ((&doc, source), vector) in self.docs.iter().zip(&self.sources).zip(&vectors) {
-            if *source == VectorSource::Embedded {
-                self.once_vectors.keep(doc, vector)?;
-            }
-        }
-        Ok(vectors)
-    }
-
     fn embed_and_store(&mut self) -> Result<()> {
         let started = Instant::now();
-        let mut vectors = self.embed_batch()?;
+        let buffer = std::mem::take(&mut self.vectors);
+        let (docs, texts, titles) = (&self.docs, &self.texts, &self.titles);
+        let mut vectors =
+            (self.once_vectors).embed_batch(self.index, docs, texts, titles, buffer)?;
         let titles = vectors.split_off(self.texts.len());
         // Apart from the rest: a batch of other texts could change a vector's last bits.
         let repeated: Vec<&str> = self.repeated_titles.iter().map(String::as_str).collect();
