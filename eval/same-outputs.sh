@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every method with two neardup binaries on the same corpora and compares what they write,
-# byte for byte: for a change that must not change behaviour (a refactoring).
+# byte for byte: for a change that must not change behaviour (a refactoring). Also a run split
+# into 4 parts and merged (minhash, two-stage), and a batch checked against a kept index (the
+# corpus's second half against an index of its first half).
 #
 #   [METHODS="minhash jaccard"] bash eval/same-outputs.sh BEFORE_BIN AFTER_BIN [CORPUS...]
 #
@@ -43,6 +45,37 @@ if [ -n "${METHODS:-}" ]; then
     done
     methods=("${chosen[@]}")
 fi
+methods+=(
+    "minhash-4-parts|parts --method minhash"
+    "two-stage-4-parts|parts --method two-stage"
+    "two-stage-against|against"
+)
+# Runs `flags` with `bin` over `corpus` into `out`: a plain run, or (first word `parts`) four
+# parts merged, or (`against`) the corpus's second half against an index of its first.
+run_with() {
+    local bin=$1 corpus=$2 out=$3 kind=$4
+    shift 4
+    case $kind in
+        parts)
+            local dirs=()
+            for i in 1 2 3 4; do
+                "$bin" dedup "$corpus" "$@" --part "$i/4" --out "$work/part$i" -q >/dev/null
+                dirs+=("$work/part$i")
+            done
+            "$bin" merge "${dirs[@]}" --out "$out" -q >/dev/null
+            rm -rf "${dirs[@]}"
+            ;;
+        against)
+            local half=$(( $(wc -l < "$corpus") / 2 ))
+            head -n "$half" "$corpus" > "$work/first.jsonl"
+            tail -n "+$((half + 1))" "$corpus" > "$work/second.jsonl"
+            "$bin" index "$work/first.jsonl" --index "$work/idx" -q >/dev/null
+            "$bin" dedup "$work/second.jsonl" --against "$work/idx" --out "$out" -q >/dev/null
+            rm -rf "$work/idx"
+            ;;
+        *) "$bin" dedup "$corpus" "$kind" "$@" --out "$out" -q >/dev/null ;;
+    esac
+}
 # summary.json without what differs run to run: its id, timings and the candidates' digest.
 settings() { python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); [s.pop(k,None) for k in ("run","seconds","write_seconds")]; s["files"].pop("candidates.jsonl",None); print(json.dumps(s,sort_keys=True))' "$1"; }
 different=0
@@ -56,7 +89,7 @@ for corpus in "${corpora[@]}"; do
             [ "$side" = after ] && bin=$after
             # One folder for both, which summary.json records.
             # shellcheck disable=SC2086
-            "$bin" dedup "$corpus" $flags --out "$work/out" -q >/dev/null
+            run_with "$bin" "$corpus" "$work/out" $flags
             mv "$work/out" "$work/$side"
         done
         verdict=same
