@@ -136,16 +136,18 @@ impl SpillRows {
         row.clear();
         row.resize(self.width, 0.0);
         let bytes: &mut [u8] = bytemuck::cast_slice_mut(row.as_mut_slice());
-        self.spill.append(|w| {
+        let writer = &mut self.spill.writer;
+        let mut read = || -> std::io::Result<()> {
             if buffered {
-                w.flush()?;
+                writer.flush()?;
             }
             // The file's end is where the buffer writes next.
-            let file = w.get_mut();
+            let file = writer.get_mut();
             file.seek(SeekFrom::Start(at))?;
             file.read_exact(bytes)?;
             file.seek(SeekFrom::End(0)).map(drop)
-        })?;
+        };
+        read().map_err(|e| Error::io(&self.spill.dir, e))?;
         if buffered {
             self.flushed = self.rows;
         }

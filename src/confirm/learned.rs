@@ -377,15 +377,16 @@ impl LearnedModel {
                 break;
             };
             let mut next = &theta + &step;
-            while objective(&next) < value && step.norm() > 1e-12 {
+            let mut next_value = objective(&next);
+            while next_value < value && step.norm() > 1e-12 {
                 step /= 2.0;
                 next = &theta + &step;
+                next_value = objective(&next);
             }
-            let gain = objective(&next) - value;
-            if gain <= 0.0 {
+            if next_value <= value {
                 break;
             }
-            (theta, value) = (next, value + gain);
+            (theta, value) = (next, next_value);
             if step.norm() < 1e-10 {
                 break;
             }

@@ -122,12 +122,18 @@ pub fn ensure_static(root: &Path) -> Result<PathBuf> {
     }
     let minilm = MiniLm::open(&ensure_minilm(root)?, 128, 1)?;
     tracing::info!(dir = %dir.display(), "deriving static token vectors from all-MiniLM-L6-v2 (once)");
-    let reference = reference_texts()?;
-    in_new_folder(&dir, |tmp| {
-        derive_static(&minilm, &reference, STATIC_DIMENSIONS, tmp)?;
-        keep_digests(tmp).map(drop)
-    })?;
+    derive_folder(&minilm, STATIC_DIMENSIONS, &dir)?;
     Ok(dir)
+}
+
+/// Derives the static model of `dimensions` from `model` into the new folder `dir`, with the
+/// digests its files are checked against.
+fn derive_folder(model: &MiniLm, dimensions: usize, dir: &Path) -> Result<()> {
+    let reference = reference_texts()?;
+    in_new_folder(dir, |tmp| {
+        derive_static(model, &reference, dimensions, tmp)?;
+        keep_digests(tmp).map(drop)
+    })
 }
 
 /// Derives a static model of `dimensions` (at most the model's width) from the BERT sentence
@@ -159,11 +165,7 @@ pub fn derive_static_into(
         )));
     }
     tracing::info!(from = %from.display(), dimensions, out = %out.display(), "deriving static token vectors");
-    let reference = reference_texts()?;
-    in_new_folder(out, |tmp| {
-        derive_static(&model, &reference, dimensions, tmp)?;
-        keep_digests(tmp).map(drop)
-    })
+    derive_folder(&model, dimensions, out)
 }
 
 /// The XXH3-64 of the file `path`, read through a map.

@@ -240,27 +240,27 @@ fn table_answers(path: &Path, text: &str, delimiter: u8) -> Result<Vec<(Answer, 
             let line = e.position().map_or(0, |p| p.line());
             at_line(line, format!("not a row of the table ({e})"))
         })?;
-        let line = row.position().map_or(0, |p| p.line()) as usize;
+        let line = row.position().map_or(0, |p| p.line());
         let field = |at: usize| row.get(at).unwrap_or("").trim();
         let duplicate = match field(label).to_ascii_lowercase().as_str() {
             "true" | "1" | "yes" => true,
             "false" | "0" | "no" => false,
             other => {
                 return Err(at_line(
-                    line as u64,
+                    line,
                     format!("duplicate is \"{other}\": give true or false (or 1 / 0, yes / no)"),
                 ));
             }
         };
         if field(a).is_empty() || field(b).is_empty() {
-            return Err(at_line(line as u64, "an id is empty: give both ids".into()));
+            return Err(at_line(line, "an id is empty: give both ids".into()));
         }
         let answer = Answer {
             id_a: field(a).to_owned(),
             id_b: field(b).to_owned(),
             duplicate,
         };
-        answers.push((answer, line));
+        answers.push((answer, line as usize));
     }
     Ok(answers)
 }
@@ -282,15 +282,11 @@ impl Labelling<'_> {
     pub fn model(&self, labels: &PairLabels) -> Result<Option<LearnedModel>> {
         match (labels.counts(), self.prior) {
             ((0, _), prior) => Ok(prior.cloned()),
-            (_, Some(prior)) => {
+            ((count, duplicates), None) if duplicates == 0 || duplicates == count => Ok(None),
+            (_, prior) => {
                 let pairs = labels.of_candidates(self.candidates, self.corpus)?;
-                fit(vec![pairs], Some(prior)).map(Some)
+                fit(vec![pairs], prior).map(Some)
             }
-            ((count, duplicates), None) if duplicates > 0 && duplicates < count => {
-                let pairs = labels.of_candidates(self.candidates, self.corpus)?;
-                fit(vec![pairs], None).map(Some)
-            }
-            (_, None) => Ok(None),
         }
     }
 
