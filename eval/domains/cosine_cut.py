@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Scores a plain cosine cut on a two-stage run's own candidates: the pairs whose cosine reaches
-each threshold, grouped (single linkage), scored by `neardup eval --pred-groups` against the
+"""Scores a plain cosine cut on a two-stage run's own candidates (a run written with
+`--candidates jsonl`): the pairs whose cosine reaches each threshold, grouped (single linkage), scored by `neardup eval --pred-groups` against the
 labels. What the confirm stage would find if it weighed the embedding alone.
 
     python3 eval/domains/cosine_cut.py TRUTH.jsonl RUN_FOLDER [--thresholds 0.7 0.8 0.9]

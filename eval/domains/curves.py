@@ -88,7 +88,8 @@ def main():
 
     # The candidates `label` chooses among: the default search's, as a run writes them.
     run = os.path.join(out, "candidates")
-    subprocess.run([neardup, "dedup", args.domain, "-q", "--out", run], check=True,
+    subprocess.run([neardup, "dedup", args.domain, "-q", "--out", run, "--candidates", "jsonl"],
+                   check=True,
                    stdout=subprocess.DEVNULL)
     with open(os.path.join(run, "candidates.jsonl")) as f:
         candidates = [(c["id_a"], c["id_b"]) for c in map(json.loads, f)]

@@ -86,7 +86,8 @@ def searched(path):
     if not os.path.exists(kept):
         neardup = os.environ.get('NEARDUP', 'target/release/neardup')
         with tempfile.TemporaryDirectory() as out:
-            subprocess.run([neardup, 'dedup', path, '--out', out, '-q'], check=True)
+            subprocess.run([neardup, 'dedup', path, '--out', out, '-q', '--candidates', 'jsonl'],
+                           check=True)
             shutil.copy(os.path.join(out, 'candidates.jsonl'), kept)
     return kept
 

@@ -55,9 +55,9 @@ echo "one part (1/1) + merge: $(elapsed "$t") s"
 
 for result in merged whole; do
   scores=$("$NEARDUP" eval --truth "$corpus" --pred "$work/$result" | sed -n 2,3p | awk '{print $1, $2}' | tr '\n' ' ')
-  echo "   $result: $(wc -l < "$work/$result/pairs.jsonl") pairs, $(wc -l < "$work/$result/candidates.jsonl") candidates; $scores"
+  echo "   $result: $(wc -l < "$work/$result/pairs.jsonl") pairs, $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["candidates"])' "$work/$result/summary.json") candidates; $scores"
 done
-for file in pairs.jsonl candidates.jsonl groups.jsonl unique.jsonl; do
+for file in pairs.jsonl candidates.parquet groups.jsonl unique.jsonl; do
   if cmp -s "$work/merged/$file" "$work/whole/$file"; then
     echo "   $file: byte-equal"
   elif [[ $file == groups.jsonl || $file == unique.jsonl ]]; then

@@ -5,7 +5,8 @@ exact search confirms, that reach its candidates (the pairs its search proposed)
     recall.py TRUTH.jsonl RUN [EXACT_RUN]
 
 TRUTH is a CORE-layout file (`core_id`, `labelled_duplicates`); RUN and EXACT_RUN are
-`neardup dedup` output folders (candidates.jsonl, pairs.jsonl), EXACT_RUN one made with
+`neardup dedup` output folders written with `--candidates jsonl` (candidates.jsonl,
+pairs.jsonl), EXACT_RUN one made with
 --exact-search on the same input. Prints one JSON object.
 """
 import json

@@ -31,7 +31,7 @@ wait_for() {
   done
 }
 # The files a run writes that the scripts compare.
-run_files=(pairs.jsonl candidates.jsonl groups.jsonl unique.jsonl annotated.jsonl)
+run_files=(pairs.jsonl candidates.parquet groups.jsonl unique.jsonl annotated.jsonl)
 # Compares the run files of two run folders by the length and XXH3-64 digest each summary.json
 # records ("None" for a file a run did not write); prints each, and fails if any differs.
 same_files() {

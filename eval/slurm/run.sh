@@ -52,7 +52,7 @@ done
 "$NEARDUP" merge "$work/one" --out "$work/whole" -q > /dev/null
 for result in merged whole; do
   scores=$("$NEARDUP" eval --truth "$corpus" --pred "$work/$result" | sed -n 2,3p | awk '{print $1, $2}' | tr '\n' ' ')
-  echo "$result: $(wc -l < "$work/$result/pairs.jsonl") pairs, $(wc -l < "$work/$result/candidates.jsonl") candidates; $scores"
+  echo "$result: $(wc -l < "$work/$result/pairs.jsonl") pairs, $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["candidates"])' "$work/$result/summary.json") candidates; $scores"
 done
 same=true
 for file in "${run_files[@]}"; do

@@ -863,17 +863,26 @@ class Result:
             return json.loads(self._run.evaluate(path, predicted, "id"))
 
     def write(
-        self, out: Union[str, os.PathLike], annotate: bool = True, candidates: bool = True
+        self,
+        out: Union[str, os.PathLike],
+        annotate: bool = True,
+        candidates: Optional[str] = "parquet",
     ) -> Dict[str, Any]:
         """Writes the command line's files into the folder `out` (pairs, candidates, groups,
         unique and annotated records in the input's format, summary.json); returns the
-        summary. For data read from files. `annotate=False` and `candidates=False` leave out
-        the annotated copy and candidates.jsonl, as `--no-annotate` and `--no-candidates`."""
+        summary. For data read from files. `annotate=False` leaves out the annotated copy, as
+        `--no-annotate`; `candidates` is the format of every scored candidate, as
+        `--candidates`: "parquet" (candidates.parquet), "jsonl" (candidates.jsonl) or None."""
         if self._records.paths is None:
             raise ValueError(
                 "write() copies records out of the input files; for data held in Python, "
                 "save result.unique in its own way (to_parquet, to_json, ...)"
             )
+        # True and False, as before there was a choice of format.
+        if candidates is None or candidates is False:
+            candidates = "none"
+        elif candidates is True:
+            candidates = "parquet"
         return json.loads(self._run.write(os.fspath(out), annotate, candidates))
 
     def __repr__(self) -> str:

@@ -8,7 +8,7 @@ use neardup::Error;
 use neardup::eval::{Predicted, Predictions, Truth, evaluate};
 use neardup::index::{explain_records, find_two, minhash_settings, uncentre};
 use neardup::io::{Input, ReadOptions};
-use neardup::output::run::RunWriter;
+use neardup::output::run::{CandidatesFormat, RunWriter};
 use neardup::pipeline::{self, Dedup, Method, OutputSpec, PipelineSpec};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -269,14 +269,19 @@ impl Run {
 
     /// Writes the command line's files (pairs, candidates, groups, unique and annotated
     /// records, summary) into the folder `out`; returns the summary as JSON.
-    #[pyo3(signature = (out, annotate = true, candidates = true))]
+    #[pyo3(signature = (out, annotate = true, candidates = "parquet"))]
     fn write(
         &self,
         py: Python<'_>,
         out: PathBuf,
         annotate: bool,
-        candidates: bool,
+        candidates: &str,
     ) -> PyResult<String> {
+        let candidates: CandidatesFormat = candidates.parse().map_err(|_| {
+            PyValueError::new_err(format!(
+                "candidates={candidates:?}: give \"parquet\", \"jsonl\" or None"
+            ))
+        })?;
         detached_in(py, self.handed(), || {
             let output = OutputSpec {
                 dir: out,

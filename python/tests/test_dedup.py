@@ -53,15 +53,24 @@ def test_a_file_finds_what_the_command_line_finds(tmp_path, from_file):
     written = tmp_path / "py"
     summary = from_file.write(written)
     assert summary["pairs"] == from_file.summary["pairs"] > 0
-    for name in ["pairs.jsonl", "candidates.jsonl", "groups.jsonl", "unique.jsonl",
+    for name in ["pairs.jsonl", "candidates.parquet", "groups.jsonl", "unique.jsonl",
                  "annotated.jsonl"]:
         assert (written / name).read_bytes() == (out / name).read_bytes(), name
-    # Left out as the command line's --no-annotate and --no-candidates leave them out.
+    # Left out as the command line's --no-annotate and --candidates none leave them out.
     lean = tmp_path / "lean"
-    from_file.write(lean, annotate=False, candidates=False)
-    assert sorted(p.name for p in lean.glob("*.jsonl")) == [
+    from_file.write(lean, annotate=False, candidates=None)
+    assert sorted(p.name for p in lean.iterdir() if p.suffix in (".jsonl", ".parquet")) == [
         "groups.jsonl", "pairs.jsonl", "unique.jsonl"]
     assert (lean / "pairs.jsonl").read_bytes() == (out / "pairs.jsonl").read_bytes()
+    # Candidates as JSON lines, as --candidates jsonl writes them.
+    lines = tmp_path / "lines"
+    subprocess.run([CLI, "dedup", SAMPLE, "--method", "minhash", "--out", lines, "-q",
+                    "--candidates", "jsonl"], check=True)
+    from_file.write(tmp_path / "py-lines", candidates="jsonl")
+    name = "candidates.jsonl"
+    assert (tmp_path / "py-lines" / name).read_bytes() == (lines / name).read_bytes()
+    with pytest.raises(ValueError, match="candidates=.csv.: give"):
+        from_file.write(tmp_path / "bad", candidates="csv")
 
 
 def test_every_input_type_gives_the_same_pairs(from_file):
@@ -301,7 +310,7 @@ def test_rethreshold_decides_the_candidates_again_as_a_run_at_that_threshold(tmp
         # The files a run at that threshold writes, byte for byte.
         again.write(tmp_path / f"again-{threshold}")
         fresh.write(tmp_path / f"fresh-{threshold}")
-        for name in ["pairs.jsonl", "candidates.jsonl", "groups.jsonl", "unique.jsonl",
+        for name in ["pairs.jsonl", "candidates.parquet", "groups.jsonl", "unique.jsonl",
                      "annotated.jsonl"]:
             written = (tmp_path / f"again-{threshold}" / name).read_bytes()
             assert written == (tmp_path / f"fresh-{threshold}" / name).read_bytes(), name

@@ -109,7 +109,7 @@ pub struct SweepArgs {
     /// Ground truth in the CORE layout (JSONL, Parquet, or CSV/TSV).
     #[arg(long)]
     truth: PathBuf,
-    /// Output folder of `neardup dedup` (reads candidates.jsonl, else pairs.jsonl).
+    /// Output folder of `neardup dedup` (reads its candidates, else pairs.jsonl).
     #[arg(long)]
     pred: PathBuf,
     /// Lowest threshold.
@@ -185,7 +185,7 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
     };
     if run.summary.left_out_candidates() {
         outln!(to report;
-            "the run was written with --no-candidates: a threshold below its own ({}) is \
+            "the run was written with --candidates none: a threshold below its own ({}) is \
              judged on its confirmed pairs alone, not on what it would confirm; run it again \
              without that flag to sweep lower\n",
             run.summary.threshold

@@ -35,7 +35,7 @@ use crate::pipeline::{self, Part};
     neardup merge banded1/ banded2/ banded3/ banded4/ --part 1/4 --out confirmed1/   # ...\n  \
     neardup merge confirmed1/ confirmed2/ confirmed3/ confirmed4/ --out out/\n  \
     (on one machine, the stages left one part at a time: neardup merge signed*/ --out out/)\n\n  \
-    The join writes the files the parts were asked for: output flags (--no-candidates,\n  \
+    The join writes the files the parts were asked for: output flags (--candidates,\n  \
     --no-annotate, --keep, --out-format) go to `neardup dedup --part`. A two-stage join reads\n  \
     the confirmed folders and the embedded folders' sketches.bin only: short of disk, remove\n  \
     the searched folders and the embedded folders' queries.bin and keys-*.bin before it.")]

@@ -1,9 +1,9 @@
 //! Re-scoring a run's stored pair scores at other thresholds, without recomputing sketches.
 //!
-//! A run leaves its scored pairs (`candidates.jsonl` where the method scores more pairs than it
-//! confirms, else `pairs.jsonl`). Keeping the pairs whose score reaches a threshold, grouping
+//! A run leaves its scored pairs (its candidates, `candidates.parquet` or `candidates.jsonl`,
+//! where the method scores more pairs than it confirms, else `pairs.jsonl`). Keeping the pairs whose score reaches a threshold, grouping
 //! them (single linkage) and scoring the groups shows what that threshold would have given.
-//! Thresholds below the run's own can only be judged where `candidates.jsonl` holds the lower
+//! Thresholds below the run's own can only be judged where the candidates hold the lower
 //! scores. Choose a threshold on one labelled set and confirm it on another, never the same.
 
 use std::collections::HashMap;

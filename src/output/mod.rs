@@ -10,6 +10,8 @@
 //!   (`unique.*`) and an annotated copy (`annotated.*`), one file per format behind one trait.
 
 mod atomic;
+#[cfg(feature = "parquet")]
+mod dictionary_chunk;
 pub mod records;
 pub mod run;
 mod writeback;

@@ -227,7 +227,9 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
                 part.dir.display()
             )));
         }
-        let file = part.dir.join(Candidates::NAME);
+        let file = part
+            .dir
+            .join(part.folder.candidates_file().unwrap_or(Candidates::NAME));
         let bad = |field: &'static str, problem: String| {
             Error::input(
                 Location::file(&file),

@@ -12,8 +12,8 @@ use crate::group::{Candidate, KeepPolicy, KeepValue, choose_kept};
 use crate::io::{FolderLock, Input, RawRecord, ReadOptions, ScratchDir, for_each_document};
 use crate::output::records::{self, Destination, Fate, OutputFormat};
 use crate::output::run::{
-    Candidates, GroupRecord, Groups, IdsDigest, Pairs, RecordFile, RecordsDigest, RunSummary,
-    RunWriter,
+    CandidatesFormat, GroupRecord, Groups, IdsDigest, PairLine, Pairs, RecordFile, RecordsDigest,
+    RunSummary, RunWriter, SortedIds,
 };
 use crate::prefetch::{AHEAD, prefetch};
 use crate::spill::Spill;
@@ -39,20 +39,20 @@ pub fn write_results(
     let ids = &dedup.corpus.ids;
 
     let records = PairRecords::new(ids, dedup.score_name);
-    records.write::<Pairs>(&mut run, &dedup.pairs)?;
+    records.write(&mut run, Pairs::NAME, &dedup.pairs)?;
     // A part's candidates are the merge's input, whatever the output asks.
-    let candidates = match output.candidates || dedup.part.is_some() {
-        true => dedup.scored_candidates.as_ref(),
-        false => None,
+    let candidates = match (output.candidates, dedup.part) {
+        (CandidatesFormat::None, Some(_)) => CandidatesFormat::default(),
+        (candidates, _) => candidates,
     };
-    match candidates {
-        Some(ScoredCandidates::Held(scored)) => {
-            records.write::<Candidates>(&mut run, &**scored)?;
+    match (&dedup.scored_candidates, candidates.file()) {
+        (None, _) | (_, None) => {}
+        (Some(ScoredCandidates::Held(scored)), Some(name)) => {
+            records.write(&mut run, name, scored.as_ref())?;
         }
-        Some(ScoredCandidates::InFiles(files)) => {
-            records.write_read_again::<Candidates>(&mut run, &**files)?;
+        (Some(ScoredCandidates::InFiles(files)), Some(name)) => {
+            records.write_read_again(&mut run, name, files.as_ref())?;
         }
-        None => {}
     }
     drop(records);
     if dedup.part.is_some() {
@@ -142,6 +142,8 @@ pub fn run_summary(dedup: &Dedup, mut settings: serde_json::Value, unique: usize
 trait PairList: Sync {
     fn len(&self) -> usize;
     fn get(&self, i: usize) -> Pair;
+    /// Whether the pairs carry cosines (all of them, or none).
+    fn has_cosines(&self) -> bool;
     /// Starts loading the `i`th pair ([`prefetch`]).
     fn prefetch(&self, i: usize);
 }
@@ -152,6 +154,9 @@ impl PairList for Vec<Pair> {
     }
     fn get(&self, i: usize) -> Pair {
         self[i]
+    }
+    fn has_cosines(&self) -> bool {
+        self.first().is_some_and(|p| p.cosine.is_some())
     }
     fn prefetch(&self, i: usize) {
         prefetch(&self[i]);
@@ -164,6 +169,9 @@ impl PairList for ScoredPairs {
     }
     fn get(&self, i: usize) -> Pair {
         ScoredPairs::get(self, i)
+    }
+    fn has_cosines(&self) -> bool {
+        ScoredPairs::has_cosines(self)
     }
     fn prefetch(&self, i: usize) {
         ScoredPairs::prefetch(self, i);
@@ -182,6 +190,8 @@ struct PairRecords<'a> {
     /// comparing strings scattered over the heap (38 million candidates of a million
     /// documents took most of the writing so).
     place: Vec<u32>,
+    /// The document at each place: what a table of pairs keeps its ids by.
+    by_place: Vec<u32>,
 }
 
 /// Pairs sorted at a time, about: 64 MB of keys.
@@ -201,6 +211,15 @@ impl<'a> PairRecords<'a> {
             ids,
             score_name,
             place,
+            by_place: by_id,
+        }
+    }
+
+    /// The run's ids by their places.
+    fn sorted(&self) -> SortedIds<'_> {
+        SortedIds {
+            ids: self.ids,
+            by_place: &self.by_place,
         }
     }
 
@@ -246,12 +265,14 @@ impl<'a> PairRecords<'a> {
         self.prefetch_ahead(pairs, order, i);
         let p = pairs.get(order[i] as usize);
         let (x, y) = (&self.ids[p.a as usize], &self.ids[p.b as usize]);
+        let places = (self.place[p.a as usize], self.place[p.b as usize]);
         PairLine {
             a: x.min(y),
             b: x.max(y),
             score_name: self.score_name,
             score: p.score,
-            cosine: p.cosine.map(Cosine),
+            cosine: p.cosine,
+            places: (places.0.min(places.1), places.0.max(places.1)),
         }
     }
 
@@ -273,42 +294,46 @@ impl<'a> PairRecords<'a> {
         }
     }
 
-    /// Writes `pairs` as records into the run's file `F`, a slice of first ids' places at a
-    /// time.
-    fn write<F: RecordFile>(&self, run: &mut RunWriter, pairs: &dyn PairList) -> Result<()> {
+    /// Writes `pairs` as records into the run's file `name`, a slice of first ids' places at
+    /// a time.
+    fn write(&self, run: &mut RunWriter, name: &str, pairs: &dyn PairList) -> Result<()> {
         let slices = PairRecords::slice_count(pairs.len());
         let slice_of = self.slices(pairs, slices);
-        let mut file = run.create(F::NAME)?;
+        let mut file =
+            run.create_pairs(name, self.sorted(), self.score_name, pairs.has_cosines())?;
         for slice in 0..slices {
             let order = self.order(pairs, |i| slice_of[i] == slice as u8);
-            file.write_lines_in_parallel(order.len(), |i| self.record(pairs, &order, i))?;
+            file.append(order.len(), &|i| self.record(pairs, &order, i))?;
         }
-        run.commit(file)
+        file.commit(run)
     }
 
     /// [`PairRecords::write`] for pairs in `files`, which are read once: each pair goes to its
     /// slice's spill file, and each slice is then read back, ordered and written. Only a
     /// slice's pairs are held.
-    fn write_read_again<F: RecordFile>(
+    fn write_read_again(
         &self,
         run: &mut RunWriter,
+        name: &str,
         files: &dyn CandidateFiles,
     ) -> Result<()> {
         let slices = PairRecords::slice_count(files.count());
-        self.write_read_again_in::<F>(run, files, slices)
+        self.write_read_again_in(run, name, files, slices)
     }
 
     /// [`PairRecords::write_read_again`] in `slices` slices.
-    fn write_read_again_in<F: RecordFile>(
+    fn write_read_again_in(
         &self,
         run: &mut RunWriter,
+        name: &str,
         files: &dyn CandidateFiles,
         slices: usize,
     ) -> Result<()> {
-        let mut file = run.create(F::NAME)?;
+        let with_cosines = files.with_cosines();
+        let mut file = run.create_pairs(name, self.sorted(), self.score_name, with_cosines)?;
         let mut write_slice = |pairs: Vec<Pair>| {
             let order = self.order(&pairs, |_| true);
-            file.write_lines_in_parallel(order.len(), |i| self.record(&pairs, &order, i))
+            file.append(order.len(), &|i| self.record(&pairs, &order, i))
         };
         if slices == 1 {
             let mut pairs = Vec::with_capacity(files.count());
@@ -321,7 +346,6 @@ impl<'a> PairRecords<'a> {
                 .collect::<Result<Vec<_>>>()?;
             let mut counts = vec![0; slices];
             let mut failed = Ok(());
-            let with_cosines = files.with_cosines();
             files.for_each(&mut |p| {
                 if failed.is_ok() {
                     let slice = usize::from(self.slice_of(p, slices));
@@ -338,73 +362,12 @@ impl<'a> PairRecords<'a> {
                 write_slice(pairs.collect::<Result<_>>()?)?;
             }
         }
-        run.commit(file)
+        file.commit(run)
     }
 }
 
 /// Write buffer of each slice's spill file while pairs are dealt into them.
 const SLICE_BUFFER: usize = 1 << 16;
-
-/// A [`crate::output::run::PairRecord`] as it is written, borrowing the ids: tens of millions of
-/// candidates are serialised without allocating.
-struct PairLine<'a> {
-    a: &'a str,
-    b: &'a str,
-    score_name: &'static str,
-    score: f64,
-    cosine: Option<Cosine>,
-}
-
-/// A cosine as it is written: its shortest decimal form as an `f32` (`0.9123`, not the `f64`
-/// `0.9122999906539917`), in the notation the `f64` of that form takes, so that a reader's
-/// `f64` writes it back the same.
-struct Cosine(f32);
-
-impl serde::Serialize for Cosine {
-    fn serialize<S: serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> std::result::Result<S::Ok, S::Error> {
-        // The `f32` is written at once where its shortest form cannot differ from the one
-        // `Display` gives, which the `f64` was made from: where the two notations agree, and
-        // where the value has more than 13 bits after the binary point, so that its decimal
-        // digits run past the 10th and no two shortest forms lie equally near it (0.439453125:
-        // `Display` 0.43945313, the writer's own shortest form 0.43945312).
-        let x = self.0;
-        if (1e-3..=1e3).contains(&x.abs()) && (x * 8192.0).fract() != 0.0 {
-            x.serialize(serializer)
-        } else {
-            let shortest: f64 = x.to_string().parse().unwrap_or(f64::from(x));
-            shortest.serialize(serializer)
-        }
-    }
-}
-
-impl serde::Serialize for PairLine<'_> {
-    fn serialize<S: serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> std::result::Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut map = serializer.serialize_map(None)?;
-        map.serialize_entry("id_a", self.a)?;
-        map.serialize_entry("id_b", self.b)?;
-        // The scores in the order of their names, as a `PairRecord`'s map writes them.
-        let cosine_first = "cosine" < self.score_name;
-        let cosine = |map: &mut S::SerializeMap| match &self.cosine {
-            Some(cosine) => map.serialize_entry("cosine", cosine),
-            None => Ok(()),
-        };
-        if cosine_first {
-            cosine(&mut map)?;
-        }
-        map.serialize_entry(self.score_name, &self.score)?;
-        if !cosine_first {
-            cosine(&mut map)?;
-        }
-        map.end()
-    }
-}
 
 /// What became of each document: its group and the member kept in each group.
 pub struct Fates<'a> {
@@ -692,8 +655,12 @@ mod tests {
 
     #[test]
     fn pairs_read_again_into_slices_are_written_as_pairs_held() {
+        use crate::output::run::{CANDIDATES_TABLE, Candidates, RecordFile};
         let ids: Vec<String> = (0..50).map(|i| format!("doc{}", (i * 7) % 50)).collect();
-        for with_cosines in [false, true] {
+        let names = [Candidates::NAME].into_iter();
+        #[cfg(feature = "parquet")]
+        let names = names.chain([CANDIDATES_TABLE]);
+        for (name, with_cosines) in names.flat_map(|n| [(n, false), (n, true)]) {
             let pairs: Vec<Pair> = (0..49u32)
                 .flat_map(|a| (a + 1..50).step_by(3).map(move |b| (a, b)))
                 .map(|(a, b)| Pair {
@@ -710,50 +677,21 @@ mod tests {
                 let mut run = RunWriter::begin(RunWriter::lock(&out).unwrap()).unwrap();
                 let files = InMemory(pairs.clone(), with_cosines);
                 match slices {
-                    None => records.write::<Candidates>(&mut run, &pairs).unwrap(),
+                    None => records.write(&mut run, name, &pairs).unwrap(),
                     Some(slices) => records
-                        .write_read_again_in::<Candidates>(&mut run, &files, slices)
+                        .write_read_again_in(&mut run, name, &files, slices)
                         .unwrap(),
                 }
-                std::fs::read(out.join(Candidates::NAME)).unwrap()
+                std::fs::read(out.join(name)).unwrap()
             };
             let held = written(None);
-            assert!(held.len() > 10_000);
+            assert!(held.len() > 2_000, "{name}: {} bytes", held.len());
             for slices in [1, 2, 7] {
                 assert!(
                     written(Some(slices)) == held,
-                    "{slices} slices, {with_cosines}"
+                    "{name}: {slices} slices, {with_cosines}"
                 );
             }
-        }
-    }
-
-    /// A cosine written as an `f32` reads the same as the `f64` of its shortest decimal form,
-    /// which is how it was written before: byte for byte, down to the smallest `f32`.
-    #[test]
-    fn a_cosine_is_written_as_the_f64_of_its_shortest_form() {
-        use rand::{RngExt, SeedableRng};
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
-        let special = [
-            0.0f32, -0.0, 1.0, 1.0000002, -1.0, 0.25, 1e-8, 1.17e-38, 1e-45,
-        ];
-        let random = (0..200_000).map(|_| match rng.random_range(0..3) {
-            0 => rng.random::<f32>() * 2.0 - 1.0,
-            1 => 1.0 + (rng.random::<f32>() - 0.5) * 1e-5,
-            _ => f32::from_bits(rng.random::<u32>()),
-        });
-        // Values of few binary digits, whose shortest forms may tie.
-        let short =
-            (0..1u32 << 14).flat_map(|m| (0..40).map(move |k| m as f32 / (1u64 << k) as f32));
-        // Cosines, a little above 1 at most.
-        let cosines = (special.into_iter().chain(random).chain(short)).filter(|x| x.abs() <= 1.01);
-        for x in cosines {
-            let as_f64: f64 = x.to_string().parse().unwrap();
-            assert_eq!(
-                serde_json::to_string(&Cosine(x)).unwrap(),
-                serde_json::to_string(&as_f64).unwrap(),
-                "{x:e}"
-            );
         }
     }
 

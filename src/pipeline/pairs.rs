@@ -266,6 +266,11 @@ impl ScoredPairs {
         self.scores.len()
     }
 
+    /// Whether the candidates carry cosines (all of them, or none).
+    pub fn has_cosines(&self) -> bool {
+        matches!(self.pairs, CandidatePairs::WithCosines(_))
+    }
+
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.scores.len() == 0

@@ -98,7 +98,7 @@ pub(super) fn spec_of(settings: &serde_json::Value) -> std::result::Result<Pipel
 /// The settings every part of a run shares, as its summary records them: the pipeline
 /// `spec` of one of its parts without the part, and without the folder the part wrote to.
 /// Input, method and output settings all count: a part whose files were written for another
-/// keep policy, or with another `--no-candidates`, is of another run.
+/// keep policy, or with another `--candidates`, is of another run.
 pub(super) fn shared_settings(spec: &PipelineSpec) -> serde_json::Value {
     let mut method = spec.method.clone();
     method.set_part(None);

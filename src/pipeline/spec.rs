@@ -35,6 +35,7 @@ use crate::eval::Predicted;
 use crate::group::KeepPolicy;
 use crate::io::{DEFAULT_MAX_DOC_BYTES, FieldSpec, Input, InputFormat, ReadOptions};
 use crate::output::records::OutputFormat;
+use crate::output::run::CandidatesFormat;
 use crate::settings::MethodName;
 use crate::settings::{RecordedPath, SettingError, toml_line_of_key};
 
@@ -148,7 +149,7 @@ fn default_text_fields() -> Vec<String> {
 
 /// Where results go: the `[output]` table of a pipeline file and `neardup dedup`'s output
 /// flags, declared once (`dir` is `--out`, `format` is `--out-format`, `annotate = false` is
-/// `--no-annotate`, `candidates = false` is `--no-candidates`).
+/// `--no-annotate`, `candidates = "jsonl"` is `--candidates jsonl`).
 #[derive(Clone, Debug, Serialize, Deserialize, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct OutputSpec {
@@ -182,17 +183,18 @@ pub struct OutputSpec {
     )]
     #[serde(default = "yes")]
     pub annotate: bool,
-    /// Write candidates.jsonl, every candidate the method scored.
+    /// File of every candidate the method scored (two-stage scores about 36 a document), read
+    /// by `neardup sweep` and the report: parquet (candidates.parquet, about a tenth of the
+    /// JSON), jsonl (candidates.jsonl) or none (they then see the confirmed pairs alone).
     #[arg(
-        id = "no_candidates",
-        long = "no-candidates",
-        action = clap::ArgAction::SetFalse,
-        help = "Do not write candidates.jsonl, every candidate scored (two-stage scores about \
-                36 a document); `neardup sweep` then sees the confirmed pairs alone",
+        long,
+        value_name = "FORMAT",
+        value_enum,
+        default_value_t = CandidatesFormat::default(),
         help_heading = "Output"
     )]
-    #[serde(default = "yes")]
-    pub candidates: bool,
+    #[serde(default, deserialize_with = "CandidatesFormat::deserialize_or_bool")]
+    pub candidates: CandidatesFormat,
 }
 
 fn yes() -> bool {
@@ -207,7 +209,7 @@ impl OutputSpec {
             format: None,
             keep: KeepPolicy::default(),
             annotate: true,
-            candidates: true,
+            candidates: CandidatesFormat::default(),
         }
     }
 
@@ -426,14 +428,15 @@ mod tests {
             "--keep",
             "first",
             "--no-annotate",
-            "--no-candidates",
+            "--candidates",
+            "jsonl",
         ])
         .unwrap();
         let file: PipelineFile = toml::from_str(
             "[input]\npaths = []\nid_field = \"id\"\ntext_fields = [\"title\", \"body\"]\n\
              skip_invalid = true\nmax_doc_bytes = 9\n[method]\nname = \"minhash\"\n\
              [output]\ndir = \"o\"\nformat = \"csv\"\nkeep = \"first\"\nannotate = false\n\
-             candidates = false\n",
+             candidates = \"jsonl\"\n",
         )
         .unwrap();
         assert_eq!(json(&given.input), json(&file.input));
@@ -533,7 +536,12 @@ mod tests {
                 spec.output.annotate,
                 spec.output.candidates
             ),
-            (None, KeepPolicy::Representative, true, true)
+            (
+                None,
+                KeepPolicy::Representative,
+                true,
+                CandidatesFormat::default()
+            )
         );
         std::fs::write(&path, file("dir = \"out\"\nkeep = \"newest\"")).unwrap();
         let err = PipelineSpec::load(&path).unwrap_err().to_string();

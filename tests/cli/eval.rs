@@ -81,9 +81,14 @@ fn sweep_rescores_stored_pairs_and_names_the_best_threshold() {
     let data = sample();
     // The plain rule: its verdict is the stored score against the threshold, so a sweep can
     // replay it (the evidence rule also weighs titles and numbers, which no sweep replays).
-    let dir = dedup_minhash(&data, &["--confirm", "estimate", "--threshold", "0.7"]);
-    assert!(dir.path().join("candidates.jsonl").is_file());
+    let flags = ["--confirm", "estimate", "--threshold", "0.7"];
+    let dir = dedup_minhash(&data, &flags);
+    assert!(dir.path().join("candidates.parquet").is_file());
     let (text, points) = sweep(&data, dir.path(), ["0.5", "1.0", "0.1"]);
+    // The candidates as JSON lines sweep the same.
+    let lines = dedup_minhash(&data, &[&flags[..], &["--candidates", "jsonl"]].concat());
+    assert!(!lines.path().join("candidates.parquet").exists());
+    assert_eq!(sweep(&data, lines.path(), ["0.5", "1.0", "0.1"]).1, points);
     assert!(
         text.contains("best jaccard_estimate threshold by macro-F1"),
         "{text}"
@@ -112,8 +117,10 @@ fn a_run_without_its_candidates_writes_the_rest_the_same_and_its_sweep_says_so()
     let data = sample();
     let flags = ["--confirm", "estimate", "--threshold", "0.7"];
     let whole = dedup_minhash(&data, &flags);
-    let without = dedup_minhash(&data, &[&flags[..], &["--no-candidates"]].concat());
-    assert!(!without.path().join("candidates.jsonl").exists());
+    let without = dedup_minhash(&data, &[&flags[..], &["--candidates", "none"]].concat());
+    for file in ["candidates.jsonl", "candidates.parquet"] {
+        assert!(!without.path().join(file).exists(), "{file}");
+    }
     for file in [
         "pairs.jsonl",
         "groups.jsonl",
@@ -128,7 +135,7 @@ fn a_run_without_its_candidates_writes_the_rest_the_same_and_its_sweep_says_so()
     }
     // Below the run's threshold the sweep sees fewer pairs, and says why.
     let (text, points) = sweep(&data, without.path(), ["0.5", "1.0", "0.1"]);
-    assert!(text.contains("--no-candidates"), "{text}");
+    assert!(text.contains("--candidates none"), "{text}");
     let (_, whole_points) = sweep(&data, whole.path(), ["0.5", "1.0", "0.1"]);
     let pairs = |points: &[serde_json::Value]| points[0]["pairs"].as_u64().unwrap();
     assert!(pairs(&points) < pairs(&whole_points), "{points:?}");
@@ -140,7 +147,8 @@ fn a_report_whose_low_thresholds_chain_the_whole_corpus_still_scores_every_thres
     // they chain most of the corpus into one group, the run whose report once grew past 11 GB.
     // (A two-stage run has the same shape but takes minutes in a debug build.)
     let data = shared_data();
-    let dir = dedup_minhash(&data, &["--bands", "32", "--rows", "4"]);
+    let flags = ["--bands", "32", "--rows", "4", "--candidates", "jsonl"];
+    let dir = dedup_minhash(&data, &flags);
     let candidates = std::fs::read_to_string(dir.path().join("candidates.jsonl"))
         .unwrap()
         .lines()

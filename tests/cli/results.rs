@@ -131,7 +131,7 @@ fn a_new_run_sweeps_temporary_files_of_killed_runs_and_stale_files() {
     std::fs::write(&stale_temp, "half a file").unwrap();
     let user_file = dir.path().join("notes.txt");
     std::fs::write(&user_file, "mine").unwrap();
-    assert!(dir.path().join("candidates.jsonl").is_file());
+    assert!(dir.path().join("candidates.parquet").is_file());
     // Jaccard writes no candidates: the MinHash run's would mislead a sweep.
     ok(&[
         "dedup",
@@ -143,7 +143,7 @@ fn a_new_run_sweeps_temporary_files_of_killed_runs_and_stale_files() {
         "-q",
     ]);
     assert!(!stale_temp.exists());
-    assert!(!dir.path().join("candidates.jsonl").exists());
+    assert!(!dir.path().join("candidates.parquet").exists());
     assert!(
         user_file.exists(),
         "files that are not the run's are left alone"

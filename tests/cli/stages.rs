@@ -5,7 +5,7 @@ use crate::common::*;
 
 const RUN_FILES: [&str; 5] = [
     "pairs.jsonl",
-    "candidates.jsonl",
+    "candidates.parquet",
     "groups.jsonl",
     "unique.jsonl",
     "annotated.jsonl",
@@ -338,7 +338,11 @@ fn parts_of_unlike_settings_are_refused_by_the_setting_and_no_part_is_written_ov
             ["\"representative\"", "\"longest\""],
         ),
         (&["--no-annotate"], "output.annotate", ["true", "false"]),
-        (&["--no-candidates"], "output.candidates", ["true", "false"]),
+        (
+            &["--candidates", "jsonl"],
+            "output.candidates",
+            ["\"parquet\"", "\"jsonl\""],
+        ),
         (&["--num-perm", "64"], "method.num_perm", ["128", "64"]),
     ] {
         sign("2/2", &two, extra);
@@ -648,15 +652,24 @@ fn a_split_run_signed_without_candidates_joins_without_them() {
     for (i, dir) in signed.iter().enumerate() {
         let part = format!("{}/2", i + 1);
         let out = s(dir);
-        let args = ["dedup", s(&data), "--method", "minhash", "--no-candidates"];
+        let args = [
+            "dedup",
+            s(&data),
+            "--method",
+            "minhash",
+            "--candidates",
+            "none",
+        ];
         ok(&[&args[..], &["--part", &part, "--out", out, "-q"]].concat());
     }
     let joined = at("joined");
     let mut args: Vec<&str> = vec!["merge"];
     args.extend(signed.iter().map(|d| s(d)));
     ok(&[&args[..], &["--out", s(&joined), "-q"]].concat());
-    assert!(!joined.join("candidates.jsonl").exists());
-    for file in RUN_FILES.iter().filter(|&&f| f != "candidates.jsonl") {
+    for file in ["candidates.jsonl", "candidates.parquet"] {
+        assert!(!joined.join(file).exists(), "{file}");
+    }
+    for file in RUN_FILES.iter().filter(|&&f| f != "candidates.parquet") {
         let read = |dir: &Path| std::fs::read(dir.join(file)).unwrap();
         assert!(read(&joined) == read(whole.path()), "{file}");
     }

@@ -220,7 +220,8 @@ fn records_that_share_a_title_share_what_their_title_finds() {
     let vectors = dir.path().join("words.txt");
     random_word_vectors(&data, &vectors);
     let out = dir.path().join("out");
-    dedup_with_glove_top(&data, &vectors, &out, "1", &["--exact-search"]);
+    let flags = ["--exact-search", "--candidates", "jsonl"];
+    dedup_with_glove_top(&data, &vectors, &out, "1", &flags);
     let candidates = std::fs::read_to_string(out.join("candidates.jsonl")).unwrap();
     for pair in [r#""id_a":"a","id_b":"c""#, r#""id_a":"b","id_b":"c""#] {
         assert!(
@@ -250,7 +251,8 @@ fn copies_of_a_record_that_many_hold_leave_their_title_to_the_first() {
     let vectors = dir.path().join("words.txt");
     random_word_vectors(&data, &vectors);
     let out = dir.path().join("out");
-    dedup_with_glove_top(&data, &vectors, &out, "1", &["--cells", "1"]);
+    let flags = ["--cells", "1", "--candidates", "jsonl"];
+    dedup_with_glove_top(&data, &vectors, &out, "1", &flags);
     let candidates = std::fs::read_to_string(out.join("candidates.jsonl")).unwrap();
     let with_title: Vec<&str> = (candidates.lines())
         .filter(|line| line.contains(r#""id_b":"title""#))
@@ -293,7 +295,8 @@ fn with_cells_a_title_only_copy_minhash_proposes_is_scored_by_the_title_not_the_
     let vectors = dir.path().join("words.txt");
     random_word_vectors(&data, &vectors);
     let out = dir.path().join("out");
-    dedup_with_glove_top(&data, &vectors, &out, "1", &["--cells", "1"]);
+    let flags = ["--cells", "1", "--candidates", "jsonl"];
+    dedup_with_glove_top(&data, &vectors, &out, "1", &flags);
     let pairs = pair_ids(&out);
     let noted = ("noted".to_owned(), "record".to_owned());
     let candidates = std::fs::read_to_string(out.join("candidates.jsonl")).unwrap();
@@ -549,6 +552,8 @@ fn title_queries_search_only_the_records_that_are_a_title_alone() {
             s(&vectors),
             "--top-k",
             "3",
+            "--candidates",
+            "jsonl",
         ]);
         args.extend(extra);
         ok(&args);
@@ -719,7 +724,7 @@ fn four_parts_of_a_split_run_merge_into_the_files_of_one_run() {
             let read = |run: &Path, file: &str| std::fs::read(run.join(file)).unwrap();
             for file in [
                 "pairs.jsonl",
-                "candidates.jsonl",
+                "candidates.parquet",
                 "groups.jsonl",
                 "unique.jsonl",
             ] {
@@ -952,7 +957,7 @@ fn a_batch_checked_against_a_kept_collection_finds_the_pairs_a_run_over_both_fin
         &glove[..],
     ]
     .concat());
-    for file in ["pairs.jsonl", "candidates.jsonl", "groups.jsonl"] {
+    for file in ["pairs.jsonl", "candidates.parquet", "groups.jsonl"] {
         let read = |run: &Path| std::fs::read(run.join(file)).unwrap();
         assert!(read(&in_cells) == read(&cells_again), "{file} differs");
     }
@@ -1271,7 +1276,7 @@ fn each_distinct_text_is_embedded_once_and_its_copies_get_what_embedding_them_gi
     assert!(reused > 5000 && reused == count(&log, "copies"), "{log}");
     let log = run(&distinct, &each);
     assert_eq!(count(&log, "vectors_reused"), 0, "{log}");
-    for file in ["pairs.jsonl", "candidates.jsonl", "groups.jsonl"] {
+    for file in ["pairs.jsonl", "candidates.parquet", "groups.jsonl"] {
         let read = |run: &Path| std::fs::read(run.join(file)).unwrap();
         assert!(read(&once) == read(&each), "{file} differs");
     }

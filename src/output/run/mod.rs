@@ -1,10 +1,11 @@
 //! A run's output folder, as one unit.
 //!
 //! A run writes these files, each atomically (see [`AtomicFile`]):
-//! - three files of records, one JSON object a line, each with its format ([`RecordFile`]):
-//!   [`Pairs`] (`pairs.jsonl`, the confirmed pairs), [`Candidates`] (`candidates.jsonl`, every
-//!   scored candidate, where the method scores more than it confirms) and [`Groups`]
-//!   (`groups.jsonl`);
+//! - files of records, one JSON object a line, each with its format ([`RecordFile`]):
+//!   [`Pairs`] (`pairs.jsonl`, the confirmed pairs) and [`Groups`] (`groups.jsonl`);
+//! - every scored candidate, where the method scores more than it confirms, in the format
+//!   [`CandidatesFormat`] names: `candidates.parquet` ([`pair_table`]) or [`Candidates`]
+//!   (`candidates.jsonl`), laid out as the pairs;
 //! - `unique.*`: the input records kept (one per group, chosen by the keep policy, and every
 //!   document in no group), in input order, in the input's format (see [`crate::output::records`]);
 //! - `annotated.*`: every document's record with its group, whether it is kept and which record
@@ -18,11 +19,15 @@
 //! summary's digest and refuse a mix. A lock keeps two runs out of one folder, and temporary
 //! files that a killed run left behind are removed when the next one starts.
 
+mod pair_lines;
+#[cfg(feature = "parquet")]
+mod pair_table;
 mod records;
 
+pub use pair_lines::{PairLine, PairSink, SortedIds, cosine_as_read};
 pub use records::{
-    Candidates, FileDigest, GroupRecord, Groups, IdsDigest, PairRecord, Pairs, RecordFile,
-    RecordsDigest, RunSummary, StageTimes,
+    CANDIDATES_TABLE, Candidates, CandidatesFormat, FileDigest, GroupRecord, Groups, IdsDigest,
+    PairRecord, Pairs, RecordFile, RecordsDigest, RunSummary, StageTimes,
 };
 
 use std::collections::BTreeMap;
@@ -49,13 +54,20 @@ const LOCK: &str = ".neardup.lock";
 
 /// Every file a run may leave; a new run replaces or removes each.
 fn run_files() -> impl Iterator<Item = &'static str> {
-    [Pairs::NAME, Candidates::NAME, Groups::NAME, SUMMARY, EVAL]
-        .into_iter()
-        .chain(
-            OutputFormat::ALL
-                .into_iter()
-                .flat_map(|f| [f.unique_file(), f.annotated_file()]),
-        )
+    [
+        Pairs::NAME,
+        Candidates::NAME,
+        CANDIDATES_TABLE,
+        Groups::NAME,
+        SUMMARY,
+        EVAL,
+    ]
+    .into_iter()
+    .chain(
+        OutputFormat::ALL
+            .into_iter()
+            .flat_map(|f| [f.unique_file(), f.annotated_file()]),
+    )
 }
 
 /// Records serialised together by [`RunWriter::write_lines_in_parallel`].
@@ -142,6 +154,30 @@ impl RunWriter {
         file.file.commit()?;
         self.files.insert(file.name, digest);
         Ok(())
+    }
+
+    /// Starts the file of scored pairs of `ids` named `name`, in the format its name says: a
+    /// Parquet table for [`CANDIDATES_TABLE`], JSON lines for the others. The pairs are scored
+    /// by `score_name`, each with a cosine where `with_cosines`.
+    pub fn create_pairs<'a>(
+        &self,
+        name: &str,
+        ids: SortedIds<'a>,
+        score_name: &str,
+        with_cosines: bool,
+    ) -> Result<Box<dyn PairSink<'a> + 'a>> {
+        let file = self.create(name)?;
+        if name == CANDIDATES_TABLE {
+            #[cfg(feature = "parquet")]
+            return Ok(Box::new(pair_table::PairTable::create(
+                file,
+                ids,
+                score_name,
+                with_cosines,
+            )?));
+        }
+        let _ = (ids, score_name, with_cosines);
+        Ok(Box::new(file))
     }
 
     /// Writes `records`, each serialising as an `F::Record`, to the file `F`.
@@ -371,10 +407,37 @@ impl RunFolder {
     /// millions). The file is checked against the summary as it is read, and an error after
     /// the last record says when it did not match.
     pub fn each_scored_pair(&self, visit: impl FnMut(PairRecord) -> Result<()>) -> Result<()> {
-        if self.summary.files.contains_key(Candidates::NAME) {
-            self.each::<Candidates>(visit)
-        } else {
-            self.each::<Pairs>(visit)
+        match self.candidates_file() {
+            Some(CANDIDATES_TABLE) => self.each_in_table(visit),
+            Some(_) => self.each::<Candidates>(visit),
+            None => self.each::<Pairs>(visit),
+        }
+    }
+
+    /// The file of the run's scored candidates, if it wrote one.
+    pub fn candidates_file(&self) -> Option<&'static str> {
+        [CANDIDATES_TABLE, Candidates::NAME]
+            .into_iter()
+            .find(|name| self.summary.files.contains_key(*name))
+    }
+
+    /// Hands every row of `candidates.parquet` to `visit`, once its bytes match the summary's.
+    fn each_in_table(&self, visit: impl FnMut(PairRecord) -> Result<()>) -> Result<()> {
+        self.read_with(CANDIDATES_TABLE, |bytes| {
+            std::io::copy(bytes, &mut std::io::sink())
+        })?;
+        let path = self.dir.join(CANDIDATES_TABLE);
+        #[cfg(feature = "parquet")]
+        return pair_table::each_pair(&path, visit);
+        #[cfg(not(feature = "parquet"))]
+        {
+            let _ = visit;
+            Err(Error::input(
+                Location::file(&path),
+                None,
+                "this neardup was built without Parquet",
+                "build it with the `parquet` feature, or run again with `--candidates jsonl`",
+            ))
         }
     }
 

@@ -25,6 +25,79 @@ pub struct Pairs;
 /// more pairs than it confirms (MinHash): what `neardup sweep` and the report re-threshold.
 pub struct Candidates;
 
+/// Which file holds a run's scored candidates (`--candidates`): `candidates.parquet` (the
+/// default where neardup is built with Parquet), `candidates.jsonl`, or none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum CandidatesFormat {
+    /// `candidates.parquet`: a Parquet table, ids in dictionaries (about a tenth of the JSON).
+    Parquet,
+    /// `candidates.jsonl`: one JSON object a line, laid out as `pairs.jsonl`.
+    Jsonl,
+    /// No file: `neardup sweep` and the report then see the confirmed pairs alone.
+    None,
+}
+
+impl Default for CandidatesFormat {
+    fn default() -> Self {
+        match cfg!(feature = "parquet") {
+            true => CandidatesFormat::Parquet,
+            false => CandidatesFormat::Jsonl,
+        }
+    }
+}
+
+impl std::fmt::Display for CandidatesFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use clap::ValueEnum;
+        let value = self.to_possible_value().expect("no value is skipped");
+        f.write_str(value.get_name())
+    }
+}
+
+impl std::str::FromStr for CandidatesFormat {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        use clap::ValueEnum;
+        <CandidatesFormat as ValueEnum>::from_str(s, false)
+            .map_err(|_| format!("no candidates format {s:?}: give parquet, jsonl or none"))
+    }
+}
+
+impl CandidatesFormat {
+    /// The file in the run's folder, if any.
+    pub fn file(self) -> Option<&'static str> {
+        match self {
+            CandidatesFormat::Parquet => Some(CANDIDATES_TABLE),
+            CandidatesFormat::Jsonl => Some(Candidates::NAME),
+            CandidatesFormat::None => None,
+        }
+    }
+
+    /// The format of a pipeline file's `candidates`: a format's name, or (as before there was
+    /// a choice) `true` for the default and `false` for none.
+    pub fn deserialize_or_bool<'de, D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<CandidatesFormat, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Given {
+            Named(CandidatesFormat),
+            Written(bool),
+        }
+        Ok(match Given::deserialize(deserializer)? {
+            Given::Named(format) => format,
+            Given::Written(true) => CandidatesFormat::default(),
+            Given::Written(false) => CandidatesFormat::None,
+        })
+    }
+}
+
+/// The name of `candidates.parquet`, also where neardup is built without Parquet (a run folder
+/// holding one is then refused by name).
+pub const CANDIDATES_TABLE: &str = "candidates.parquet";
+
 /// `groups.jsonl`: one group of two or more a line, members sorted by id, groups by their
 /// smallest id.
 pub struct Groups;
@@ -68,6 +141,9 @@ pub struct PairRecord {
     pub scores: BTreeMap<String, f64>,
 }
 
+/// How far past ±1 a cosine computed in 32-bit floats may lie.
+const COSINE_ROUNDING: f64 = 1e-5;
+
 impl PairRecord {
     /// What is wrong with a record read back, if anything.
     pub fn problem(&self) -> Option<(&'static str, String)> {
@@ -83,9 +159,15 @@ impl PairRecord {
         if self.scores.is_empty() {
             return Some(("id_b", "the pair has no score".into()));
         }
+        // A cosine of two copies, summed in 32-bit floats, can pass 1 by a rounding
+        // (1.0000001): the run wrote what it computed.
+        let within = |name: &str, s: f64| match name {
+            "cosine" => s.abs() <= 1.0 + COSINE_ROUNDING,
+            _ => (-1.0..=1.0).contains(&s),
+        };
         self.scores
             .iter()
-            .find(|(_, s)| !(s.is_finite() && (-1.0..=1.0).contains(*s)))
+            .find(|(name, s)| !(s.is_finite() && within(name, **s)))
             .map(|(name, s)| ("score", format!("`{name}` is {s}, outside [-1, 1]")))
     }
 }
@@ -191,7 +273,7 @@ pub struct FileDigest {
 }
 
 /// What a run did, as written to `summary.json`, the file written last.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunSummary {
     /// This run's id; it names the run the other files belong to.
     pub run: String,
@@ -250,10 +332,12 @@ impl RunSummary {
         self.settings["method"]["confirm"] == "evidence"
     }
 
-    /// Whether the run was asked not to write its candidates (`--no-candidates`): its scored
-    /// pairs are then the confirmed ones alone.
+    /// Whether the run was asked not to write its candidates (`--candidates none`, or
+    /// `--no-candidates` before there was a choice of format): its scored pairs are then the
+    /// confirmed ones alone.
     pub fn left_out_candidates(&self) -> bool {
-        self.settings["output"]["candidates"] == false
+        let asked = &self.settings["output"]["candidates"];
+        *asked == false || *asked == "none"
     }
 }
 
@@ -337,6 +421,14 @@ mod tests {
         assert_eq!(pair("", "1", 0.5).problem().unwrap().0, "id_a");
         assert_eq!(pair("1", "2", 7.0).problem().unwrap().0, "score");
         assert_eq!(pair("1", "2", f64::NAN).problem().unwrap().0, "score");
+        // A cosine of copies may pass 1 by a rounding; no other score may.
+        let mut copies = pair("1", "2", 1.0000001);
+        assert_eq!(copies.problem().unwrap().0, "score");
+        copies.scores.insert("cosine".into(), 1.0000001);
+        copies.scores.insert("jaccard".into(), 1.0);
+        assert_eq!(copies.problem(), None);
+        copies.scores.insert("cosine".into(), 1.01);
+        assert_eq!(copies.problem().unwrap().0, "score");
         let mut unscored = pair("1", "2", 0.5);
         unscored.scores.clear();
         assert!(unscored.problem().is_some());

@@ -27,7 +27,7 @@
 //!    repeated in two parts, or an input changed since, is refused). It holds the confirmed
 //!    pairs, not the candidates: it merges the confirmed parts' sorted files as it reads them,
 //!    once for the pairs, once for the scores grouping asks, and once to deal the candidates
-//!    into a spill file for each slice of `candidates.jsonl`, each then sorted and written on
+//!    into a spill file for each slice of the candidates' file, each then sorted and written on
 //!    its own. Of the signatures it reads only those of the few documents whose similarity
 //!    grouping asks and no part scored.
 //!
