@@ -8,7 +8,7 @@ use crate::error::Error;
 use crate::error::Result;
 use crate::eval::{
     Predicted, ReportInput, Truth, best, evaluate, load_foreign_groups, load_predictions,
-    render_table, score_names, sweep as sweep_scores, thresholds, write_report,
+    render_table, sweep as sweep_scores, thresholds, write_report,
 };
 use crate::io::FieldSpec;
 use crate::output::run::{Pairs, RunFolder};
@@ -162,7 +162,7 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
     let run = RunFolder::open(&args.pred)?;
     truth.check_run(&args.truth, &run, &load_predictions(&run, args.predicted)?)?;
     let pairs = run.scored_pairs()?;
-    let names = score_names(&pairs);
+    let names = pairs.names().to_vec();
     // The evidence rule confirms some pairs below the threshold (containment, titles) and
     // refuses some above it (numbers, short texts): a threshold alone is another rule.
     let evidence = run.summary.confirmed_by_evidence();

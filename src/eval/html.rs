@@ -10,13 +10,13 @@ use plotters::prelude::*;
 
 use super::metrics::{ClassMetrics, Evaluation, Scores};
 use super::predictions::Predictions;
-use super::sweep::{SweepPoint, score_names, sweep, thresholds};
+use super::sweep::{SweepPoint, sweep, thresholds};
 use super::truth::{Predicted, Truth};
 use crate::diff::{Tokens, diff, escape_html};
 use crate::error::{Error, Result};
 use crate::io::{DEFAULT_MAX_DOC_BYTES, FieldSpec, Input, InputFormat, record_limit};
 use crate::output::AtomicFile;
-use crate::output::run::PairRecord;
+use crate::output::run::{PairRecord, RunPairs};
 
 /// How many false and missed pairs the report lists.
 const WORST_SHOWN: usize = 10;
@@ -40,7 +40,7 @@ pub struct ReportInput<'a> {
     /// The run's confirmed pairs.
     pub confirmed: &'a [PairRecord],
     /// Every scored pair of the run (candidates where kept, else the confirmed pairs).
-    pub scored: &'a [PairRecord],
+    pub scored: &'a RunPairs,
     /// The run's score name and threshold, from its summary.
     pub threshold: (String, f64),
     /// Whether the run confirmed by the evidence rule rather than the threshold alone.
@@ -135,15 +135,15 @@ fn render(input: &ReportInput) -> Result<String> {
     }
 
     out.push_str("<h2>Precision, recall and F1 against the threshold</h2>\n");
-    for name in score_names(input.scored) {
+    for name in input.scored.names() {
         let points = sweep(
             input.truth,
             input.scored,
-            &name,
+            name,
             &thresholds(0.0, 1.0, 0.02),
             input.mode,
         );
-        let marked = (input.threshold.0 == name).then_some(input.threshold.1);
+        let marked = (input.threshold.0 == *name).then_some(input.threshold.1);
         out.push_str(&curves(&name, &points, marked)?);
     }
     out.push_str("<p class=\"note\">Below the run's threshold only pairs the run scored (its LSH candidates, for MinHash) can be counted.</p>\n");
@@ -380,10 +380,13 @@ fn worst_errors(
     });
     false_pairs.truncate(WORST_SHOWN);
 
-    let scored: HashMap<(&str, &str), f64> = input
-        .scored
-        .iter()
-        .map(|p| ((p.a.as_str(), p.b.as_str()), score_of(p)))
+    let scored: HashMap<(&str, &str), f64> = (0..input.scored.len())
+        .map(|i| {
+            (
+                input.scored.pair(i),
+                input.scored.first_score(i).unwrap_or(0.0),
+            )
+        })
         .collect();
     let mut missed: Vec<(&str, &str, Option<f64>)> = Vec::new();
     for d in &input.truth.docs {

@@ -23,5 +23,5 @@ pub use html::{ReportInput, write_report};
 pub use metrics::{ClassMetrics, CorrectFalse, Evaluation, Scores, evaluate};
 pub use predictions::Predictions;
 pub use report::render_table;
-pub use sweep::{SweepPoint, best, score_names, sweep, thresholds};
+pub use sweep::{SweepPoint, best, sweep, thresholds};
 pub use truth::{Predicted, Truth, TruthDoc, load_foreign_groups, load_predictions};

@@ -6,50 +6,37 @@
 //! Thresholds below the run's own can only be judged where the candidates hold the lower
 //! scores. Choose a threshold on one labelled set and confirm it on another, never the same.
 
-use std::collections::HashMap;
-
 use petgraph::unionfind::UnionFind;
 use serde::Serialize;
 
 use super::metrics::evaluate;
 use super::predictions::Predictions;
 use super::truth::{Predicted, Truth};
-use crate::output::run::PairRecord;
+use crate::output::run::RunPairs;
 
-/// The score names present in `pairs` (sorted).
-pub fn score_names(pairs: &[PairRecord]) -> Vec<String> {
-    let names: std::collections::BTreeSet<&String> =
-        pairs.iter().flat_map(|p| p.scores.keys()).collect();
-    names.into_iter().cloned().collect()
-}
-
-/// A run's pairs under one score: ids numbered once, pairs strongest first, so that every
-/// threshold of a sweep keeps a prefix and single linkage grows one union-find from the top.
+/// A run's pairs under one score: pairs strongest first, so that every threshold of a sweep
+/// keeps a prefix and single linkage grows one union-find from the top.
 struct Ranked<'a> {
-    names: Vec<&'a str>,
+    /// The ids, numbered as the pairs name them.
+    names: &'a [String],
     /// (score, a, b), by descending score.
     edges: Vec<(f64, u32, u32)>,
 }
 
 impl<'a> Ranked<'a> {
-    fn new(pairs: &'a [PairRecord], score: &str) -> Self {
-        let mut index: HashMap<&str, u32> = HashMap::new();
-        let mut names: Vec<&str> = Vec::new();
-        let mut node = |id: &'a str| {
-            *index.entry(id).or_insert_with(|| {
-                names.push(id);
-                names.len() as u32 - 1
-            })
+    fn new(pairs: &'a RunPairs, score: &str) -> Self {
+        let mut edges: Vec<(f64, u32, u32)> = match pairs.column(score) {
+            Some(scores) => (scores.iter().zip(pairs.ends()))
+                .filter(|(s, _)| !s.is_nan())
+                .map(|(&s, &(a, b))| (s, a, b))
+                .collect(),
+            None => Vec::new(),
         };
-        let mut edges: Vec<(f64, u32, u32)> = pairs
-            .iter()
-            .filter_map(|p| {
-                let s = *p.scores.get(score)?;
-                Some((s, node(&p.a), node(&p.b)))
-            })
-            .collect();
         edges.sort_unstable_by(|x, y| y.0.total_cmp(&x.0));
-        Ranked { names, edges }
+        Ranked {
+            names: pairs.ids(),
+            edges,
+        }
     }
 
     /// How many pairs reach `threshold`.
@@ -59,11 +46,12 @@ impl<'a> Ranked<'a> {
 
     /// The first `kept` pairs as pair partners.
     fn pairs(&self, kept: usize) -> Predictions {
-        Predictions::from_pairs(
-            self.edges[..kept]
-                .iter()
-                .map(|&(_, a, b)| (self.names[a as usize], self.names[b as usize])),
-        )
+        Predictions::from_pairs(self.edges[..kept].iter().map(|&(_, a, b)| {
+            (
+                self.names[a as usize].as_str(),
+                self.names[b as usize].as_str(),
+            )
+        }))
     }
 
     /// The groups `components` has joined (their root is the group id); documents still
@@ -111,7 +99,7 @@ pub struct SweepPoint {
 /// union-find and one linear scoring per threshold.
 pub fn sweep(
     truth: &Truth,
-    pairs: &[PairRecord],
+    pairs: &RunPairs,
     score: &str,
     thresholds: &[f64],
     mode: Predicted,
@@ -172,8 +160,8 @@ mod tests {
     use super::*;
     use crate::eval::TruthDoc;
 
-    fn pair(a: &str, b: &str, s: f64) -> PairRecord {
-        PairRecord {
+    fn pair(a: &str, b: &str, s: f64) -> crate::output::run::PairRecord {
+        crate::output::run::PairRecord {
             a: a.into(),
             b: b.into(),
             scores: [("jaccard".to_string(), s)].into(),
@@ -195,11 +183,13 @@ mod tests {
                 doc("d", &[]),
             ],
         };
-        let pairs = vec![
+        let pairs: RunPairs = [
             pair("a", "b", 0.9),
             pair("c", "d", 0.6),
             pair("b", "c", 0.5),
-        ];
+        ]
+        .into_iter()
+        .collect();
         let points = sweep(
             &truth,
             &pairs,

@@ -23,12 +23,14 @@ mod pair_lines;
 #[cfg(feature = "parquet")]
 mod pair_table;
 mod records;
+mod run_pairs;
 
 pub use pair_lines::{PairLine, PairSink, SortedIds, cosine_as_read};
 pub use records::{
     CANDIDATES_TABLE, Candidates, CandidatesFormat, FileDigest, GroupRecord, Groups, IdsDigest,
     PairRecord, Pairs, RecordFile, RecordsDigest, RunSummary, StageTimes,
 };
+pub use run_pairs::RunPairs;
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -394,13 +396,13 @@ impl RunFolder {
     }
 
     /// Every scored pair: the candidates where the run kept them, else the confirmed pairs.
-    pub fn scored_pairs(&self) -> Result<Vec<PairRecord>> {
-        let mut records = Vec::new();
+    pub fn scored_pairs(&self) -> Result<RunPairs> {
+        let mut pairs = run_pairs::Gathering::default();
         self.each_scored_pair(|record| {
-            records.push(record);
+            pairs.push(record);
             Ok(())
         })?;
-        Ok(records)
+        Ok(pairs.finish())
     }
 
     /// Hands every scored pair to `visit`, one at a time (a split run's parts can hold tens of

@@ -464,7 +464,8 @@ mod tests {
                 // A row a group: every page and dictionary of one value.
                 let few = &pairs[..50];
                 let table = folder_with(CANDIDATES_TABLE, sorted, few, 1);
-                assert!(read(&table) == from_lines[..50], "a row a group");
+                let few_lines = folder_with(Candidates::NAME, sorted, few, 0);
+                assert!(read(&table) == read(&few_lines), "a row a group");
                 continue;
             }
             let table = folder_with(CANDIDATES_TABLE, sorted, &pairs, row_group_rows);
