@@ -63,12 +63,30 @@ pub fn run(args: LabelArgs, models: &Path) -> Result<()> {
     labels.check_appendable()?;
     // Labels that do not fit the corpus are refused before anything is asked.
     let candidates = Candidates::of(&args.corpus, &args.input, &config, models, true)?;
-    let prior = config
-        .settings
-        .confirm
-        .learned_model()?
-        .or_else(|| Some(LearnedModel::shipped()))
-        .filter(|model| model.embedder == candidates.embedder.0);
+    let prior = match config.settings.confirm.learned_model()? {
+        // A model given by name must weigh this embedder's cosines.
+        Some(given) if given.embedder != candidates.embedder.0 => {
+            return Err(Error::Usage(format!(
+                "--confirm-model weighs the cosines of {}, and the candidates were searched \
+                 with {}: give the embedder it was fitted with, or leave --confirm-model out",
+                given.embedder, candidates.embedder.0
+            )));
+        }
+        Some(given) => Some(given),
+        None => {
+            let shipped = LearnedModel::shipped();
+            let fits = shipped.embedder == candidates.embedder.0;
+            if !fits {
+                tracing::warn!(
+                    "the shipped model weighs the cosines of {}, not of {}: the questions start \
+                     from no model (by cosine) until both kinds of answer are given",
+                    shipped.embedder,
+                    candidates.embedder.0
+                );
+            }
+            fits.then_some(shipped)
+        }
+    };
     let labelling = Labelling {
         candidates: &candidates,
         corpus: &args.corpus,

@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::confirm::{Confirm, Evidence, FEATURES, Features, FittedOn, LearnedModel, features};
+use crate::confirm::{
+    Confirm, Evidence, FEATURES, Features, FittedOn, LearnedModel, Match, features,
+};
 use crate::error::{Error, Result};
 use crate::eval::Truth;
 use crate::io::read_corpus;
@@ -65,6 +67,7 @@ impl Candidates {
         // The run's own rule does not matter: every candidate is kept with its cosine.
         let mut config = config.clone();
         config.settings.confirm.rule.confirm = Confirm::Evidence;
+        config.settings.confirm.rule.matching = Match::Copies;
         config.settings.confirm.confirm_model = None;
         let method = Method::TwoStage(Box::new(config.clone()));
         let run = dedup(&inputs, &read, &method, models)?;

@@ -170,6 +170,24 @@ fn a_model_is_refused_where_it_does_not_fit_and_so_are_labels_of_one_class() {
         error.contains("model.json") && error.contains("format 7"),
         "{error}"
     );
+    // Labels asked by a model of another embedder's cosines.
+    let shipped = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/src/confirm/meaning-model.json"
+    );
+    let mut args = vec!["label", s(&data), "--labels", "answers.jsonl"];
+    args.extend(
+        [
+            &["--match", "meaning", "--confirm-model", shipped][..],
+            &glove,
+        ]
+        .concat(),
+    );
+    let error = rejected(&args);
+    assert!(
+        error.contains("--confirm-model weighs the cosines of static-all-MiniLM-L6-v2"),
+        "{error}"
+    );
     // Labels without a duplicate among the candidates.
     let unlabelled = dir.path().join("unlabelled.jsonl");
     let text = std::fs::read_to_string(&data).unwrap();
