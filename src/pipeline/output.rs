@@ -13,7 +13,7 @@ use crate::io::{FolderLock, Input, RawRecord, ReadOptions, ScratchDir, for_each_
 use crate::output::records::{self, Destination, Fate, OutputFormat};
 use crate::output::run::{
     CandidatesFormat, GroupRecord, Groups, IdsDigest, PairLine, Pairs, RecordFile, RecordsDigest,
-    RunSummary, RunWriter, SortedIds,
+    RunSummary, RunWriter, SortedIds, create_pairs,
 };
 use crate::prefetch::{AHEAD, prefetch};
 use crate::spill::Spill;
@@ -299,8 +299,13 @@ impl<'a> PairRecords<'a> {
     fn write(&self, run: &mut RunWriter, name: &str, pairs: &dyn PairList) -> Result<()> {
         let slices = PairRecords::slice_count(pairs.len());
         let slice_of = self.slices(pairs, slices);
-        let mut file =
-            run.create_pairs(name, self.sorted(), self.score_name, pairs.has_cosines())?;
+        let mut file = create_pairs(
+            run,
+            name,
+            self.sorted(),
+            self.score_name,
+            pairs.has_cosines(),
+        )?;
         for slice in 0..slices {
             let order = self.order(pairs, |i| slice_of[i] == slice as u8);
             file.append(order.len(), &|i| self.record(pairs, &order, i))?;
@@ -330,7 +335,7 @@ impl<'a> PairRecords<'a> {
         slices: usize,
     ) -> Result<()> {
         let with_cosines = files.with_cosines();
-        let mut file = run.create_pairs(name, self.sorted(), self.score_name, with_cosines)?;
+        let mut file = create_pairs(run, name, self.sorted(), self.score_name, with_cosines)?;
         let mut write_slice = |pairs: Vec<Pair>| {
             let order = self.order(&pairs, |_| true);
             file.append(order.len(), &|i| self.record(&pairs, &order, i))

@@ -406,9 +406,9 @@ mod tests {
                 table.row_group_rows = row_group_rows;
                 Box::new(table)
             }
-            false => run
-                .create_pairs(name, ids, "jaccard_estimate", true)
-                .unwrap(),
+            false => {
+                crate::output::run::create_pairs(&run, name, ids, "jaccard_estimate", true).unwrap()
+            }
         };
         // In pieces that do not fall on the row groups' bounds.
         for piece in pairs.chunks(7_777) {

@@ -94,6 +94,11 @@ impl CandidatesFormat {
     }
 }
 
+/// The run's summary, written last.
+pub const SUMMARY: &str = "summary.json";
+/// `neardup run`'s scores of the run, when its pipeline asks for them.
+pub const EVAL: &str = "eval.json";
+
 /// The name of `candidates.parquet`, also where neardup is built without Parquet (a run folder
 /// holding one is then refused by name).
 pub const CANDIDATES_TABLE: &str = "candidates.parquet";
