@@ -44,14 +44,14 @@
 //! their cosines, and joined here, a pair found by two parts kept once with its highest cosine.
 
 mod band;
-mod confirm;
 mod join;
+mod judge;
 mod share;
 mod sign;
 
 pub(in crate::pipeline) use band::band;
-pub(in crate::pipeline) use confirm::{Judged, confirm};
 pub(super) use join::{check_signed, join};
+pub(in crate::pipeline) use judge::{Judged, confirm};
 pub(in crate::pipeline) use share::Share;
 pub(in crate::pipeline) use sign::{KeyFiles, route_keys, write_sketches};
 pub use sign::{Signed, sign_part};

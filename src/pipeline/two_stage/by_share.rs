@@ -40,7 +40,7 @@ use rayon::prelude::*;
 
 use super::TwoStageConfig;
 use super::by_cell::{CellsFolder, TitleCells, read_lists};
-use super::search::{FoundInParts, distinct_pairs};
+use super::nearest::{FoundInParts, distinct_pairs};
 use super::staged::{PartTitles, visit_part_queries};
 use crate::error::{Error, Result};
 use crate::io::FolderLock;

@@ -24,25 +24,25 @@
 mod against;
 mod by_cell;
 mod by_share;
-mod confirm;
 mod load;
-mod part;
-mod search;
+mod nearest;
 mod set_aside;
+mod shared_index;
 mod staged;
 mod title_only;
 mod vectors_once;
+mod verdicts;
 
 pub use against::{add_to_collection, check_not_removed};
 pub(super) use by_cell::{
     join as join_searched, join_cells, learn as learn_cells_once, search_part as search_cells_part,
 };
 pub(super) use by_share::confirm_part as confirm_searched_part;
-pub(super) use confirm::confirm_candidates;
-use confirm::{CONFIRM_BATCH, Confirmed, Verdicts};
-pub(super) use search::distinct_pairs;
+pub(super) use nearest::distinct_pairs;
 pub(super) use staged::join as join_embedded;
 pub use staged::{Embedded, embed_part};
+pub(super) use verdicts::confirm_candidates;
+use verdicts::{CONFIRM_BATCH, Confirmed, Verdicts};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -52,9 +52,9 @@ use serde::{Deserialize, Serialize};
 
 use self::against::CollectionSide;
 use self::load::{Loaded, Upsert, load};
-use self::part::{open_collection, open_shared};
-use self::search::{Proposed, Within};
+use self::nearest::{Proposed, Within};
 use self::set_aside::{CandidatesAside, SketchesAside};
+use self::shared_index::{open_collection, open_shared};
 use self::title_only::TitleOnlyStore;
 use super::dedup::Found;
 use super::{Part, ScoredCandidates};
@@ -330,7 +330,7 @@ pub(super) fn run(
             doc_of_key: &doc_of_key,
         },
     };
-    let mut neighbours = search::candidates(within, queries, &title_copies, config)?;
+    let mut neighbours = nearest::candidates(within, queries, &title_copies, config)?;
     drop((cells, doc_of_key, title_copies));
     // A search within cells stopped on request ends short.
     if crate::cancel::requested() {

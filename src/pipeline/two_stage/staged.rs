@@ -36,7 +36,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::load::{Loaded, TitleCopies, Upsert, centre_as_one_run, load};
-use super::search::{self, FoundInParts, Within};
+use super::nearest::{self, FoundInParts, Within};
 use super::set_aside::SketchesAside;
 use super::{TwoStageConfig, confirm_aside, learn_cells, minhash_proposals, open_index, proposes};
 use crate::confirm::{Confirm, ConfirmSettings, Confirmer, SketchFacts};
@@ -342,7 +342,7 @@ pub(super) fn join_parts(
             };
             let clock = Instant::now();
             let within = Within::Cells(&cells, proposed, found);
-            let neighbours = search::candidates(within, queries, &title_copies, &config)?;
+            let neighbours = nearest::candidates(within, queries, &title_copies, &config)?;
             drop(cells);
             times.search = clock.elapsed().as_secs_f64();
             times.candidates = times.index + times.search;

@@ -9,7 +9,7 @@ use crate::io::{read_list, write_list};
 use crate::output::run::{RunFile, RunWriter};
 use crate::pipeline::Part;
 use crate::pipeline::stages::{SignedParts, StageFolder};
-use crate::pipeline::two_stage::search::FoundInParts;
+use crate::pipeline::two_stage::nearest::FoundInParts;
 use crate::search::{Code, Codes, NearestLists};
 
 /// A searched part's lists of the documents of embedded part `signer`: blocks of each one's
