@@ -9,7 +9,8 @@
 # Corpora default to ../shared/data/bibdedupe-core.jsonl and `gen --docs 100000 --seed 2`
 # (made with AFTER_BIN). Prints one line per method and corpus, "same" or the first file that
 # differs, and exits 1 if any differs. Compared: pairs.jsonl, groups.jsonl, unique.* and
-# annotated.*, and summary.json without its timings and run id. The candidates are left out:
+# annotated.*, and summary.json without its timings, run id and candidates' format. The
+# candidates are left out:
 # a graph or a scan may keep either of two neighbours tied at the k-th place, run to run.
 # The graph (two-stage-graph) can differ in its pairs too: two runs of one build at 100,000
 # documents wrote different pair files (2026-11-28), so a difference there is no verdict.
@@ -77,7 +78,7 @@ run_with() {
     esac
 }
 # summary.json without what differs run to run: its id, timings and the candidates' digest.
-settings() { python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); [s.pop(k,None) for k in ("run","seconds","write_seconds")]; [s["files"].pop(f,None) for f in ("candidates.jsonl","candidates.parquet")]; print(json.dumps(s,sort_keys=True))' "$1"; }
+settings() { python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); [s.pop(k,None) for k in ("run","seconds","write_seconds")]; [s["files"].pop(f,None) for f in ("candidates.jsonl","candidates.parquet")]; s["settings"].get("output",{}).pop("candidates",None); print(json.dumps(s,sort_keys=True))' "$1"; }
 different=0
 for corpus in "${corpora[@]}"; do
     name=$(basename "$corpus" .jsonl)
