@@ -66,7 +66,7 @@ impl<W: Write> CsvSink<W> {
             Some(_) => Ok(()),
             None => {
                 if annotated {
-                    super::check_not_annotated(
+                    super::sink::check_not_annotated(
                         header.iter().map(String::as_str),
                         Location::line(&raw.location.path, 1),
                     )?;

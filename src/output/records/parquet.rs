@@ -137,7 +137,7 @@ fn filter(batch: &RecordBatch, mask: &BooleanArray, path: &Path) -> Result<Recor
 
 /// The input's schema with the three annotation columns after its own.
 fn annotated_schema(schema: &SchemaRef, path: &Path) -> Result<SchemaRef> {
-    super::check_not_annotated(
+    super::sink::check_not_annotated(
         schema.fields().iter().map(|f| f.name().as_str()),
         Location::file(path),
     )?;
