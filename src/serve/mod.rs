@@ -29,9 +29,11 @@ mod admission;
 mod api;
 mod commit;
 mod errors;
+mod state;
 
 pub use api::ApiDoc;
 pub use errors::ApiError;
+pub(crate) use state::AppState;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -64,24 +66,6 @@ pub struct ServeOptions {
     pub max_concurrent: usize,
     /// Neighbours looked at per query.
     pub top_k: usize,
-}
-
-/// What the handlers share.
-pub(crate) struct AppState {
-    pub(crate) index: DocumentIndex,
-    /// Serialises writes (the embedded engine's flush must not overlap another write).
-    pub(crate) writes: Mutex<()>,
-    /// Which writes are durable; flushes them in groups.
-    pub(crate) commits: commit::GroupCommit,
-    pub(crate) token: Option<String>,
-    pub(crate) top_k: usize,
-    pub(crate) max_text_bytes: usize,
-    /// Largest request body in bytes.
-    max_body: usize,
-    /// Permits for requests that embed and search: each holds a text's tokens and vectors,
-    /// so their number, not the request rate, bounds the memory a burst can take.
-    pub(crate) heavy: Arc<tokio::sync::Semaphore>,
-    pub(crate) started: Instant,
 }
 
 /// The application: routes, body limit, auth and request logging over `index`.
