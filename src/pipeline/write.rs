@@ -660,11 +660,11 @@ mod tests {
 
     #[test]
     fn pairs_read_again_into_slices_are_written_as_pairs_held() {
-        use crate::output::run::{CANDIDATES_TABLE, Candidates, RecordFile};
+        use crate::output::run::{Candidates, RecordFile};
         let ids: Vec<String> = (0..50).map(|i| format!("doc{}", (i * 7) % 50)).collect();
         let names = [Candidates::NAME].into_iter();
         #[cfg(feature = "parquet")]
-        let names = names.chain([CANDIDATES_TABLE]);
+        let names = names.chain([crate::output::run::CANDIDATES_TABLE]);
         for (name, with_cosines) in names.flat_map(|n| [(n, false), (n, true)]) {
             let pairs: Vec<Pair> = (0..49u32)
                 .flat_map(|a| (a + 1..50).step_by(3).map(move |b| (a, b)))

@@ -3,6 +3,7 @@
 
 use super::payload::*;
 use super::*;
+use crate::confirm::{Facts, SketchRef};
 
 /// Graph search for `k` neighbours, with or without payload.
 fn nearest(k: usize, with_payload: bool) -> SearchOptions {
