@@ -194,12 +194,20 @@ fn declared_folder_orders(root: &Path) -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
-/// The child modules of `folder`: its files but `mod.rs`, and its folders.
+/// The child modules of `folder`: its files but `mod.rs`, and its folders of code (not of
+/// test data).
 fn child_modules(folder: &Path) -> BTreeSet<String> {
+    let holds_code = |dir: &Path| {
+        walkdir::WalkDir::new(dir)
+            .into_iter()
+            .filter_map(|e| e.ok())
+            .any(|e| e.path().extension().is_some_and(|x| x == "rs"))
+    };
     std::fs::read_dir(folder)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter_map(|p| match p.is_dir() {
+            true if !holds_code(&p) => None,
             true => p.file_name()?.to_str().map(str::to_owned),
             false => (p.extension()? == "rs" && !p.ends_with("mod.rs"))
                 .then(|| p.file_stem()?.to_str().map(str::to_owned))?,
@@ -243,13 +251,17 @@ fn folder_imports(src: &Path, folder: &str) -> BTreeMap<(String, String), BTreeS
     let dir = src.join(folder);
     let children = child_modules(&dir);
     let parent = non_test_code(&std::fs::read_to_string(dir.join("mod.rs")).unwrap());
-    let reexport =
-        regex::Regex::new(r"pub(?:\([a-z]+\))?\s+use\s+(?:self::)?([a-z_0-9]+)::(\{[^;]*\}|\w+)")
-            .unwrap();
+    // `use child::Item` (public or not) in `mod.rs` makes `super::Item` the child's.
+    let reexport = regex::Regex::new(
+        r"(?m)^(?:pub(?:\([a-z]+\))?\s+)?use\s+(?:self::)?([a-z_0-9]+)::(\{[^;]*\}|\w+)",
+    )
+    .unwrap();
     let mut owner: BTreeMap<String, String> = BTreeMap::new();
     for capture in reexport.captures_iter(&parent) {
-        for item in imported_names(&capture[2]) {
-            owner.insert(item, capture[1].to_owned());
+        if children.contains(&capture[1]) {
+            for item in imported_names(&capture[2]) {
+                owner.insert(item, capture[1].to_owned());
+            }
         }
     }
     let mut found: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();

