@@ -66,6 +66,11 @@ impl std::str::FromStr for CandidatesFormat {
 }
 
 impl CandidatesFormat {
+    /// Every format (as the flag lists them), each with its file or none.
+    pub fn all() -> &'static [CandidatesFormat] {
+        <CandidatesFormat as clap::ValueEnum>::value_variants()
+    }
+
     /// The file in the run's folder, if any.
     pub fn file(self) -> Option<&'static str> {
         match self {

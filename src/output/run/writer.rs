@@ -11,7 +11,7 @@ use serde::Serialize;
 use xxhash_rust::xxh3::Xxh3;
 
 use super::records::{
-    CANDIDATES_TABLE, Candidates, EVAL, FileDigest, Groups, Pairs, RecordFile, RunSummary, SUMMARY,
+    CandidatesFormat, EVAL, FileDigest, Groups, Pairs, RecordFile, RunSummary, SUMMARY,
 };
 use crate::error::{Error, Result};
 use crate::io::FolderLock;
@@ -23,20 +23,14 @@ const LOCK: &str = ".neardup.lock";
 
 /// Every file a run may leave; a new run replaces or removes each.
 fn run_files() -> impl Iterator<Item = &'static str> {
-    [
-        Pairs::NAME,
-        Candidates::NAME,
-        CANDIDATES_TABLE,
-        Groups::NAME,
-        SUMMARY,
-        EVAL,
-    ]
-    .into_iter()
-    .chain(
-        OutputFormat::ALL
-            .into_iter()
-            .flat_map(|f| [f.unique_file(), f.annotated_file()]),
-    )
+    [Pairs::NAME, Groups::NAME, SUMMARY, EVAL]
+        .into_iter()
+        .chain(CandidatesFormat::all().iter().filter_map(|f| f.file()))
+        .chain(
+            OutputFormat::ALL
+                .into_iter()
+                .flat_map(|f| [f.unique_file(), f.annotated_file()]),
+        )
 }
 
 /// Records serialised together by [`RunWriter::write_lines_in_parallel`].
@@ -274,6 +268,7 @@ fn new_run_id() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::output::run::Candidates;
 
     #[test]
     fn lines_written_in_parallel_are_the_lines_written_in_order() {
