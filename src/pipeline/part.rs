@@ -7,7 +7,7 @@
 //! no other. [`crate::pipeline::merge()`] puts the parts back together.
 
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
@@ -204,6 +204,25 @@ pub(super) const MODEL: &str = "model";
 pub(super) fn record_model(settings: &mut serde_json::Value, model: Option<&ModelIdentity>) {
     if let Some(model) = model {
         settings[MODEL] = serde_json::to_value(model).expect("a model's identity serialises");
+    }
+}
+
+/// The key of a run's settings that holds the sha256 of the learned rule's model file, where
+/// one was given: a path says where the model was, not which one it was.
+pub(super) const CONFIRM_MODEL_SHA256: &str = "confirm_model_sha256";
+
+/// Records in `settings` the sha256 of the model file its method confirms by, if any (the
+/// file was read by the run; one gone since is left unrecorded, with a warning).
+pub(super) fn record_confirm_model(settings: &mut serde_json::Value) {
+    let Some(path) = settings["method"]["confirm_model"]
+        .as_str()
+        .map(PathBuf::from)
+    else {
+        return;
+    };
+    match crate::embed::file_sha256(&path) {
+        Ok(digest) => settings[CONFIRM_MODEL_SHA256] = serde_json::Value::from(digest),
+        Err(e) => tracing::warn!(%e, "the confirm model's sha256 is not recorded"),
     }
 }
 

@@ -104,6 +104,7 @@ fn timed(summary: RunSummary, clock: Instant) -> RunSummary {
 /// writing time aside).
 pub fn run_summary(dedup: &Dedup, mut settings: serde_json::Value, unique: usize) -> RunSummary {
     super::part::record_model(&mut settings, dedup.model.as_ref());
+    super::part::record_confirm_model(&mut settings);
     let records = dedup.records();
     let ids = &dedup.corpus.ids[..records];
     RunSummary {

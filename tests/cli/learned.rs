@@ -76,6 +76,10 @@ fn a_model_fitted_on_labels_confirms_pairs_by_their_probability_and_explain_show
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["settings"]["method"]["threshold"], 0.5, "{summary}");
     assert_eq!(summary["score"], "probability");
+    // Which model confirmed, not only where it was.
+    use sha2::Digest;
+    let digest = format!("{:x}", sha2::Sha256::digest(std::fs::read(&model).unwrap()));
+    assert_eq!(summary["settings"]["confirm_model_sha256"], digest.as_str());
     let scores = eval_json(&data, &out);
     assert!(scores["macro_f1"].as_f64().unwrap() > 0.9, "{scores}");
 
