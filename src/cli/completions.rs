@@ -1,6 +1,6 @@
 //! `neardup completions`: shell completion scripts.
 
-use clap::{Args, CommandFactory};
+use clap::Args;
 use clap_complete::Shell;
 
 use crate::error::Result;
@@ -18,8 +18,8 @@ pub struct CompletionsArgs {
     shell: Shell,
 }
 
-pub fn run(args: CompletionsArgs) -> Result<()> {
-    let mut command = super::Cli::command();
+/// Prints the script for the command line `command` (all of `neardup`'s).
+pub fn run(args: CompletionsArgs, mut command: clap::Command) -> Result<()> {
     // clap_complete panics on a failed write: it writes into memory, and the script goes out
     // as any other result.
     let mut script = Vec::new();

@@ -23,6 +23,7 @@ macro_rules! out {
     ($($arg:tt)*) => { out!(to std::io::stdout(); $($arg)*) };
 }
 
+mod args;
 mod completions;
 mod dedup;
 mod diff;
@@ -40,17 +41,20 @@ mod serve;
 mod settings;
 mod stream;
 mod synth;
+mod terminal;
 mod train;
+
+pub use args::finite;
+use args::{COMPARED_TEXT_BYTES, read_text_arg};
+use terminal::{colour_on, report_skipped, report_stream, stdout_failed};
 
 use std::process::ExitCode;
 
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use crate::error::{Error, Location, Result};
-use crate::io::SkipReport;
+use crate::error::Error;
 
 /// Find duplicate and near-duplicate documents.
 #[derive(Debug, Parser)]
@@ -107,26 +111,6 @@ enum Command {
     Label(label::LabelArgs),
 }
 
-/// Where a command's report for people goes: standard output, or standard error when
-/// standard output carries the copy for machines (`--json -`).
-fn report_stream(json: Option<&Path>) -> Box<dyn std::io::Write> {
-    match json {
-        Some(path) if path == Path::new(crate::output::STDOUT) => Box::new(std::io::stderr()),
-        _ => Box::new(std::io::stdout()),
-    }
-}
-
-/// Whether text for `stream` may carry colour codes: on a terminal, unless `NO_COLOR` is set
-/// (<https://no-color.org>).
-fn colour_on(stream: &impl std::io::IsTerminal) -> bool {
-    stream.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-}
-
-/// Standard output could not be written.
-fn stdout_failed(e: std::io::Error) -> Error {
-    Error::io(Path::new("standard output"), e)
-}
-
 /// Parses the process arguments, runs the command and returns its exit code.
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
@@ -152,7 +136,9 @@ pub fn run() -> ExitCode {
         Command::Explain(args) => explain::run(args, &models),
         Command::Overlap(args) => overlap::run(args),
         Command::Sweep(args) => eval::sweep(args),
-        Command::Completions(args) => completions::run(args),
+        Command::Completions(args) => {
+            completions::run(args, <Cli as clap::CommandFactory>::command())
+        }
         Command::Eval(args) => eval::run(args),
         Command::Gen(args) => synth::run(args),
         Command::Train(args) => train::run(args, &models),
@@ -221,71 +207,4 @@ fn init_logging(quiet: bool, verbose: u8, format: LogFormat) {
         // Colour codes only on a terminal: a log redirected to a file stays plain text.
         LogFormat::Text => logs.with_ansi(colour_on(&std::io::stderr())).try_init(),
     };
-}
-
-/// Parses a number that must be finite: `NaN` and `inf` parse as floats, and would otherwise
-/// reach the settings as JSON's `null`, which reads as "not given".
-pub fn finite<T: std::str::FromStr + Into<f64> + Copy>(
-    value: &str,
-) -> std::result::Result<T, String> {
-    match value.parse::<T>() {
-        Ok(number) if number.into().is_finite() => Ok(number),
-        Ok(_) => Err(format!("{value} is not a finite number")),
-        Err(_) => Err(format!("{value} is not a number")),
-    }
-}
-
-/// The text of a file, or of standard input for `-`, of at most `limit` bytes: a longer one
-/// is refused once `limit` bytes are read, so that no more is held. `flag`, where the command
-/// has one, raises the limit.
-fn read_text_arg(path: &Path, limit: usize, flag: Option<&str>) -> Result<String> {
-    let mut bytes = Vec::new();
-    let read = |source: &mut dyn Read, bytes: &mut Vec<u8>| {
-        source
-            .take(limit as u64 + 1)
-            .read_to_end(bytes)
-            .map_err(|e| Error::io(path, e))
-    };
-    if path == Path::new("-") {
-        read(&mut std::io::stdin(), &mut bytes)?;
-    } else {
-        let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-        read(&mut file, &mut bytes)?;
-    }
-    if bytes.len() > limit {
-        return Err(Error::input(
-            Location::file(path),
-            None,
-            format!("the text is longer than {limit} bytes, the most read"),
-            match flag {
-                Some(flag) => format!("give a larger {flag}, or a shorter text"),
-                None => "give a shorter text".to_owned(),
-            },
-        ));
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        Error::input(
-            Location::file(path),
-            None,
-            format!(
-                "not valid UTF-8 (byte {})",
-                e.utf8_error().valid_up_to() + 1
-            ),
-            "convert the file to UTF-8",
-        )
-    })
-}
-
-/// The longest text read from a file by the commands that compare two or a few
-/// (`jaccard`, `diff`, `overlap`).
-const COMPARED_TEXT_BYTES: usize = crate::io::DEFAULT_MAX_DOC_BYTES;
-
-/// Prints the skipped-record report, if anything was skipped.
-fn report_skipped(skipped: &SkipReport) {
-    if skipped.count > 0 {
-        eprintln!("skipped {} invalid records; the first:", skipped.count);
-        for problem in &skipped.first {
-            eprintln!("  {problem}");
-        }
-    }
 }
