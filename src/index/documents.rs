@@ -147,6 +147,9 @@ impl DocumentIndex {
             sketch_digest: Some(settings.confirm.sketch_digest()),
             centred_on: None,
             vector_digest: None,
+            confirm_model_sha256: (settings.confirm.confirm_model.as_deref())
+                .map(crate::embed::file_sha256)
+                .transpose()?,
             settings,
         }
         .with_vector_digest();
@@ -250,6 +253,20 @@ impl DocumentIndex {
         store: Box<dyn VectorStore>,
     ) -> Result<Self> {
         let settings = &manifest.settings;
+        if let (Some(recorded), Some(path)) = (
+            &manifest.confirm_model_sha256,
+            settings.confirm.confirm_model.as_deref(),
+        ) {
+            let now = crate::embed::file_sha256(path)?;
+            if now != *recorded {
+                return Err(Error::Usage(format!(
+                    "{}: the learned rule's model changed since the index was built (sha256 \
+                     {recorded}, now {now}): put the model it was built with back, or build the \
+                     index again",
+                    path.display()
+                )));
+            }
+        }
         Ok(DocumentIndex {
             dir: dir.to_owned(),
             confirmer: settings.confirmer_for(embedder.identity())?,

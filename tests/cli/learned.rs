@@ -128,6 +128,29 @@ fn a_model_fitted_on_labels_confirms_pairs_by_their_probability_and_explain_show
         (1.0 / (1.0 + (-logit).exp()) - probability).abs() < 1e-9,
         "{json}"
     );
+    // An index keeps which model confirms: once the file changes, the index is refused.
+    let index = dir.path().join("index");
+    let mut build = vec!["index", s(&data), "--index", s(&index), "-q"];
+    build.extend(["--match", "meaning", "--confirm-model", s(&model)]);
+    build.extend(glove);
+    ok(&build);
+    let query = [
+        "query",
+        "--index",
+        s(&index),
+        "--id",
+        "special_cases/id_0000001",
+    ];
+    ok(&query);
+    let mut changed: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
+    changed["intercept"] = (changed["intercept"].as_f64().unwrap() - 1.0).into();
+    std::fs::write(&model, changed.to_string()).unwrap();
+    let error = rejected(&query);
+    assert!(
+        error.contains("model.json") && error.contains("changed since the index was built"),
+        "{error}"
+    );
 }
 
 #[test]

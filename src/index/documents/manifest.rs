@@ -47,6 +47,10 @@ pub struct Manifest {
     /// [`Manifest::vector_digest`] as written; absent before format 8.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) vector_digest: Option<String>,
+    /// The sha256 of the learned rule's model file (`confirm_model`), where one was given: a
+    /// file changed since would change every verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) confirm_model_sha256: Option<String>,
     /// The settings, resolved.
     #[serde(flatten)]
     pub settings: IndexSettings,
