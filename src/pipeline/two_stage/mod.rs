@@ -24,11 +24,13 @@
 mod against;
 mod by_cell;
 mod by_share;
+mod config;
 mod load;
 mod nearest;
 mod set_aside;
 mod shared_index;
 mod staged;
+mod steps;
 mod title_only;
 mod vectors_once;
 mod verdicts;
@@ -38,145 +40,32 @@ pub(super) use by_cell::{
     join as join_searched, join_cells, learn as learn_cells_once, search_part as search_cells_part,
 };
 pub(super) use by_share::confirm_part as confirm_searched_part;
+pub use config::TwoStageConfig;
 pub(super) use nearest::distinct_pairs;
 pub(super) use staged::join as join_embedded;
 pub use staged::{Embedded, embed_part};
+use steps::{confirm_aside, learn_cells, minhash_proposals, open_index, proposes};
 pub(super) use verdicts::confirm_candidates;
-use verdicts::{CONFIRM_BATCH, Confirmed, Verdicts};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
-
 use self::against::CollectionSide;
 use self::load::{Loaded, Upsert, load};
-use self::nearest::{Proposed, Within};
-use self::set_aside::{CandidatesAside, SketchesAside};
-use self::shared_index::{open_collection, open_shared};
+use self::nearest::Within;
+use self::set_aside::SketchesAside;
+use self::shared_index::open_collection;
 use self::title_only::TitleOnlyStore;
+use super::ScoredCandidates;
 use super::dedup::Found;
-use super::{Part, ScoredCandidates};
-use crate::confirm::{Confirmer, SketchFacts, proposed_pairs};
+use crate::confirm::{Confirmer, SketchFacts};
 use crate::error::{Error, Result};
-use crate::group::Linkage;
 use crate::index::{DocumentIndex, IndexSettings};
 use crate::io::{ByteRange, Input, ReadOptions, ScratchDir, SkipReport};
 use crate::output::run::StageTimes;
-use crate::progress;
-use crate::search::{Cells, QueryFile, QueryReader, cells_for};
+use crate::search::QueryFile;
 use crate::sketch::Signatures;
-
-/// Settings of the two-stage method.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TwoStageConfig {
-    /// Embedder, vector store and MinHash confirmation: what an index records.
-    #[serde(flatten)]
-    pub settings: IndexSettings,
-    /// Nearest neighbours per document taken as candidates.
-    pub top_k: usize,
-    /// Search every document's true top-k by a full scan of the store instead of the cells:
-    /// the same candidates on every run and engine (up to which of several identical vectors
-    /// tied at the k-th place is kept), one query at a time.
-    pub exact_search: bool,
-    /// K-means cells each document is searched within (`Some(0)`: none, the whole index is
-    /// searched through its graph; `None`: as many as [`cells_for`] the corpus, where neither
-    /// `exact_search` nor `part` asks for a search of the whole index).
-    pub cells: Option<usize>,
-    /// The nearest cells each document is searched in.
-    pub cell_probes: usize,
-    /// How pairs become groups.
-    pub linkage: Linkage,
-    /// Keep the vector index in this folder, for `neardup query` later; a temporary one
-    /// otherwise. With `part`, the index `neardup index` built, which the parts share.
-    #[serde(rename = "index")]
-    pub index_dir: Option<PathBuf>,
-    /// Split the run (`I/N`; `None`: run whole). With `index`: search and confirm only this
-    /// slice of the documents in the shared index, and write its candidates for `neardup
-    /// merge`. Without: sign and embed this share of the input for `neardup merge` to search
-    /// ([`staged`]).
-    pub part: Option<Part>,
-    /// Check the documents, a new batch, against the collection kept in this index folder too
-    /// ([`against`](mod@against)).
-    #[serde(default)]
-    pub against: Option<PathBuf>,
-    /// With `against`: add the batch's records that are kept to the collection afterwards.
-    #[serde(default)]
-    pub add: bool,
-}
-
-impl TwoStageConfig {
-    /// The cells a run over `documents` documents searches within: as many as asked, else as
-    /// many as the corpus's size gives ([`cells_for`]).
-    pub(super) fn cells_of(&self, documents: usize) -> usize {
-        match self.cells {
-            Some(count) if count > 0 => count,
-            _ => cells_for(documents),
-        }
-    }
-
-    /// Checks the index settings, and that a part can be searched as it is split.
-    pub fn validate(&self) -> Result<()> {
-        self.settings.validate()?;
-        let in_stages = self.part.is_some() && self.index_dir.is_none();
-        if in_stages && (self.exact_search || self.cells == Some(0)) {
-            return Err(Error::Usage(
-                "a `part` without `index` signs and embeds its share, and the merge searches \
-                 every share within cells: drop `exact_search` and `cells` 0, or build a shared \
-                 index first with `neardup index INPUT --index DIR` and give each part `index`"
-                    .into(),
-            ));
-        }
-        if self.cells.is_some_and(|n| n > 0) && self.exact_search {
-            return Err(Error::Usage(
-                "`cells` compares each document with a few cells and `exact_search` with every \
-                 document: give one of them"
-                    .into(),
-            ));
-        }
-        if self.cells.is_some_and(|n| n > 0) && self.part.is_some() && self.index_dir.is_some() {
-            return Err(Error::Usage(
-                "`cells` is learned over a whole run; a `part` searches the shared index as it \
-                 was built: drop `cells`"
-                    .into(),
-            ));
-        }
-        if self.add && self.against.is_none() {
-            return Err(Error::Usage(
-                "`add` adds a batch's new records to the collection given by `against`: give \
-                 `against` too"
-                    .into(),
-            ));
-        }
-        if self.against.is_some() && (self.part.is_some() || self.index_dir.is_some()) {
-            return Err(Error::Usage(
-                "`against` checks a new batch against a kept index; `index` and `part` build or \
-                 split one: give `against` alone"
-                    .into(),
-            ));
-        }
-        Ok(())
-    }
-}
-
-impl Default for TwoStageConfig {
-    /// The index's defaults, searched within as many cells as the corpus asks for.
-    fn default() -> Self {
-        TwoStageConfig {
-            settings: IndexSettings::default(),
-            top_k: crate::search::DEFAULT_TOP_K,
-            exact_search: false,
-            cells: None,
-            cell_probes: crate::search::DEFAULT_CELL_PROBES,
-            linkage: Linkage::default(),
-            index_dir: None,
-            part: None,
-            against: None,
-            add: false,
-        }
-    }
-}
 
 /// What `neardup index` reports.
 pub struct BuiltIndex {
@@ -404,83 +293,6 @@ impl Workspace {
     }
 }
 
-/// The index a run searches, and what loading puts in it: a part opens the shared index and
-/// adds nothing; a kept index holds vectors and sketches; a throwaway one vectors only, or
-/// nothing where the cells search the spilled vectors instead.
-fn open_index(
-    dir: &Path,
-    config: &TwoStageConfig,
-    models: &Path,
-    use_cells: bool,
-) -> Result<(DocumentIndex, Upsert)> {
-    Ok(match (config.part, &config.index_dir) {
-        (Some(_), _) => (open_shared(dir, &config.settings, models)?, Upsert::Nothing),
-        (None, Some(_)) => (
-            DocumentIndex::create(dir, &config.settings, models)?,
-            Upsert::WithSketches,
-        ),
-        (None, None) => (
-            DocumentIndex::create(dir, &config.settings.for_one_run(), models)?,
-            if use_cells {
-                Upsert::Unread
-            } else {
-                Upsert::VectorsOnly
-            },
-        ),
-    })
-}
-
-/// Whether MinHash's pairs join a search within `count` cells: one cell compares every
-/// document with every other, so no boundary parts two near-copies (unless cells were asked
-/// for).
-pub(super) fn proposes(config: &TwoStageConfig, count: usize) -> bool {
-    config.cells.is_some() || count > 1
-}
-
-/// What MinHash proposes (where `propose`), read off the sketches before they go aside: cells
-/// may part two near-copies whose vectors sit near a boundary, and these pairs, cheap beside
-/// the search, join the candidates.
-fn minhash_proposals(
-    signatures: &Signatures,
-    sketches: &SketchFacts,
-    config: &TwoStageConfig,
-    propose: bool,
-) -> Proposed {
-    let clock = Instant::now();
-    let documents = signatures.len();
-    let proposed = Proposed {
-        pairs: match propose {
-            true => proposed_pairs(signatures, sketches, &config.settings.confirm),
-            false => Vec::new(),
-        },
-        title_only: (0..documents)
-            .map(|doc| sketches.facts(doc).title_only())
-            .collect(),
-        held_titles: None,
-    };
-    tracing::info!(
-        pairs = proposed.pairs.len(),
-        seconds = clock.elapsed().as_secs_f64(),
-        "MinHash proposed its pairs"
-    );
-    proposed
-}
-
-/// Learns `count` k-means cells over the spilled vectors (counted as index time).
-fn learn_cells(
-    queries: &mut QueryReader,
-    documents: usize,
-    count: usize,
-    config: &TwoStageConfig,
-    times: &mut StageTimes,
-) -> Result<Cells> {
-    let clock = Instant::now();
-    let _spinner = progress::spinner("learning the cells");
-    let cells = Cells::learn(queries, documents, count, config.cell_probes)?;
-    times.index += clock.elapsed().as_secs_f64();
-    Ok(cells)
-}
-
 /// Closes the stores once searched, deleting what a throwaway run made outside its folder
 /// (a server collection), and gives their memory back before the candidates are judged.
 fn close_stores(
@@ -493,40 +305,4 @@ fn close_stores(
         index.store().discard()?;
     }
     Ok(index.into_confirmer())
-}
-
-/// Judges the candidates: they wait on disk while the sketches come back, and are judged as
-/// they are read, so that the two are never held at once; `join` appends the sketches of the
-/// documents that came from elsewhere (a collection's) to those read back. Returns the
-/// verdicts and the signatures (which score the groups).
-fn confirm_aside(
-    dir: &Path,
-    confirmer: &Confirmer,
-    neighbours: Vec<(u32, u32, f32)>,
-    sketches_aside: SketchesAside,
-    join: impl FnOnce(&mut Signatures, &mut SketchFacts),
-) -> Result<(Confirmed, Signatures)> {
-    let clock = Instant::now();
-    let mut candidates_aside = CandidatesAside::write(dir, neighbours)?;
-    let (mut signatures, mut sketches) = sketches_aside.read_back()?;
-    join(&mut signatures, &mut sketches);
-    tracing::debug!(
-        seconds = clock.elapsed().as_secs_f64(),
-        "candidates set aside, sketches read back"
-    );
-    let mut verdicts = Verdicts::with_capacity(candidates_aside.len());
-    candidates_aside.for_each_batch(CONFIRM_BATCH, |batch| {
-        // Stopped on request, the rest is passed over, and the stage reports it below.
-        if !crate::cancel::requested() {
-            verdicts.judge(confirmer, &signatures, &sketches, batch)
-        }
-    })?;
-    if crate::cancel::requested() {
-        return Err(Error::Interrupted);
-    }
-    drop(sketches);
-    Ok((
-        verdicts.confirmed(candidates_aside.read_back()?, confirmer.threshold()),
-        signatures,
-    ))
 }

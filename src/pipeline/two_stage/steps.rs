@@ -1,0 +1,132 @@
+//! Steps that the whole run and the run in stages share: opening the index a run writes into,
+//! MinHash's own proposals, learning the cells, and judging candidates set aside on disk.
+
+use std::path::Path;
+use std::time::Instant;
+
+use super::config::TwoStageConfig;
+use super::load::Upsert;
+use super::nearest::Proposed;
+use super::set_aside::{CandidatesAside, SketchesAside};
+use super::shared_index::open_shared;
+use super::verdicts::{CONFIRM_BATCH, Confirmed, Verdicts};
+use crate::confirm::{Confirmer, SketchFacts, proposed_pairs};
+use crate::error::{Error, Result};
+use crate::index::DocumentIndex;
+use crate::output::run::StageTimes;
+use crate::progress;
+use crate::search::{Cells, QueryReader};
+use crate::sketch::Signatures;
+
+/// The index a run searches, and what loading puts in it: a part opens the shared index and
+/// adds nothing; a kept index holds vectors and sketches; a throwaway one vectors only, or
+/// nothing where the cells search the spilled vectors instead.
+pub(super) fn open_index(
+    dir: &Path,
+    config: &TwoStageConfig,
+    models: &Path,
+    use_cells: bool,
+) -> Result<(DocumentIndex, Upsert)> {
+    Ok(match (config.part, &config.index_dir) {
+        (Some(_), _) => (open_shared(dir, &config.settings, models)?, Upsert::Nothing),
+        (None, Some(_)) => (
+            DocumentIndex::create(dir, &config.settings, models)?,
+            Upsert::WithSketches,
+        ),
+        (None, None) => (
+            DocumentIndex::create(dir, &config.settings.for_one_run(), models)?,
+            if use_cells {
+                Upsert::Unread
+            } else {
+                Upsert::VectorsOnly
+            },
+        ),
+    })
+}
+
+/// Whether MinHash's pairs join a search within `count` cells: one cell compares every
+/// document with every other, so no boundary parts two near-copies (unless cells were asked
+/// for).
+pub(super) fn proposes(config: &TwoStageConfig, count: usize) -> bool {
+    config.cells.is_some() || count > 1
+}
+
+/// What MinHash proposes (where `propose`), read off the sketches before they go aside: cells
+/// may part two near-copies whose vectors sit near a boundary, and these pairs, cheap beside
+/// the search, join the candidates.
+pub(super) fn minhash_proposals(
+    signatures: &Signatures,
+    sketches: &SketchFacts,
+    config: &TwoStageConfig,
+    propose: bool,
+) -> Proposed {
+    let clock = Instant::now();
+    let documents = signatures.len();
+    let proposed = Proposed {
+        pairs: match propose {
+            true => proposed_pairs(signatures, sketches, &config.settings.confirm),
+            false => Vec::new(),
+        },
+        title_only: (0..documents)
+            .map(|doc| sketches.facts(doc).title_only())
+            .collect(),
+        held_titles: None,
+    };
+    tracing::info!(
+        pairs = proposed.pairs.len(),
+        seconds = clock.elapsed().as_secs_f64(),
+        "MinHash proposed its pairs"
+    );
+    proposed
+}
+
+/// Learns `count` k-means cells over the spilled vectors (counted as index time).
+pub(super) fn learn_cells(
+    queries: &mut QueryReader,
+    documents: usize,
+    count: usize,
+    config: &TwoStageConfig,
+    times: &mut StageTimes,
+) -> Result<Cells> {
+    let clock = Instant::now();
+    let _spinner = progress::spinner("learning the cells");
+    let cells = Cells::learn(queries, documents, count, config.cell_probes)?;
+    times.index += clock.elapsed().as_secs_f64();
+    Ok(cells)
+}
+
+/// Judges the candidates: they wait on disk while the sketches come back, and are judged as
+/// they are read, so that the two are never held at once; `join` appends the sketches of the
+/// documents that came from elsewhere (a collection's) to those read back. Returns the
+/// verdicts and the signatures (which score the groups).
+pub(super) fn confirm_aside(
+    dir: &Path,
+    confirmer: &Confirmer,
+    neighbours: Vec<(u32, u32, f32)>,
+    sketches_aside: SketchesAside,
+    join: impl FnOnce(&mut Signatures, &mut SketchFacts),
+) -> Result<(Confirmed, Signatures)> {
+    let clock = Instant::now();
+    let mut candidates_aside = CandidatesAside::write(dir, neighbours)?;
+    let (mut signatures, mut sketches) = sketches_aside.read_back()?;
+    join(&mut signatures, &mut sketches);
+    tracing::debug!(
+        seconds = clock.elapsed().as_secs_f64(),
+        "candidates set aside, sketches read back"
+    );
+    let mut verdicts = Verdicts::with_capacity(candidates_aside.len());
+    candidates_aside.for_each_batch(CONFIRM_BATCH, |batch| {
+        // Stopped on request, the rest is passed over, and the stage reports it below.
+        if !crate::cancel::requested() {
+            verdicts.judge(confirmer, &signatures, &sketches, batch)
+        }
+    })?;
+    if crate::cancel::requested() {
+        return Err(Error::Interrupted);
+    }
+    drop(sketches);
+    Ok((
+        verdicts.confirmed(candidates_aside.read_back()?, confirmer.threshold()),
+        signatures,
+    ))
+}
