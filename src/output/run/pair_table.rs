@@ -129,8 +129,14 @@ impl<'a> PairTable<'a> {
         if self.rows.a.is_empty() {
             return Ok(());
         }
-        let rows = std::mem::take(&mut self.rows);
+        let mut rows = std::mem::take(&mut self.rows);
         self.rows.cosine = rows.cosine.as_ref().map(|_| Vec::new());
+        // The score columns move into their arrays; the ids stay to be looked up.
+        let mut score: Option<ArrayRef> = Some(Arc::new(Float64Array::from(std::mem::take(
+            &mut rows.score,
+        ))));
+        let mut cosine: Option<ArrayRef> =
+            (rows.cosine.take()).map(|cosines| Arc::new(Float32Array::from(cosines)) as ArrayRef);
         let leaves = self.writer.schema_descr().columns().to_vec();
         let encoders = (self.columns)
             .create_column_writers(self.row_groups)
@@ -149,20 +155,10 @@ impl<'a> PairTable<'a> {
             .map(|((field, leaf), encoder)| match field.name().as_str() {
                 "id_a" => Column::Ids(leaf, &dictionaries[0], a),
                 "id_b" => Column::Ids(leaf, &dictionaries[1], b),
-                "cosine" => Column::Floats(
-                    field.clone(),
-                    encoder,
-                    Arc::new(Float32Array::from(rows.cosine.clone().unwrap_or_default())),
-                ),
-                _ => Column::Floats(
-                    field.clone(),
-                    encoder,
-                    Arc::new(Float64Array::from(rows.score.clone())),
-                ),
+                "cosine" => Column::Floats(field.clone(), encoder, cosine.take().expect("once")),
+                _ => Column::Floats(field.clone(), encoder, score.take().expect("once")),
             })
             .collect();
-        drop(rows.score);
-        drop(rows.cosine);
         let chunks: Vec<Chunk> = jobs
             .into_par_iter()
             .map(|job| job.encode(ids))
