@@ -13,9 +13,8 @@
 
 use std::time::Instant;
 
-use neardup::io::{FieldSpec, Input, ReadOptions};
 use neardup::output::run::RunWriter;
-use neardup::pipeline::{self, Method, OutputSpec};
+use neardup::pipeline::{InputSpec, Method, OutputSpec, PipelineSpec, Ran, Run};
 use neardup::settings::MethodName;
 use neardup::sketch::MinHasher;
 use neardup::synth::Generator;
@@ -47,25 +46,20 @@ fn main() {
     for &docs in &sizes {
         let path = dir.path().join(format!("gen-{docs}.jsonl"));
         Generator::new(docs, 1).write(&path).expect("write corpus");
-        let inputs = [Input::new(&path, None).expect("input")];
-        let read = ReadOptions {
-            fields: FieldSpec::default(),
-            skip_invalid: false,
-            max_doc_bytes: neardup::io::DEFAULT_MAX_DOC_BYTES,
+        let out = dir.path().join(format!("out-{docs}"));
+        let spec = PipelineSpec {
+            input: InputSpec::new(vec![path]),
+            method: Method::defaults(MethodName::Minhash),
+            output: OutputSpec::new(out.clone()),
+            eval: None,
         };
         let clock = Instant::now();
-        let minhash = Method::defaults(MethodName::Minhash);
-        let dedup = pipeline::dedup(&inputs, &read, &minhash, dir.path()).expect("dedup");
-        let summary = pipeline::write_results(
-            RunWriter::lock(&dir.path().join(format!("out-{docs}"))).unwrap(),
-            &inputs,
-            &read,
-            &dedup,
-            &OutputSpec::new(dir.path().join(format!("out-{docs}"))),
-            serde_json::Value::Null,
-            || Ok(()),
-        )
-        .expect("write");
+        let run = Run::new(spec, dir.path()).expect("run");
+        let Ran::Whole(finished) = run.execute(RunWriter::lock(&out).unwrap()).expect("dedup")
+        else {
+            unreachable!("a run of no part runs whole")
+        };
+        let summary = finished.summary;
         let seconds = clock.elapsed().as_secs_f64();
         println!(
             "{:>10} {:>10.2} {:>12.0} {:>9.2} {:>9.2} {:>9.2}",

@@ -7,9 +7,8 @@ use std::sync::Arc;
 use neardup::Error;
 use neardup::eval::{Predicted, Predictions, Truth, evaluate};
 use neardup::index::{explain_records, find_two, minhash_settings, uncentre};
-use neardup::io::{Input, ReadOptions};
 use neardup::output::run::{CandidatesFormat, RunWriter};
-use neardup::pipeline::{self, Dedup, Method, OutputSpec, PipelineSpec};
+use neardup::pipeline::{self, Held, Method, OutputSpec, PipelineSpec};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use serde_json::Value;
@@ -20,14 +19,9 @@ use crate::{detached_in, in_python_terms, models_root};
 /// A finished run: what the method found, in the terms of what it read.
 #[pyclass(frozen, module = "neardup._neardup")]
 pub(crate) struct Run {
-    spec: PipelineSpec,
-    inputs: Vec<Input>,
-    read: ReadOptions,
-    dedup: Dedup,
-    /// The member each group keeps.
-    kept: Vec<u32>,
-    /// The records added to the collection checked against (`add`).
-    added: Option<usize>,
+    run: pipeline::Run,
+    /// What it found, kept.
+    held: Held,
     /// Records handed over in memory, as written for the run to read (shared with the runs
     /// decided again from this one).
     records: Option<Arc<Written>>,
@@ -40,26 +34,14 @@ impl Run {
         spec: PipelineSpec,
         records: Option<Written>,
     ) -> PyResult<Run> {
-        let models = models_root();
         let records = records.map(Arc::new);
         let handed = records.as_deref().map(|r| &r.handed);
         detached_in(py, handed, || {
-            let inputs = spec.input.inputs()?;
-            let read = spec.input.read_options();
-            let _adding = pipeline::lock_collection_to_add(&spec.method)?;
-            let dedup = pipeline::dedup_to_rethreshold(&inputs, &read, &spec.method, &models)?;
-            let keep = &spec.output.keep;
-            let kept = pipeline::kept_members(&inputs, &read, &dedup, keep)?;
-            let added =
-                pipeline::add_where_asked(&spec.method, &inputs, &read, &dedup, keep, &models)?
-                    .map(|(added, _)| added);
+            let run = pipeline::Run::new(spec, &models_root())?;
+            let held = run.hold()?;
             Ok(Run {
-                spec,
-                inputs,
-                read,
-                dedup,
-                kept,
-                added,
+                run,
+                held,
                 records: records.clone(),
             })
         })
@@ -76,20 +58,21 @@ impl Run {
     /// Each document's id, in the order read.
     #[getter]
     fn ids(&self) -> Vec<String> {
-        self.dedup.corpus.ids.clone()
+        self.held.dedup.corpus.ids.clone()
     }
 
     /// Each document's place among the records read (a record skipped as invalid has one,
     /// and no document).
     #[getter]
     fn rows(&self) -> Vec<u64> {
-        self.dedup.corpus.ordinals.clone()
+        self.held.dedup.corpus.ordinals.clone()
     }
 
     /// The confirmed pairs: `(a, b, score)`, documents by number.
     #[getter]
     fn pairs(&self) -> Vec<(u32, u32, f64)> {
-        self.dedup
+        self.held
+            .dedup
             .pairs
             .iter()
             .map(|p| (p.a, p.b, p.score))
@@ -100,33 +83,24 @@ impl Run {
     /// order of `pairs`; `None` for a method that confirms by its score alone.
     #[getter]
     fn pair_rules(&self) -> Option<Vec<&'static str>> {
-        let rules = self.dedup.pair_rules()?;
+        let rules = self.held.dedup.pair_rules()?;
         Some(rules.into_iter().map(|rule| rule.name()).collect())
     }
 
     /// This run's candidates decided again where the threshold is `threshold`, and grouped
     /// again: a new run, nothing signed or embedded again (`neardup::pipeline::rethreshold`).
     fn rethreshold(&self, py: Python<'_>, threshold: f64) -> PyResult<Run> {
-        if self.added.is_some() {
+        if self.held.added.is_some() {
             return Err(PyValueError::new_err(
                 "this run added its unique records to the collection it was checked against; \
                  rethreshold a run without add, then add what it keeps",
             ));
         }
         detached_in(py, self.handed(), || {
-            let (dedup, method) = pipeline::rethreshold(&self.dedup, &self.spec.method, threshold)?;
-            let spec = PipelineSpec {
-                method,
-                ..self.spec.clone()
-            };
-            let kept = pipeline::kept_members(&self.inputs, &self.read, &dedup, &spec.output.keep)?;
+            let (run, held) = self.run.rethreshold(&self.held, threshold)?;
             Ok(Run {
-                spec,
-                inputs: self.inputs.clone(),
-                read: self.read.clone(),
-                dedup,
-                kept,
-                added: None,
+                run,
+                held,
                 records: self.records.clone(),
             })
         })
@@ -135,17 +109,18 @@ impl Run {
     /// The name of a pair's score (`jaccard_estimate`, ...).
     #[getter]
     fn score_name(&self) -> &'static str {
-        self.dedup.score_name
+        self.held.dedup.score_name
     }
 
     /// The groups: `(members, representative, kept, representative_similarity)`, members by
     /// number, sorted by id.
     #[getter]
     fn groups(&self) -> Vec<(Vec<u32>, u32, u32, f64)> {
-        self.dedup
+        self.held
+            .dedup
             .groups
             .iter()
-            .zip(&self.kept)
+            .zip(&self.held.kept)
             .map(|(g, &kept)| {
                 (
                     g.members.clone(),
@@ -161,8 +136,8 @@ impl Run {
     /// and the id of the member kept in its place (or `None`): the annotated copy's columns.
     #[allow(clippy::type_complexity)]
     fn fates(&self) -> (Vec<Option<usize>>, Vec<bool>, Vec<Option<String>>) {
-        let fates = pipeline::Fates::new(&self.dedup, &self.kept);
-        let count = self.dedup.records() as u32;
+        let fates = pipeline::Fates::new(&self.held.dedup, &self.held.kept);
+        let count = self.held.dedup.records() as u32;
         let mut columns = (Vec::new(), Vec::new(), Vec::new());
         for fate in (0..count).map(|doc| fates.of(doc)) {
             columns.0.push(fate.group);
@@ -179,7 +154,7 @@ impl Run {
     fn explain(&self, py: Python<'_>, a: String, b: String) -> PyResult<String> {
         let models = models_root();
         detached_in(py, self.handed(), || {
-            let (mut settings, embeds) = match &self.spec.method {
+            let (mut settings, embeds) = match &self.run.spec().method {
                 Method::MinHash(config) => (minhash_settings(config.confirm.clone()), false),
                 Method::TwoStage(config) => (config.settings.clone(), true),
                 other => {
@@ -191,7 +166,7 @@ impl Run {
                 }
             };
             uncentre(&mut settings);
-            let records = find_two(&self.inputs, &self.read, [&a, &b])?;
+            let records = find_two(self.run.inputs(), self.run.read(), [&a, &b])?;
             let explanation = explain_records(&settings, embeds, records, &models)?;
             let mut json = serde_json::to_value(&explanation).expect("an explanation serialises");
             json["diff"] = Value::from(explanation.diff);
@@ -222,20 +197,21 @@ impl Run {
             }
         };
         detached_in(py, self.handed(), || {
-            let id_field = id_field.as_deref().unwrap_or(&self.read.fields.id);
+            let id_field = id_field.as_deref().unwrap_or(&self.run.read().fields.id);
             let labelled = Truth::load(&truth, id_field)?;
-            let ids = &self.dedup.corpus.ids;
+            let ids = &self.held.dedup.corpus.ids;
             let id = |doc: u32| ids[doc as usize].as_str();
             let predictions = match predicted {
                 Predicted::Groups => Predictions::from_groups(
-                    self.dedup
+                    self.held
+                        .dedup
                         .groups
                         .iter()
                         .map(|g| g.members.iter().map(|&m| id(m))),
                 ),
-                Predicted::Pairs => {
-                    Predictions::from_pairs(self.dedup.pairs.iter().map(|p| (id(p.a), id(p.b))))
-                }
+                Predicted::Pairs => Predictions::from_pairs(
+                    self.held.dedup.pairs.iter().map(|p| (id(p.a), id(p.b))),
+                ),
             };
             labelled.check_ids(&truth, ids, &predictions)?;
             let evaluation = evaluate(&labelled, &predictions);
@@ -245,16 +221,17 @@ impl Run {
 
     /// What the run did, as JSON: counts, settings and the seconds of each stage.
     fn summary(&self) -> String {
-        let dedup = &self.dedup;
-        let fates = pipeline::Fates::new(dedup, &self.kept);
+        let dedup = &self.held.dedup;
+        let fates = pipeline::Fates::new(dedup, &self.held.kept);
         let unique = (0..dedup.records() as u32)
             .filter(|&doc| fates.of(doc).kept)
             .count();
-        let settings = serde_json::to_value(&self.spec).expect("settings serialise");
+        let settings = serde_json::to_value(self.run.spec()).expect("settings serialise");
         let mut summary = serde_json::to_value(pipeline::run_summary(dedup, settings, unique))
             .expect("a summary serialises");
-        summary["method"] = serde_json::to_value(&self.spec.method).expect("a method serialises");
-        if let Some(added) = self.added {
+        summary["method"] =
+            serde_json::to_value(&self.run.spec().method).expect("a method serialises");
+        if let Some(added) = self.held.added {
             summary["added"] = Value::from(added);
         }
         if let Some(skipped) = summary["skipped_first"].as_array_mut() {
@@ -287,20 +264,11 @@ impl Run {
                 dir: out,
                 annotate,
                 candidates,
-                ..self.spec.output.clone()
+                ..self.run.spec().output.clone()
             };
             let lock = RunWriter::lock(&output.dir)?;
-            let settings = serde_json::to_value(&self.spec).expect("settings serialise");
-            let summary = pipeline::write_results(
-                lock,
-                &self.inputs,
-                &self.read,
-                &self.dedup,
-                &output,
-                settings,
-                // The records were added, where asked, when the run was made.
-                || Ok(()),
-            )?;
+            // The records were added, where asked, when the run was made.
+            let summary = self.run.write(lock, &self.held.dedup, &output)?;
             Ok(serde_json::to_string(&summary).expect("a summary serialises"))
         })
     }

@@ -47,5 +47,5 @@ impl DedupArgs {
 }
 
 pub fn run(args: DedupArgs, models: &Path) -> Result<()> {
-    super::run::execute(&args.into_spec()?, models)
+    super::run::execute(args.into_spec()?, models)
 }

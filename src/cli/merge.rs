@@ -3,7 +3,7 @@
 //! part owns or its confirming of a share's candidates; with `--learn-cells`, a two-stage run's
 //! cells, learned once.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
@@ -58,7 +58,7 @@ pub struct MergeArgs {
     learn_cells: bool,
 }
 
-pub fn run(args: MergeArgs) -> Result<()> {
+pub fn run(args: MergeArgs, models: &Path) -> Result<()> {
     super::run::check_output_dir(&args.out)?;
     pipeline::check_out(&args.parts, &args.out)?;
     let lock = RunWriter::lock(&args.out)?;
@@ -111,17 +111,9 @@ pub fn run(args: MergeArgs) -> Result<()> {
         );
         return Ok(());
     }
-    let merged = pipeline::merge(&args.parts, &args.out)?;
-    let settings = serde_json::to_value(&merged.spec).expect("settings serialise");
-    let summary = pipeline::write_results(
-        lock,
-        &merged.inputs,
-        &merged.read,
-        &merged.dedup,
-        &merged.spec.output,
-        settings,
-        || Ok(()),
-    )?;
+    let merged = pipeline::merge(&args.parts, &args.out, models)?;
+    let run = &merged.run;
+    let summary = run.write(lock, &merged.dedup, &run.spec().output)?;
     super::run::report(&summary, &args.out)?;
     super::report_skipped(&merged.dedup.corpus.skipped);
     Ok(())

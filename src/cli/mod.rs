@@ -125,7 +125,7 @@ pub fn run() -> ExitCode {
         Command::Dedup(args) => dedup::run(args, &models),
         Command::Run(args) => run::run(args, &models),
         Command::Index(args) => index::run_index(args, &models),
-        Command::Merge(args) => merge::run(args),
+        Command::Merge(args) => merge::run(args, &models),
         Command::Query(args) => index::run_query(args, &models),
         Command::Models(args) => models::run(args, &models),
         Command::Serve(args) => serve::run(args, &models),

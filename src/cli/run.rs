@@ -5,10 +5,9 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use crate::error::{Error, Result};
-use crate::eval::{Truth, evaluate, load_predictions, render_table};
-use crate::output::run::{EVAL, RunFolder, RunSummary, RunWriter};
-use crate::output::write_json_pretty;
-use crate::pipeline::{self, Method, PipelineSpec};
+use crate::eval::render_table;
+use crate::output::run::{RunSummary, RunWriter};
+use crate::pipeline::{PipelineSpec, Ran, Run};
 
 /// Run a declarative pipeline file (see pipelines/).
 #[derive(Debug, Args)]
@@ -21,7 +20,7 @@ pub struct RunArgs {
 pub fn run(args: RunArgs, models: &Path) -> Result<()> {
     let spec = PipelineSpec::load(&args.pipeline)?;
     spec.check_inputs_exist(&args.pipeline)?;
-    execute(&spec, models)
+    execute(spec, models)
 }
 
 /// Refuses an output folder that cannot be one before any work is done (writing the results
@@ -41,91 +40,59 @@ pub(super) fn check_output_dir(dir: &Path) -> Result<()> {
 }
 
 /// Runs `spec`: deduplicate, write results, print a summary, score if asked.
-pub fn execute(spec: &PipelineSpec, models: &Path) -> Result<()> {
+pub fn execute(spec: PipelineSpec, models: &Path) -> Result<()> {
     check_output_dir(&spec.output.dir)?;
     let lock = RunWriter::lock(&spec.output.dir)?;
-    let inputs = spec.input.inputs()?;
-    let read = spec.input.read_options();
-    // A format the inputs cannot be written in is refused before the work.
-    spec.output.format(&inputs)?;
-    let part = spec.method.part();
-    if spec.eval.is_some() && part.is_some() {
-        return Err(Error::Usage(
-            "a part of a split run is scored once the parts are merged: drop [eval], and run \
-             `neardup eval` on the folder `neardup merge` writes"
-                .into(),
-        ));
-    }
-    if let (Method::MinHash(_), Some(part)) = (&spec.method, part) {
-        let signed = pipeline::sign_part(spec, lock)?;
-        outln!(
-            "part {part}: signed {} documents, its share of the input -> {}; band and \
-             confirm with `neardup merge SIGNED_FOLDERS... --part J/{}`, or join on one \
-             machine with `neardup merge SIGNED_FOLDERS... --out DIR`",
-            signed.summary.documents,
-            spec.output.dir.display(),
-            part.count
-        );
-        super::report_skipped(&signed.skipped);
-        return Ok(());
-    }
-    if let (Method::TwoStage(c), Some(part)) = (&spec.method, part)
-        && c.index_dir.is_none()
-    {
-        let embedded = pipeline::embed_part(spec, lock, models)?;
-        outln!(
-            "part {part}: signed and embedded {} documents, its share of the input -> {}; when \
-             all {} parts are embedded, search them with `neardup merge EMBEDDED_FOLDERS... \
-             --out DIR`, or learn their cells for parts to search with `neardup merge \
-             EMBEDDED_FOLDERS... --learn-cells --out CELLS`",
-            embedded.summary.documents,
-            spec.output.dir.display(),
-            part.count
-        );
-        super::report_skipped(&embedded.skipped);
-        return Ok(());
-    }
-    // A run that adds to its collection holds it from before reading it until it has added.
-    let _adding = pipeline::lock_collection_to_add(&spec.method)?;
-    let dedup = pipeline::dedup(&inputs, &read, &spec.method, models)?;
-    let settings = serde_json::to_value(spec).expect("settings serialise");
-    let keep = &spec.output.keep;
-    let mut added = None;
-    let summary =
-        pipeline::write_results(lock, &inputs, &read, &dedup, &spec.output, settings, || {
-            added = pipeline::add_where_asked(&spec.method, &inputs, &read, &dedup, keep, models)?;
-            Ok(())
-        })?;
-    if let Some(part) = dedup.part {
-        outln!(
-            "part {part}: {} candidates, {} confirmed pairs among {} documents -> {}; \
-             merge all {} parts with `neardup merge PART_FOLDERS... --out DIR`",
-            summary.candidates,
-            summary.pairs,
-            summary.documents,
-            spec.output.dir.display(),
-            part.count
-        );
-        super::report_skipped(&dedup.corpus.skipped);
-        return Ok(());
-    }
-    report(&summary, &spec.output.dir)?;
-    super::report_skipped(&dedup.corpus.skipped);
-    if let Some((added, collection)) = added {
-        outln!(
-            "{added} new records added to the collection in {}",
-            collection.display()
-        );
-    }
-    if let Some(eval) = &spec.eval {
-        let truth = Truth::load(&eval.truth, &read.fields.id)?;
-        let run = RunFolder::open(&spec.output.dir)?;
-        let predicted = load_predictions(&run, eval.predicted)?;
-        truth.check_run(&eval.truth, &run, &predicted)?;
-        let evaluation = evaluate(&truth, &predicted);
-        outln!();
-        out!("{}", render_table(&evaluation));
-        write_json_pretty(&spec.output.dir.join(EVAL), &evaluation)?;
+    let run = Run::new(spec, models)?;
+    let out = run.spec().output.dir.display();
+    match run.execute(lock)? {
+        Ran::Signed(part, signed) => {
+            outln!(
+                "part {part}: signed {} documents, its share of the input -> {out}; band and \
+                 confirm with `neardup merge SIGNED_FOLDERS... --part J/{}`, or join on one \
+                 machine with `neardup merge SIGNED_FOLDERS... --out DIR`",
+                signed.summary.documents,
+                part.count
+            );
+            super::report_skipped(&signed.skipped);
+        }
+        Ran::Embedded(part, embedded) => {
+            outln!(
+                "part {part}: signed and embedded {} documents, its share of the input -> {out}; \
+                 when all {} parts are embedded, search them with `neardup merge \
+                 EMBEDDED_FOLDERS... --out DIR`, or learn their cells for parts to search with \
+                 `neardup merge EMBEDDED_FOLDERS... --learn-cells --out CELLS`",
+                embedded.summary.documents,
+                part.count
+            );
+            super::report_skipped(&embedded.skipped);
+        }
+        Ran::Part(part, finished) => {
+            let summary = &finished.summary;
+            outln!(
+                "part {part}: {} candidates, {} confirmed pairs among {} documents -> {out}; \
+                 merge all {} parts with `neardup merge PART_FOLDERS... --out DIR`",
+                summary.candidates,
+                summary.pairs,
+                summary.documents,
+                part.count
+            );
+            super::report_skipped(&finished.skipped);
+        }
+        Ran::Whole(finished) => {
+            report(&finished.summary, &run.spec().output.dir)?;
+            super::report_skipped(&finished.skipped);
+            if let Some((added, collection)) = finished.added {
+                outln!(
+                    "{added} new records added to the collection in {}",
+                    collection.display()
+                );
+            }
+            if let Some(evaluation) = &finished.evaluation {
+                outln!();
+                out!("{}", render_table(evaluation));
+            }
+        }
     }
     Ok(())
 }

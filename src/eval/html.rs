@@ -144,7 +144,7 @@ fn render(input: &ReportInput) -> Result<String> {
             input.mode,
         );
         let marked = (input.threshold.0 == *name).then_some(input.threshold.1);
-        out.push_str(&curves(&name, &points, marked)?);
+        out.push_str(&curves(name, &points, marked)?);
     }
     out.push_str("<p class=\"note\">Below the run's threshold only pairs the run scored (its LSH candidates, for MinHash) can be counted.</p>\n");
 

@@ -91,7 +91,7 @@ pub(super) struct Found {
 pub(super) type Similarity = Arc<dyn Fn(u32, u32) -> f64 + Send + Sync>;
 
 /// Runs `method` over `inputs`; models (for two-stage) are looked up under `models`.
-pub fn dedup(
+pub(super) fn dedup(
     inputs: &[Input],
     read: &ReadOptions,
     method: &Method,
@@ -103,7 +103,7 @@ pub fn dedup(
 /// [`dedup`], keeping what [`rethreshold`](super::rethreshold()) needs to group the pairs again: the similarity
 /// groups are scored by, and so the signatures it reads (half a kilobyte a document under the
 /// default 128 permutations), for as long as the run is held.
-pub fn dedup_to_rethreshold(
+pub(super) fn dedup_to_rethreshold(
     inputs: &[Input],
     read: &ReadOptions,
     method: &Method,
@@ -128,7 +128,7 @@ fn find_and_group(
 /// The lock on the collection a run of `method` adds its records to, where it asks to
 /// (`against` with `add`; see [`Collection::lock_for_adding`]): taken before the run reads the
 /// collection, and held until [`add_where_asked`] is done.
-pub fn lock_collection_to_add(method: &Method) -> Result<Option<FolderLock>> {
+pub(super) fn lock_collection_to_add(method: &Method) -> Result<Option<FolderLock>> {
     match method {
         Method::TwoStage(config) if config.add => config
             .against
@@ -141,7 +141,7 @@ pub fn lock_collection_to_add(method: &Method) -> Result<Option<FolderLock>> {
 
 /// Adds the records a run of `method` kept to the collection it was checked against, where it
 /// asks to (`against` with `add`): how many were added, and to which index.
-pub fn add_where_asked<'m>(
+pub(super) fn add_where_asked<'m>(
     method: &'m Method,
     inputs: &[Input],
     read: &ReadOptions,

@@ -18,22 +18,20 @@ use super::Part;
 use super::dedup::{Found, group};
 use super::stages::Stage;
 use super::two_stage::{confirm_candidates, distinct_pairs};
-use super::{Dedup, InputSpec, Method, OutputSpec, PipelineSpec, ScoredCandidates, TwoStageConfig};
+use super::{
+    Dedup, InputSpec, Method, OutputSpec, PipelineSpec, Run, ScoredCandidates, TwoStageConfig,
+};
 use crate::error::{Error, Location, Result};
-use crate::io::{FolderLock, Input, ReadOptions};
+use crate::io::FolderLock;
 use crate::output::run::{
     Candidates, RecordFile, RecordsDigest, RunFolder, RunSummary, StageTimes,
 };
 
 /// A split run's parts merged into the run they make together.
 pub struct Merged {
-    /// The pipeline of the whole run: the parts' own, without `part`, writing to the merge's
-    /// output folder.
-    pub spec: PipelineSpec,
-    /// Its inputs, opened.
-    pub inputs: Vec<Input>,
-    /// How they are read.
-    pub read: ReadOptions,
+    /// The whole run: the parts' own pipeline, without `part`, writing to the merge's output
+    /// folder.
+    pub run: Run,
     /// Pairs and groups, ready to be written.
     pub dedup: Dedup,
 }
@@ -150,11 +148,12 @@ pub fn learn_cells(dirs: &[PathBuf], lock: FolderLock) -> Result<RunSummary> {
 
 /// Reads the parts in `dirs`, checks that they are every part of one run, and merges them:
 /// the candidates each part found, once each with its highest cosine, confirmed against the
-/// input (read and signed again), grouped. `out` is recorded as the run's output folder.
+/// input (read and signed again), grouped. `out` is recorded as the run's output folder, and
+/// `models` as where the run's models are.
 ///
 /// The stages of a split MinHash run are joined instead (see `pipeline/stages.rs`), and so are
 /// the embedded parts of a two-stage run in stages (`pipeline/two_stage/staged.rs`).
-pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
+pub fn merge(dirs: &[PathBuf], out: &Path, models: &Path) -> Result<Merged> {
     // A stage of a split run; else, parts of a two-stage run over a shared index.
     if let Some(stage) = dirs.first().and_then(|dir| Stage::of(dir)) {
         let (spec, inputs, read, found) = match stage {
@@ -165,9 +164,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
         };
         let dedup = group(found, &spec.method, false);
         return Ok(Merged {
-            spec,
-            inputs,
-            read,
+            run: Run::of_inputs(spec, inputs, read, models),
             dedup,
         });
     }
@@ -286,15 +283,14 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged> {
         times,
     };
     let dedup = group(found, &method, false);
+    let spec = PipelineSpec {
+        input,
+        method,
+        output,
+        eval: None,
+    };
     Ok(Merged {
-        spec: PipelineSpec {
-            input,
-            method,
-            output,
-            eval: None,
-        },
-        inputs,
-        read,
+        run: Run::of_inputs(spec, inputs, read, models),
         dedup,
     })
 }

@@ -20,10 +20,14 @@ use crate::confirm::Confirm;
 use crate::error::{Error, Result};
 
 /// `dedup`, a run of `method` (made by
-/// [`dedup_to_rethreshold`](super::dedup_to_rethreshold)), with its candidates decided again
-/// where the threshold is `threshold`; and the method at that threshold, which the run's
+/// [`dedup_to_rethreshold`](super::dedup::dedup_to_rethreshold)), with its candidates decided
+/// again where the threshold is `threshold`; and the method at that threshold, which the run's
 /// settings now name. The rule that confirmed each pair is in [`Dedup::pair_rules`].
-pub fn rethreshold(dedup: &Dedup, method: &Method, threshold: f64) -> Result<(Dedup, Method)> {
+pub(super) fn rethreshold(
+    dedup: &Dedup,
+    method: &Method,
+    threshold: f64,
+) -> Result<(Dedup, Method)> {
     if !(0.0..=1.0).contains(&threshold) {
         return Err(Error::Usage(format!(
             "threshold {threshold}: give a similarity from 0 to 1"
@@ -113,7 +117,7 @@ fn raised(dedup: &Dedup, raised: &Method, threshold: f64) -> Result<Vec<Pair>> {
 mod tests {
     use super::*;
     use crate::io::{DEFAULT_MAX_DOC_BYTES, FieldSpec, Input, ReadOptions};
-    use crate::pipeline::dedup_to_rethreshold;
+    use crate::pipeline::dedup::{dedup, dedup_to_rethreshold};
     use crate::settings::MethodName;
 
     /// Families of records whose members share more or fewer words with the first: their
@@ -216,7 +220,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (inputs, read) = corpus(dir.path());
         let minhash = method(MethodName::Minhash, 0.8);
-        let plain = crate::pipeline::dedup(&inputs, &read, &minhash, dir.path()).unwrap();
+        let plain = dedup(&inputs, &read, &minhash, dir.path()).unwrap();
         let message = rethreshold(&plain, &minhash, 0.9)
             .err()
             .unwrap()

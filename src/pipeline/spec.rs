@@ -101,6 +101,18 @@ fn default_max_doc_bytes() -> usize {
 }
 
 impl InputSpec {
+    /// `paths`, read with the default options.
+    pub fn new(paths: Vec<PathBuf>) -> InputSpec {
+        InputSpec {
+            paths,
+            format: None,
+            id_field: default_id_field(),
+            text_fields: default_text_fields(),
+            skip_invalid: false,
+            max_doc_bytes: DEFAULT_MAX_DOC_BYTES,
+        }
+    }
+
     /// The same options over `paths`.
     pub fn over(&self, paths: &[PathBuf]) -> InputSpec {
         InputSpec {

@@ -18,8 +18,9 @@ use crate::error::{Error, Result};
 use crate::eval::Truth;
 use crate::io::read_corpus;
 
+use super::dedup::dedup;
 use super::labels::PairLabels;
-use super::{InputSpec, Method, TwoStageConfig, dedup};
+use super::{InputSpec, Method, TwoStageConfig};
 
 /// The candidate pairs of one labelled corpus: each one's features and label. `neardup train
 /// --save-pairs` keeps them in a file, to fit other models on them without searching again.

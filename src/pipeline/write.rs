@@ -387,7 +387,7 @@ impl<'a> Fates<'a> {
     const NONE: u32 = u32::MAX;
 
     /// The fates of `dedup`'s documents, `kept` holding each group's kept member
-    /// ([`kept_members`]).
+    /// ([`Run::kept`](super::Run::kept)).
     pub fn new(dedup: &'a Dedup, kept: &'a [u32]) -> Self {
         let mut group_of = vec![Self::NONE; dedup.corpus.ids.len()];
         for (g, group) in dedup.groups.iter().enumerate() {
@@ -569,7 +569,8 @@ fn write_records(
 mod tests {
     use super::*;
     use crate::io::{DEFAULT_MAX_DOC_BYTES, FieldSpec};
-    use crate::pipeline::{Method, dedup};
+    use crate::pipeline::Method;
+    use crate::pipeline::dedup::dedup;
     use crate::settings::MethodName;
 
     /// The lines `records` writes of `pairs`, checked to be the same whether their order is

@@ -53,8 +53,9 @@ pub(in crate::pipeline) use band::band;
 pub(super) use join::{check_signed, join};
 pub(in crate::pipeline) use judge::{Judged, confirm};
 pub(in crate::pipeline) use share::Share;
+pub use sign::Signed;
+pub(in crate::pipeline) use sign::sign_part;
 pub(in crate::pipeline) use sign::{KeyFiles, route_keys, write_sketches};
-pub use sign::{Signed, sign_part};
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;

@@ -11,7 +11,7 @@ use crate::io::{
     write_list,
 };
 use crate::output::run::{IdsDigest, RecordsDigest, RunFile, RunSummary, RunWriter, StageTimes};
-use crate::pipeline::{Method, Part, PipelineSpec};
+use crate::pipeline::{Method, Part, Run};
 use crate::sketch::{LshParams, Signatures, band_keys};
 
 /// What a signed part wrote.
@@ -22,16 +22,16 @@ pub struct Signed {
     pub skipped: SkipReport,
 }
 
-/// Stage 1: signs the documents of the part `spec`'s MinHash settings name (those that start
+/// Stage 1: signs the documents of the part `run`'s MinHash settings name (those that start
 /// in its [`ByteRange`] of the input), and writes their sketches and their keys, routed to
 /// the parts that own them, into the folder `lock` holds.
-pub fn sign_part(spec: &PipelineSpec, lock: FolderLock) -> Result<Signed> {
+pub(in crate::pipeline) fn sign_part(run: &Run, lock: FolderLock) -> Result<Signed> {
+    let spec = run.spec();
     let Method::MinHash(config) = &spec.method else {
         unreachable!("only MinHash signs in stages")
     };
     let part = config.part.expect("a part to sign");
-    let inputs = spec.input.inputs()?;
-    let read = spec.input.read_options();
+    let (inputs, read) = (run.inputs(), run.read());
     let confirmer = Confirmer::new(&config.confirm, -1.0)?;
     let banding = confirmer.banding();
     let titles = config.confirm.rule.confirm == Confirm::Evidence;
@@ -43,8 +43,8 @@ pub fn sign_part(spec: &PipelineSpec, lock: FolderLock) -> Result<Signed> {
     let mut doc = 0u32;
     // Documents are numbered within the part; the stages after add the parts before.
     let corpus = read_corpus_in(
-        &inputs,
-        &read,
+        inputs,
+        read,
         range,
         |record| confirmer.sign(record),
         |sketch| {

@@ -42,8 +42,9 @@ pub(super) use by_cell::{
 pub(super) use by_share::confirm_part as confirm_searched_part;
 pub use config::TwoStageConfig;
 pub(super) use nearest::distinct_pairs;
+pub use staged::Embedded;
+pub(in crate::pipeline) use staged::embed_part;
 pub(super) use staged::join as join_embedded;
-pub use staged::{Embedded, embed_part};
 use steps::{confirm_aside, learn_cells, minhash_proposals, open_index, proposes};
 pub(super) use verdicts::confirm_candidates;
 

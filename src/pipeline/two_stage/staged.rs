@@ -52,7 +52,7 @@ use crate::pipeline::stages::{
     KeyFiles, SKETCHES, Share, SignedParts, Stage, check_signed, open_stage, route_keys, spec_for,
     stage_summary, write_sketches,
 };
-use crate::pipeline::{Method, Part, PipelineSpec, ScoredCandidates};
+use crate::pipeline::{Method, Part, PipelineSpec, Run, ScoredCandidates};
 use crate::search::{CellPlacement, Cells, Codes, Query, QueryFile, QueryReader};
 use crate::sketch::Signatures;
 
@@ -73,9 +73,10 @@ pub struct Embedded {
 }
 
 /// Stage 1: signs and embeds the documents of the part `spec`'s settings name (those that
-/// start in its [`ByteRange`] of the input), with models under `models`, and writes their
+/// start in its [`ByteRange`] of the input), with the run's models, and writes their
 /// sketches and their queries' codes into the folder `lock` holds.
-pub fn embed_part(spec: &PipelineSpec, lock: FolderLock, models: &Path) -> Result<Embedded> {
+pub(in crate::pipeline) fn embed_part(run: &Run, lock: FolderLock) -> Result<Embedded> {
+    let spec = run.spec();
     let Method::TwoStage(config) = &spec.method else {
         unreachable!("only two-stage embeds in stages")
     };
@@ -84,8 +85,8 @@ pub fn embed_part(spec: &PipelineSpec, lock: FolderLock, models: &Path) -> Resul
         part: None,
         ..(**config).clone()
     };
-    let inputs = spec.input.inputs()?;
-    let read = spec.input.read_options();
+    let (inputs, read) = (run.inputs(), run.read());
+    let models = run.models();
     let total = inputs.iter().map(Input::size).sum();
     let range = ByteRange::share(part.number, part.count, total);
     let mut run = RunWriter::begin(lock)?;
@@ -93,13 +94,13 @@ pub fn embed_part(spec: &PipelineSpec, lock: FolderLock, models: &Path) -> Resul
     let (mut index, upsert) = open_index(scratch.path(), &whole, models, true)?;
     debug_assert_eq!(upsert, Upsert::Unread);
     let clock = Instant::now();
-    centre_as_one_run(&inputs, &read, &index)?;
+    centre_as_one_run(inputs, read, &index)?;
     let centring = clock.elapsed().as_secs_f64();
     let dimensions = index.embedder().dimensions();
     let mut queries = QueryFile::of_codes(scratch.path(), dimensions)?;
     let loaded = load(
-        &inputs,
-        &read,
+        inputs,
+        read,
         range,
         &mut index,
         Some(&mut queries),
@@ -521,8 +522,8 @@ mod tests {
             output: OutputSpec::new(out.to_owned()),
             eval: None,
         };
-        let models = out.with_extension("models");
-        embed_part(&spec, RunWriter::lock(out).unwrap(), &models).unwrap();
+        let run = Run::new(spec, &out.with_extension("models")).unwrap();
+        embed_part(&run, RunWriter::lock(out).unwrap()).unwrap();
     }
 
     #[test]
