@@ -23,7 +23,7 @@ pub struct MinHashConfig {
     /// How pairs become groups.
     pub linkage: Linkage,
     /// Sign only this part of the documents (`I/N`), for `neardup merge` (`None`: run whole;
-    /// see `pipeline/stages.rs`).
+    /// see `pipeline/split/minhash/`).
     pub part: Option<Part>,
 }
 

@@ -22,7 +22,7 @@ use crate::spill::Spill;
 /// summary; `output` says in which format the records go out and which member of a group is
 /// kept. `before_summary` runs once the other files are in place and before the summary,
 /// which marks the folder complete: what the run must have done for its summary to be true
-/// (adding its records to the collection, [`super::add_where_asked`]); where it fails, or the
+/// (adding its records to the collection, [`Run::execute`](super::Run::execute)); where it fails, or the
 /// run is stopped during it, the folder reads as unfinished.
 pub fn write_results(
     lock: FolderLock,
@@ -103,8 +103,8 @@ fn timed(summary: RunSummary, clock: Instant) -> RunSummary {
 /// The summary of `dedup`, run with `settings`, that kept `unique` records (its files and
 /// writing time aside).
 pub fn run_summary(dedup: &Dedup, mut settings: serde_json::Value, unique: usize) -> RunSummary {
-    super::part::record_model(&mut settings, dedup.model.as_ref());
-    super::part::record_confirm_model(&mut settings);
+    super::provenance::record_model(&mut settings, dedup.model.as_ref());
+    super::provenance::record_confirm_model(&mut settings);
     let records = dedup.records();
     let ids = &dedup.corpus.ids[..records];
     RunSummary {

@@ -573,7 +573,7 @@ impl Ranked {
 
 /// Cells learned, and the documents placed among them a block at a time, in document order:
 /// all of them at once in one run; in a run in stages, from the parts' codes as they are read,
-/// so that no more than a block of them is held (`pipeline::two_stage::by_cell`).
+/// so that no more than a block of them is held (`pipeline::split::two_stage::by_cell`).
 pub(crate) struct Placing {
     placement: CellPlacement,
     copies: SoughtCopies,

@@ -171,7 +171,7 @@ impl CollectionSide {
 /// The vectors of a collection's titles, its documents numbered after the batch's: a title-only
 /// record of the batch lies near the title of the collection's record it copies, not near the
 /// whole record, as a run over both compares them.
-pub(super) struct HeldTitles {
+pub(in crate::pipeline) struct HeldTitles {
     first: usize,
     titles: TitleVectors,
 }

@@ -38,10 +38,10 @@ pub struct TwoStageConfig {
     /// Split the run (`I/N`; `None`: run whole). With `index`: search and confirm only this
     /// slice of the documents in the shared index, and write its candidates for `neardup
     /// merge`. Without: sign and embed this share of the input for `neardup merge` to search
-    /// ([`staged`]).
+    /// (`pipeline::split::two_stage`).
     pub part: Option<Part>,
     /// Check the documents, a new batch, against the collection kept in this index folder too
-    /// ([`against`](mod@against)).
+    /// (`pipeline::two_stage::against`).
     #[serde(default)]
     pub against: Option<PathBuf>,
     /// With `against`: add the batch's records that are kept to the collection afterwards.
@@ -52,7 +52,7 @@ pub struct TwoStageConfig {
 impl TwoStageConfig {
     /// The cells a run over `documents` documents searches within: as many as asked, else as
     /// many as the corpus's size gives ([`cells_for`]).
-    pub(super) fn cells_of(&self, documents: usize) -> usize {
+    pub(in crate::pipeline) fn cells_of(&self, documents: usize) -> usize {
         match self.cells {
             Some(count) if count > 0 => count,
             _ => cells_for(documents),

@@ -27,7 +27,7 @@ use xxhash_rust::xxh3::xxh3_64;
 const EMBED_BATCH: usize = 8192;
 
 /// A corpus read, embedded, signed and indexed.
-pub(super) struct Loaded {
+pub(in crate::pipeline) struct Loaded {
     pub corpus: Corpus,
     pub signatures: Signatures,
     /// Shingle counts and facts per document.
@@ -62,7 +62,7 @@ enum TitleRow {
 
 /// What the loader writes into the store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Upsert {
+pub(in crate::pipeline) enum Upsert {
     /// Vectors, ids and sketches: an index kept to answer queries by itself later.
     WithSketches,
     /// Vectors and ids: a throwaway index, searched by a caller that holds the sketches.
@@ -317,7 +317,7 @@ impl<'a> Loader<'a> {
 /// will search. `upsert` says what the store gets; a `slice` limits embedding (and queries) to
 /// a part's documents, while every document is still signed.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn load(
+pub(in crate::pipeline) fn load(
     inputs: &[Input],
     read: &ReadOptions,
     range: ByteRange,
@@ -451,7 +451,7 @@ pub(super) fn load(
 /// first batch of documents it embeds ([`EMBED_BATCH`], or every document of a smaller
 /// corpus), whichever part of a split run reads them. Reads ever longer spans from the start
 /// of the inputs until it holds them.
-pub(super) fn centre_as_one_run(
+pub(in crate::pipeline) fn centre_as_one_run(
     inputs: &[Input],
     read: &ReadOptions,
     index: &DocumentIndex,
@@ -491,7 +491,7 @@ pub(super) fn centre_as_one_run(
 /// whose title is embedded and searched once, by the first. Copies of a record repeat its
 /// title (a fifth of the titles of `neardup gen`).
 #[derive(Default)]
-pub(super) struct TitleCopies {
+pub(in crate::pipeline) struct TitleCopies {
     first_of_title: HashMap<u64, u32>,
     copies: HashMap<u32, Vec<u32>>,
 }
@@ -499,7 +499,7 @@ pub(super) struct TitleCopies {
 impl TitleCopies {
     /// Notes that record `doc`, read after those noted, has `title`: returns the title's hash,
     /// and whether an earlier record had it.
-    pub(super) fn note(&mut self, doc: u32, title: &str) -> (u64, bool) {
+    pub(in crate::pipeline) fn note(&mut self, doc: u32, title: &str) -> (u64, bool) {
         let hash = xxh3_64(title.as_bytes());
         match self.first_of_title.entry(hash) {
             Entry::Occupied(first) => {
@@ -514,7 +514,7 @@ impl TitleCopies {
     }
 
     /// The later records of each title, in order, by its first record.
-    pub(super) fn into_copies(self) -> HashMap<u32, Vec<u32>> {
+    pub(in crate::pipeline) fn into_copies(self) -> HashMap<u32, Vec<u32>> {
         self.copies
     }
 }

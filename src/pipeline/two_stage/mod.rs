@@ -6,46 +6,38 @@
 //! is merely on the same topic stays out.
 //!
 //! One file a stage, in the order a run goes through them:
-//! - [`load`](mod@load): read, sign, embed, upsert, spill the query vectors;
+//! - [`load`](mod@load): read, sign, embed, upsert, spill the query vectors (each distinct
+//!   text embedded once: [`vectors_once`]);
 //! - the cells each document is searched within, learned over the spilled vectors
-//!   ([`Cells`], as many as `cells` or [`cells_for`] the corpus), unless the run walks the
+//!   ([`Cells`](crate::search::Cells), as many as `cells` or [`cells_for`](crate::search::cells_for) the corpus), unless the run walks the
 //!   graph or scans the store;
-//! - [`search`]: each query's nearest neighbours become candidate pairs, while the sketches
+//! - [`nearest`]: each query's nearest neighbours become candidate pairs, while the sketches
 //!   wait on disk ([`set_aside`]);
-//! - [`confirm`]: the classifier judges each candidate on the two sketches.
+//! - [`verdicts`]: the classifier judges each candidate on the two sketches.
 //!
-//! Beside them: [`title_only`] (the store a title is searched in), [`part`] (a split run's
-//! slice, and the shared index it searches), [`staged`] (a run in stages: parts that sign and
-//! embed their share of the input, and the join that searches them), [`by_cell`] (the search of
-//! a run in stages split by the cells' owners), [`by_share`] (its candidates found and confirmed
-//! by the parts that embedded their documents) and [`against`](mod@against) (a new batch
-//! searched together with a kept collection).
+//! [`steps`] holds what a whole run and a split one share. Beside them: [`config`] (the
+//! method's settings), [`title_only`] (the store a title is searched in), [`shared_index`]
+//! (the index a part of a run over one shared index searches) and [`against`](mod@against) (a
+//! new batch searched together with a kept collection). A run split over machines in stages
+//! is `pipeline::split::two_stage`'s, which reuses these steps.
 
 mod against;
-mod by_cell;
-mod by_share;
 mod config;
-mod load;
-mod nearest;
-mod set_aside;
+pub(in crate::pipeline) mod load;
+pub(in crate::pipeline) mod nearest;
+pub(in crate::pipeline) mod set_aside;
 mod shared_index;
-mod staged;
 mod steps;
 mod title_only;
 mod vectors_once;
 mod verdicts;
 
 pub use against::{add_to_collection, check_not_removed};
-pub(super) use by_cell::{
-    join as join_searched, join_cells, learn as learn_cells_once, search_part as search_cells_part,
-};
-pub(super) use by_share::confirm_part as confirm_searched_part;
 pub use config::TwoStageConfig;
 pub(super) use nearest::distinct_pairs;
-pub use staged::Embedded;
-pub(in crate::pipeline) use staged::embed_part;
-pub(super) use staged::join as join_embedded;
-use steps::{confirm_aside, learn_cells, minhash_proposals, open_index, proposes};
+pub(in crate::pipeline) use steps::{
+    confirm_aside, learn_cells, minhash_proposals, open_index, proposes,
+};
 pub(super) use verdicts::confirm_candidates;
 
 use std::path::{Path, PathBuf};

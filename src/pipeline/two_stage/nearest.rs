@@ -18,7 +18,7 @@ use crate::search::{Cells, InCells, InStore, NearestLists, NeighbourSearch, Quer
 const SEARCH_BATCH: usize = 2048;
 
 /// The pairs MinHash proposed, to join the neighbours found within cells.
-pub(super) struct Proposed {
+pub(in crate::pipeline) struct Proposed {
     /// The pairs `(a, b)`, `a < b`.
     pub pairs: Vec<(u32, u32)>,
     /// Whether each document is a title and nothing else.
@@ -28,7 +28,7 @@ pub(super) struct Proposed {
 }
 
 /// Where the queries are searched.
-pub(super) enum Within<'a> {
+pub(in crate::pipeline) enum Within<'a> {
     /// The vector store, by the graph or, with `exact_search`, a full scan; a title among the
     /// title-only documents of `title_only`. `doc_of_key` turns the store's point keys back
     /// into documents.
@@ -44,7 +44,7 @@ pub(super) enum Within<'a> {
 
 /// What the parts that own the cells found (`by_cell`): each document's best within its
 /// cells, and each title's among their title-only members.
-pub(super) struct FoundInParts {
+pub(in crate::pipeline) struct FoundInParts {
     pub documents: NearestLists,
     pub titles: NearestLists,
 }
@@ -55,7 +55,7 @@ pub(super) struct FoundInParts {
 /// vectors, or, for a title-only document and a record with more, by the record's title
 /// vector. A candidate below `min_cosine` is dropped: the classifier would refuse it unread.
 /// A title's neighbours are also those of the records in `title_copies` under its record.
-pub(super) fn candidates(
+pub(in crate::pipeline) fn candidates(
     within: Within<'_>,
     mut queries: QueryReader,
     title_copies: &HashMap<u32, Vec<u32>>,

@@ -22,12 +22,16 @@ const CANDIDATE_BYTES: usize = 12;
 const READ_CANDIDATES: usize = (1 << 20) / CANDIDATE_BYTES;
 
 /// Sketches waiting in a file for the confirm stage.
-pub(super) struct SketchesAside(SpillReader);
+pub(in crate::pipeline) struct SketchesAside(SpillReader);
 
 impl SketchesAside {
     /// Writes `signatures` and `sketches` to an unnamed file in `dir` and gives their memory
     /// back.
-    pub(super) fn write(dir: &Path, signatures: Signatures, sketches: SketchFacts) -> Result<Self> {
+    pub(in crate::pipeline) fn write(
+        dir: &Path,
+        signatures: Signatures,
+        sketches: SketchFacts,
+    ) -> Result<Self> {
         Spill::of(dir, |w| {
             signatures.write_to(w)?;
             drop(signatures);
@@ -37,7 +41,7 @@ impl SketchesAside {
     }
 
     /// The signatures and sketches, read back.
-    pub(super) fn read_back(mut self) -> Result<(Signatures, SketchFacts)> {
+    pub(in crate::pipeline) fn read_back(mut self) -> Result<(Signatures, SketchFacts)> {
         self.0.rewind()?;
         self.0
             .read(|r| Ok((Signatures::read_from(r)?, SketchFacts::read_from(r)?)))
@@ -45,14 +49,14 @@ impl SketchesAside {
 }
 
 /// Candidate pairs `(a, b, cosine)` waiting in a file while the sketches are read back.
-pub(super) struct CandidatesAside {
+pub(in crate::pipeline) struct CandidatesAside {
     file: SpillReader,
     len: usize,
 }
 
 impl CandidatesAside {
     /// Writes `candidates` to an unnamed file in `dir` and gives their memory back.
-    pub(super) fn write(dir: &Path, candidates: Vec<(u32, u32, f32)>) -> Result<Self> {
+    pub(in crate::pipeline) fn write(dir: &Path, candidates: Vec<(u32, u32, f32)>) -> Result<Self> {
         let len = candidates.len();
         let file = Spill::of(dir, |w| {
             for &(a, b, cosine) in &candidates {
@@ -66,12 +70,12 @@ impl CandidatesAside {
     }
 
     /// How many candidates wait.
-    pub(super) fn len(&self) -> usize {
+    pub(in crate::pipeline) fn len(&self) -> usize {
         self.len
     }
 
     /// Hands the candidates to `each`, in order, `batch` at a time.
-    pub(super) fn for_each_batch(
+    pub(in crate::pipeline) fn for_each_batch(
         &mut self,
         batch: usize,
         mut each: impl FnMut(&[(u32, u32, f32)]),
@@ -93,7 +97,7 @@ impl CandidatesAside {
     }
 
     /// All the candidates, read back.
-    pub(super) fn read_back(mut self) -> Result<Vec<(u32, u32, f32)>> {
+    pub(in crate::pipeline) fn read_back(mut self) -> Result<Vec<(u32, u32, f32)>> {
         let len = self.len;
         self.file.rewind()?;
         self.file.read(|r| {

@@ -21,7 +21,7 @@ use crate::sketch::Signatures;
 /// The index a run searches, and what loading puts in it: a part opens the shared index and
 /// adds nothing; a kept index holds vectors and sketches; a throwaway one vectors only, or
 /// nothing where the cells search the spilled vectors instead.
-pub(super) fn open_index(
+pub(in crate::pipeline) fn open_index(
     dir: &Path,
     config: &TwoStageConfig,
     models: &Path,
@@ -47,14 +47,14 @@ pub(super) fn open_index(
 /// Whether MinHash's pairs join a search within `count` cells: one cell compares every
 /// document with every other, so no boundary parts two near-copies (unless cells were asked
 /// for).
-pub(super) fn proposes(config: &TwoStageConfig, count: usize) -> bool {
+pub(in crate::pipeline) fn proposes(config: &TwoStageConfig, count: usize) -> bool {
     config.cells.is_some() || count > 1
 }
 
 /// What MinHash proposes (where `propose`), read off the sketches before they go aside: cells
 /// may part two near-copies whose vectors sit near a boundary, and these pairs, cheap beside
 /// the search, join the candidates.
-pub(super) fn minhash_proposals(
+pub(in crate::pipeline) fn minhash_proposals(
     signatures: &Signatures,
     sketches: &SketchFacts,
     config: &TwoStageConfig,
@@ -81,7 +81,7 @@ pub(super) fn minhash_proposals(
 }
 
 /// Learns `count` k-means cells over the spilled vectors (counted as index time).
-pub(super) fn learn_cells(
+pub(in crate::pipeline) fn learn_cells(
     queries: &mut QueryReader,
     documents: usize,
     count: usize,
@@ -99,7 +99,7 @@ pub(super) fn learn_cells(
 /// they are read, so that the two are never held at once; `join` appends the sketches of the
 /// documents that came from elsewhere (a collection's) to those read back. Returns the
 /// verdicts and the signatures (which score the groups).
-pub(super) fn confirm_aside(
+pub(in crate::pipeline) fn confirm_aside(
     dir: &Path,
     confirmer: &Confirmer,
     neighbours: Vec<(u32, u32, f32)>,

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::io::{read_list, write_list};
 use crate::output::run::{RunFile, RunWriter};
 use crate::pipeline::Part;
-use crate::pipeline::stages::{SignedParts, StageFolder};
+use crate::pipeline::split::stage::{SignedParts, StageFolder};
 use crate::pipeline::two_stage::nearest::FoundInParts;
 use crate::search::{Code, Codes, NearestLists};
 
@@ -109,7 +109,7 @@ impl<'s> Lists<'s> {
 /// Offers `found` the lists every searched part in `parts` wrote of the queries of embedded
 /// part `signer`, whose documents are `docs`: `found` holds a list for each of them, from the
 /// first (a share's lists, or the run's).
-pub(in crate::pipeline::two_stage) fn read_lists(
+pub(in crate::pipeline::split::two_stage) fn read_lists(
     parts: &[StageFolder],
     signer: Part,
     docs: Range<u32>,

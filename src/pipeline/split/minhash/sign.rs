@@ -1,16 +1,16 @@
 //! Stage 1, sign: a part's share of the documents signed, and their keys routed.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::time::Instant;
 
-use super::{SKETCHES, Stage, TITLE_BAND, keys_file, stage_summary};
 use crate::confirm::{Confirm, Confirmer, FactsRef, Sketch, SketchFacts, title_key};
 use crate::error::{Error, Result};
 use crate::io::{
-    ByteRange, FolderLock, Input, SkipReport, read_corpus_in, read_count, read_list, write_count,
-    write_list,
+    ByteRange, FolderLock, Input, SkipReport, read_corpus_in, read_list, write_count, write_list,
 };
 use crate::output::run::{IdsDigest, RecordsDigest, RunFile, RunSummary, RunWriter, StageTimes};
+use crate::pipeline::split::sketches::{BLOCK_DOCUMENTS, SKETCHES, write_sketch_block};
+use crate::pipeline::split::stage::{Stage, StageFolder, stage_summary};
 use crate::pipeline::{Method, Part, Run};
 use crate::sketch::{LshParams, Signatures, band_keys};
 
@@ -75,15 +75,13 @@ pub(in crate::pipeline) fn sign_part(run: &Run, lock: FolderLock) -> Result<Sign
     })
 }
 
-/// Documents a block of `sketches.bin` holds.
-const BLOCK_DOCUMENTS: usize = 16_384;
 /// Words a block of a keys file holds (4 MB).
 const BLOCK_WORDS: usize = 1 << 20;
 
 /// A signed part's files, written a block at a time as documents are signed, so that a signer
 /// holds a block of each, not its share (a share of ten million documents in eight parts is
 /// 1.6 GB of sketches and keys). `sketches.bin` is blocks of a document count and its rows,
-/// ended by a count of 0 ([`visit_sketch_blocks`]); the keys are [`KeyFiles`].
+/// ended by a count of 0 ([`visit_sketch_blocks`](crate::pipeline::split::sketches::visit_sketch_blocks)); the keys are [`KeyFiles`].
 struct SignedFiles {
     /// Documents a block holds.
     block: usize,
@@ -219,63 +217,6 @@ pub(in crate::pipeline) fn route_keys(
     }
 }
 
-/// Writes one block of a sketches file: a count of documents, then their rows.
-fn write_sketch_block(
-    w: &mut impl Write,
-    signatures: &Signatures,
-    facts: &SketchFacts,
-) -> std::io::Result<()> {
-    write_count(w, signatures.len())?;
-    signatures.write_to(w)?;
-    facts.write_to(w)
-}
-
-/// Writes a whole sketches file at once: `signatures` and `facts` in blocks of
-/// [`BLOCK_DOCUMENTS`], as a signer writes them, so that a reader holds a block; and the end.
-pub(in crate::pipeline) fn write_sketches(
-    w: &mut impl Write,
-    signatures: &Signatures,
-    facts: &SketchFacts,
-) -> std::io::Result<()> {
-    for start in (0..signatures.len()).step_by(BLOCK_DOCUMENTS) {
-        let mut block = (
-            Signatures::new(signatures.num_perm()),
-            SketchFacts::default(),
-        );
-        for doc in start..signatures.len().min(start + BLOCK_DOCUMENTS) {
-            block
-                .1
-                .push_sketch(&mut block.0, facts.get(signatures, doc));
-        }
-        write_sketch_block(w, &block.0, &block.1)?;
-    }
-    write_count(w, 0)
-}
-
-/// Reads the blocks of a sketches file one at a time, handing each to `visit`: what a reader
-/// that keeps a few rows holds at once.
-pub(super) fn visit_sketch_blocks(
-    r: &mut impl Read,
-    num_perm: usize,
-    mut visit: impl FnMut(Signatures, SketchFacts),
-) -> std::io::Result<()> {
-    loop {
-        let count = read_count(r)?;
-        if count == 0 {
-            return Ok(());
-        }
-        let block = Signatures::read_from(r)?;
-        let facts = SketchFacts::read_from(r)?;
-        if block.len() != count || facts.len() != count || block.num_perm() != num_perm {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                "a block of sketches holds other than the documents it counts",
-            ));
-        }
-        visit(block, facts);
-    }
-}
-
 /// Reads the blocks of a keys file, as one list.
 pub(super) fn read_word_blocks(r: &mut impl Read) -> std::io::Result<Vec<u32>> {
     let mut words = Vec::new();
@@ -288,10 +229,24 @@ pub(super) fn read_word_blocks(r: &mut impl Read) -> std::io::Result<Vec<u32>> {
     }
 }
 
+/// The band number that marks a title key among the band keys.
+pub(super) const TITLE_BAND: u32 = u32::MAX;
+
+/// The file of keys a signed part routes to `part`.
+pub(super) fn keys_file(part: Part) -> String {
+    format!("keys-{}.bin", part.number)
+}
+
+/// A file of keys a signed part wrote, read back checked.
+pub(super) fn read_keys(folder: &StageFolder, name: &str) -> Result<Vec<u32>> {
+    folder.folder.read_with(name, read_word_blocks)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::confirm::Facts;
+    use crate::pipeline::split::sketches::{visit_sketch_blocks, write_sketches};
 
     #[test]
     fn files_written_in_blocks_read_back_whole() {

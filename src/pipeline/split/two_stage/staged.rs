@@ -6,7 +6,7 @@
 //!
 //! 1. **embed** (`neardup dedup --part I/N --out embeddedI/`, [`embed_part`]): the records that
 //!    start in the `I`th of `N` equal byte ranges of the input (as a MinHash part signs them;
-//!    see `pipeline::stages`), signed and embedded. The part writes their sketches
+//!    see `split::minhash`), signed and embedded. The part writes their sketches
 //!    (`sketches.bin`, as a signed MinHash part writes them) and its queries' vectors as int8
 //!    codes (`queries.bin`): each document's, and the title of each record with more than a
 //!    title. The vectors are centred as one run centres them, on the mean of the input's first
@@ -35,10 +35,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::load::{Loaded, TitleCopies, Upsert, centre_as_one_run, load};
-use super::nearest::{self, FoundInParts, Within};
-use super::set_aside::SketchesAside;
-use super::{TwoStageConfig, confirm_aside, learn_cells, minhash_proposals, open_index, proposes};
 use crate::confirm::{Confirm, ConfirmSettings, Confirmer, SketchFacts};
 use crate::error::{Error, Result};
 use crate::io::{
@@ -47,10 +43,16 @@ use crate::io::{
 };
 use crate::output::run::{IdsDigest, RecordsDigest, RunSummary, RunWriter, StageTimes};
 use crate::pipeline::dedup::Found;
-use crate::pipeline::part::record_model;
-use crate::pipeline::stages::{
-    KeyFiles, SKETCHES, Share, SignedParts, Stage, check_signed, open_stage, route_keys, spec_for,
-    stage_summary, write_sketches,
+use crate::pipeline::provenance::record_model;
+use crate::pipeline::split::minhash::{KeyFiles, check_signed, route_keys};
+use crate::pipeline::split::share::Share;
+use crate::pipeline::split::sketches::{SKETCHES, write_sketches};
+use crate::pipeline::split::stage::{SignedParts, Stage, open_stage, spec_for, stage_summary};
+use crate::pipeline::two_stage::load::{Loaded, TitleCopies, Upsert, centre_as_one_run, load};
+use crate::pipeline::two_stage::nearest::{self, FoundInParts, Within};
+use crate::pipeline::two_stage::set_aside::SketchesAside;
+use crate::pipeline::two_stage::{
+    TwoStageConfig, confirm_aside, learn_cells, minhash_proposals, open_index, proposes,
 };
 use crate::pipeline::{Method, Part, PipelineSpec, Run, ScoredCandidates};
 use crate::search::{CellPlacement, Cells, Codes, Query, QueryFile, QueryReader};

@@ -6,13 +6,14 @@ use std::time::Instant;
 use super::visit_documents_and_titles;
 use crate::error::Result;
 use crate::io::{read_list, write_list};
-use crate::pipeline::stages::{Share, SignedParts};
+use crate::pipeline::split::share::Share;
+use crate::pipeline::split::stage::SignedParts;
 use crate::search::{CellPlacement, NO_CELL, Placing};
 
 /// What the titles need of the cells: which documents are a title and nothing else (the
 /// documents a title is searched among), and each title query's nearest cells, routed as one
 /// run routes them.
-pub(in crate::pipeline::two_stage) struct TitleCells {
+pub(in crate::pipeline::split::two_stage) struct TitleCells {
     /// Whether each document is a title and nothing else.
     pub title_only: Vec<bool>,
     /// The document of each title query, in the run's order.

@@ -1,7 +1,8 @@
 //! A signed part's share of the run: the sketches of its documents, read whole or a block at a
 //! time.
 
-use super::{SKETCHES, SignedParts, sign};
+use super::sketches::{SKETCHES, visit_sketch_blocks};
+use super::stage::SignedParts;
 use crate::confirm::SketchFacts;
 use crate::error::{Error, Result};
 use crate::sketch::Signatures;
@@ -43,7 +44,7 @@ impl Share {
         let docs = signed.docs_of(number);
         let mut first = docs.start;
         folder.folder.read_with(SKETCHES, |r| {
-            sign::visit_sketch_blocks(r, num_perm, |signatures, sketches| {
+            visit_sketch_blocks(r, num_perm, |signatures, sketches| {
                 let end = first.saturating_add(signatures.len() as u32);
                 let block = Share {
                     docs: first..end,

@@ -6,15 +6,17 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::{
-    Judged, Routed, SCORED, Scored, Share, SignedParts, Stage, StageFolder, band, confirm,
-    merge_sorted, open_stage, routed_to, signed_of, spec_for,
-};
+use super::band::{Routed, band, routed_to};
+use super::judge::{Judged, SCORED, Scored, confirm, merge_sorted};
 use crate::error::{Error, Result};
 use crate::group::{Linkage, linked_groups};
 use crate::io::{Corpus, Input, ReadOptions, read_corpus, read_count};
 use crate::output::run::{CheckedFile, IdsDigest, RecordsDigest, StageTimes};
 use crate::pipeline::dedup::Found;
+use crate::pipeline::split::share::Share;
+use crate::pipeline::split::stage::{
+    SignedParts, Stage, StageFolder, open_stage, signed_of, spec_for,
+};
 use crate::pipeline::{
     CandidateFiles, Method, Pair, Part, PipelineSpec, ScoredCandidates, ScoredPairs,
 };
@@ -49,7 +51,7 @@ pub(in crate::pipeline) fn join(
         Stage::Signed => {
             let mut routed: Vec<Vec<Routed>> = vec![Vec::new(); parts.len()];
             for &part in &parts {
-                for (to, candidates) in band::band(&signed, part)?.into_iter().enumerate() {
+                for (to, candidates) in band(&signed, part)?.into_iter().enumerate() {
                     routed[to].extend(candidates);
                 }
             }

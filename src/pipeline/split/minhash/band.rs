@@ -3,10 +3,13 @@
 
 use rayon::prelude::*;
 
-use super::{Routed, SignedParts, TITLE_BAND, keys_file, read_keys};
+use super::sign::{TITLE_BAND, keys_file, read_keys};
 use crate::confirm::title_block_pairs;
 use crate::error::Result;
-use crate::pipeline::Part;
+use crate::io::{read_list, write_list};
+use crate::output::run::RunWriter;
+use crate::pipeline::split::part::Part;
+use crate::pipeline::split::stage::{SignedParts, StageFolder};
 use crate::sketch::bucket_pairs;
 
 /// The candidates of the keys every signed part routed to `part`, each as one run proposes it
@@ -50,4 +53,52 @@ pub(in crate::pipeline) fn band(signed: &SignedParts, part: Part) -> Result<Vec<
     }
     tracing::info!(part = %part, candidates = routed.iter().map(Vec::len).sum::<usize>(), "banded");
     Ok(routed)
+}
+
+/// A candidate on its way to the part that confirms it, which signed one of its documents: its
+/// documents.
+pub(in crate::pipeline) type Routed = (u32, u32);
+
+/// The file of candidates a banded part routes to `part`.
+fn candidates_file(part: Part) -> String {
+    format!("candidates-{}.bin", part.number)
+}
+
+/// A file of 32-bit words a stage wrote, read back checked.
+fn read_words(folder: &StageFolder, name: &str) -> Result<Vec<u32>> {
+    folder.folder.read_with(name, read_list)
+}
+
+/// The candidates every banded part in `banded` routed to `part`.
+pub(in crate::pipeline) fn routed_to(banded: &[StageFolder], part: Part) -> Result<Vec<Routed>> {
+    let mut routed = Vec::new();
+    for folder in banded {
+        let words = read_words(folder, &candidates_file(part))?;
+        routed.extend(words.chunks_exact(2).map(|w| (w[0], w[1])));
+    }
+    Ok(routed)
+}
+
+/// Writes the candidates `routed` to each part (entry `I - 1` to part `I`) into their files
+/// in the folder `run` writes; returns how many.
+pub(in crate::pipeline) fn write_routed(
+    run: &mut RunWriter,
+    routed: Vec<Vec<Routed>>,
+) -> Result<usize> {
+    let count = routed.iter().map(Vec::len).sum();
+    let parts = routed.len() as u32;
+    for (number, routed) in (1..=parts).zip(routed) {
+        let words: Vec<u32> = routed.iter().flat_map(|&(a, b)| [a, b]).collect();
+        let to = Part {
+            number,
+            count: parts,
+        };
+        write_words(run, &candidates_file(to), &words)?;
+    }
+    Ok(count)
+}
+
+/// Writes `words` to the file `name` of `run`.
+fn write_words(run: &mut RunWriter, name: &str, words: &[u32]) -> Result<()> {
+    run.write_with(name, |file| write_list(file, words))
 }

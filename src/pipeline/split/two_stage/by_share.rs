@@ -27,7 +27,7 @@
 //!
 //! A pair may be found by the parts of both its documents, with the same cosine or, from a
 //! title, a higher one. The join (`neardup merge confirmed*/ --out out/`, in
-//! `pipeline::stages`, as for MinHash) merges the parts' sorted files and keeps each pair once
+//! `split::minhash`, as for MinHash) merges the parts' sorted files and keeps each pair once
 //! with its highest cosine: one run's candidates, judged as one run judges them.
 
 use std::collections::HashMap;
@@ -38,17 +38,17 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::TwoStageConfig;
 use super::by_cell::{CellsFolder, TitleCells, read_lists};
-use super::nearest::{FoundInParts, distinct_pairs};
 use super::staged::{PartTitles, visit_part_queries};
 use crate::error::{Error, Result};
 use crate::io::FolderLock;
 use crate::output::run::{RunSummary, RunWriter, StageTimes};
-use crate::pipeline::stages::{
-    SignedParts, Stage, StageFolder, confirm, folders_seen_from, open_stage, routed_to, spec_for,
-    stage_summary, write_scored,
+use crate::pipeline::TwoStageConfig;
+use crate::pipeline::split::minhash::{confirm, routed_to, write_scored};
+use crate::pipeline::split::stage::{
+    SignedParts, Stage, StageFolder, folders_seen_from, open_stage, spec_for, stage_summary,
 };
+use crate::pipeline::two_stage::nearest::{FoundInParts, distinct_pairs};
 use crate::pipeline::{Method, Part};
 use crate::search::{Code, Codes, NearestLists, Query, cosine, is_paired_copy};
 

@@ -14,17 +14,18 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::Part;
-use super::dedup::{Found, group};
-use super::stages::Stage;
-use super::two_stage::{confirm_candidates, distinct_pairs};
-use super::{
-    Dedup, InputSpec, Method, OutputSpec, PipelineSpec, Run, ScoredCandidates, TwoStageConfig,
-};
+use super::part::{Part, check_complete, shared_settings, spec_of};
+use super::stage::Stage;
 use crate::error::{Error, Location, Result};
 use crate::io::FolderLock;
 use crate::output::run::{
     Candidates, RecordFile, RecordsDigest, RunFolder, RunSummary, StageTimes,
+};
+use crate::pipeline::dedup::{Found, group};
+use crate::pipeline::provenance::common_model;
+use crate::pipeline::two_stage::{confirm_candidates, distinct_pairs};
+use crate::pipeline::{
+    Dedup, InputSpec, Method, OutputSpec, PipelineSpec, Run, ScoredCandidates, TwoStageConfig,
 };
 
 /// A split run's parts merged into the run they make together.
@@ -61,7 +62,7 @@ impl PartFolder {
             method,
             output,
             ..
-        } = super::part::spec_of(&folder.summary.settings).map_err(not_a_part)?;
+        } = spec_of(&folder.summary.settings).map_err(not_a_part)?;
         let Method::TwoStage(config) = method else {
             return Err(not_a_part(format!(
                 "its method is {}",
@@ -83,7 +84,7 @@ impl PartFolder {
 
     /// The run's pipeline without the part, for comparing parts.
     fn whole(&self) -> serde_json::Value {
-        super::part::shared_settings(&PipelineSpec {
+        shared_settings(&PipelineSpec {
             input: self.input.clone(),
             method: Method::TwoStage(Box::new(self.config.clone())),
             output: self.output.clone(),
@@ -136,7 +137,7 @@ pub fn advance(dirs: &[PathBuf], part: Part, lock: FolderLock) -> Result<RunSumm
     match dirs.first().and_then(|dir| Stage::of(dir)) {
         Some(Stage::Cells) => super::two_stage::search_cells_part(dirs, part, lock),
         Some(Stage::Searched) => super::two_stage::confirm_searched_part(dirs, part, lock),
-        _ => super::stages::advance(dirs, part, lock),
+        _ => super::minhash::advance(dirs, part, lock),
     }
 }
 
@@ -151,8 +152,8 @@ pub fn learn_cells(dirs: &[PathBuf], lock: FolderLock) -> Result<RunSummary> {
 /// input (read and signed again), grouped. `out` is recorded as the run's output folder, and
 /// `models` as where the run's models are.
 ///
-/// The stages of a split MinHash run are joined instead (see `pipeline/stages.rs`), and so are
-/// the embedded parts of a two-stage run in stages (`pipeline/two_stage/staged.rs`).
+/// The stages of a split MinHash run are joined instead (`split::minhash`), and so are
+/// the embedded parts of a two-stage run in stages (`split::two_stage`).
 pub fn merge(dirs: &[PathBuf], out: &Path, models: &Path) -> Result<Merged> {
     // A stage of a split run; else, parts of a two-stage run over a shared index.
     if let Some(stage) = dirs.first().and_then(|dir| Stage::of(dir)) {
@@ -160,7 +161,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, models: &Path) -> Result<Merged> {
             Stage::Embedded => super::two_stage::join_embedded(dirs, out)?,
             Stage::Cells => super::two_stage::join_cells(dirs, out)?,
             Stage::Searched => super::two_stage::join_searched(dirs, out)?,
-            Stage::Signed | Stage::Banded | Stage::Confirmed => super::stages::join(dirs, out)?,
+            Stage::Signed | Stage::Banded | Stage::Confirmed => super::minhash::join(dirs, out)?,
         };
         let dedup = group(found, &spec.method, false);
         return Ok(Merged {
@@ -175,7 +176,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, models: &Path) -> Result<Merged> {
     let Some(first) = parts.first() else {
         return Err(Error::Usage("give the folders of every part".into()));
     };
-    super::part::check_complete(parts.iter().map(|p| (p.part, p.dir.as_path(), p.whole())))?;
+    check_complete(parts.iter().map(|p| (p.part, p.dir.as_path(), p.whole())))?;
     let input = first.input.clone();
     // The parts' format and keep policy; the merge writes into its own folder.
     let output = OutputSpec {
@@ -192,7 +193,8 @@ pub fn merge(dirs: &[PathBuf], out: &Path, models: &Path) -> Result<Merged> {
 
     let clock = Instant::now();
     let confirmer = config.settings.confirmer()?;
-    let (corpus, signatures, sketches) = super::minhash::sketch(&inputs, &read, &confirmer)?;
+    let (corpus, signatures, sketches) =
+        crate::pipeline::minhash::sketch(&inputs, &read, &confirmer)?;
     times.sketch = clock.elapsed().as_secs_f64();
 
     let clock = Instant::now();
@@ -275,7 +277,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, models: &Path) -> Result<Merged> {
         probes: None,
         cells: None,
         collection: 0,
-        model: super::part::common_model(
+        model: common_model(
             parts
                 .iter()
                 .map(|p| (p.dir.as_path(), &p.folder.summary.settings)),

@@ -7,14 +7,13 @@
 //! no other. [`crate::pipeline::merge()`] puts the parts back together.
 
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use super::PipelineSpec;
-use crate::embed::ModelIdentity;
 use crate::error::{Error, Result};
+use crate::pipeline::PipelineSpec;
 
 /// Part `number` of `count` (`I/N`, from 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -80,7 +79,9 @@ impl fmt::Display for Part {
 }
 
 /// The pipeline a part's summary records in its settings, or what is wrong with it.
-pub(super) fn spec_of(settings: &serde_json::Value) -> std::result::Result<PipelineSpec, String> {
+pub(in crate::pipeline) fn spec_of(
+    settings: &serde_json::Value,
+) -> std::result::Result<PipelineSpec, String> {
     fn read<T: serde::de::DeserializeOwned>(
         settings: &serde_json::Value,
         key: &str,
@@ -99,7 +100,7 @@ pub(super) fn spec_of(settings: &serde_json::Value) -> std::result::Result<Pipel
 /// `spec` of one of its parts without the part, and without the folder the part wrote to.
 /// Input, method and output settings all count: a part whose files were written for another
 /// keep policy, or with another `--candidates`, is of another run.
-pub(super) fn shared_settings(spec: &PipelineSpec) -> serde_json::Value {
+pub(in crate::pipeline) fn shared_settings(spec: &PipelineSpec) -> serde_json::Value {
     let mut method = spec.method.clone();
     method.set_part(None);
     let mut output = serde_json::to_value(&spec.output).expect("settings serialise");
@@ -112,7 +113,7 @@ pub(super) fn shared_settings(spec: &PipelineSpec) -> serde_json::Value {
 /// Checks that `parts`, each a part, its folder and the settings of the run it is a part of,
 /// are every part of one run, each once: names the folders of two runs, a part given twice,
 /// and the parts missing.
-pub(super) fn check_complete<'a>(
+pub(in crate::pipeline) fn check_complete<'a>(
     parts: impl IntoIterator<Item = (Part, &'a Path, serde_json::Value)>,
 ) -> Result<()> {
     let parts: Vec<_> = parts.into_iter().collect();
@@ -163,7 +164,7 @@ pub(super) fn check_complete<'a>(
 /// The first place where the settings `a` and `b` differ: the setting's dotted path
 /// (`method.num_perm`, `input.paths[1]`) and its value in each, as JSON (`absent` where one
 /// has none).
-pub(super) fn first_difference(
+pub(in crate::pipeline) fn first_difference(
     a: &serde_json::Value,
     b: &serde_json::Value,
 ) -> Option<(String, String, String)> {
@@ -195,85 +196,6 @@ pub(super) fn first_difference(
         }
     }
     walk(String::new(), Some(a), Some(b))
-}
-
-/// The key of a run summary's settings that names the model its vectors came from.
-pub(super) const MODEL: &str = "model";
-
-/// Names `model`, where the run embedded with one, in its summary's `settings`.
-pub(super) fn record_model(settings: &mut serde_json::Value, model: Option<&ModelIdentity>) {
-    if let Some(model) = model {
-        settings[MODEL] = serde_json::to_value(model).expect("a model's identity serialises");
-    }
-}
-
-/// The key of a run's settings that holds the sha256 of the learned rule's model file, where
-/// one was given: a path says where the model was, not which one it was.
-pub(super) const CONFIRM_MODEL_SHA256: &str = "confirm_model_sha256";
-
-/// Records in `settings` the sha256 of the model file its method confirms by, if any (the
-/// file was read by the run; one gone since is left unrecorded, with a warning).
-pub(super) fn record_confirm_model(settings: &mut serde_json::Value) {
-    let Some(path) = settings["method"]["confirm_model"]
-        .as_str()
-        .map(PathBuf::from)
-    else {
-        return;
-    };
-    match crate::embed::file_sha256(&path) {
-        Ok(digest) => settings[CONFIRM_MODEL_SHA256] = serde_json::Value::from(digest),
-        Err(e) => tracing::warn!(%e, "the confirm model's sha256 is not recorded"),
-    }
-}
-
-/// The model that every one of `parts` (each a folder and its summary's settings) embedded
-/// with, if they name one; refuses parts that name different models, or some one and some
-/// none, since their vectors would not compare.
-pub(super) fn common_model<'a>(
-    parts: impl IntoIterator<Item = (&'a Path, &'a serde_json::Value)>,
-) -> Result<Option<ModelIdentity>> {
-    let mut first: Option<(&Path, Option<ModelIdentity>)> = None;
-    for (dir, settings) in parts {
-        let model = match settings.get(MODEL) {
-            None => None,
-            Some(named) => Some(serde_json::from_value(named.clone()).map_err(|e| {
-                Error::Usage(format!(
-                    "{}: its summary's `{MODEL}` is not a model's name and sha256 ({e}): give \
-                     the folders neardup wrote",
-                    dir.display()
-                ))
-            })?),
-        };
-        let Some((first_dir, first_model)) = &first else {
-            first = Some((dir, model));
-            continue;
-        };
-        if model == *first_model {
-            continue;
-        }
-        let (Some(theirs), Some(ours)) = (first_model, &model) else {
-            let unnamed = if model.is_none() { dir } else { first_dir };
-            return Err(Error::Usage(format!(
-                "{} names no model, as neardup did before it recorded one: embed that part \
-                 again with this neardup",
-                unnamed.display()
-            )));
-        };
-        return Err(Error::Usage(format!(
-            "{} was embedded with the model {} (sha256 {}) and {} with {} (sha256 {}), so their \
-             vectors do not compare. The static model is derived on the machine that first \
-             needs it, and its bits follow that machine's processor: derive it once \
-             (`neardup models fetch static --models DIR`), give every part that folder \
-             (`--models DIR` or NEARDUP_MODELS) and embed again the parts that had another",
-            first_dir.display(),
-            theirs.name,
-            theirs.sha256,
-            dir.display(),
-            ours.name,
-            ours.sha256
-        )));
-    }
-    Ok(first.and_then(|(_, model)| model))
 }
 
 #[cfg(test)]
@@ -347,52 +269,6 @@ mod tests {
         assert_eq!(
             differ(&fewer),
             ("output.annotate".into(), "true".into(), "absent".into())
-        );
-    }
-
-    #[test]
-    fn parts_that_embedded_with_different_models_are_refused() {
-        let model = |sha256: &str| ModelIdentity {
-            name: "static-all-MiniLM-L6-v2".into(),
-            sha256: sha256.into(),
-        };
-        let named = |model: Option<&ModelIdentity>| {
-            let mut settings = serde_json::json!({"stage": "embedded"});
-            record_model(&mut settings, model);
-            settings
-        };
-        let (one, other) = (model("6f0c15"), model("cae9ce"));
-        let (a, b) = (Path::new("embedded1"), Path::new("embedded2"));
-
-        let same = [named(Some(&one)), named(Some(&one))];
-        let found = common_model([(a, &same[0]), (b, &same[1])]).unwrap();
-        assert_eq!(found, Some(one.clone()));
-        let unnamed = [named(None), named(None)];
-        assert_eq!(
-            common_model([(a, &unnamed[0]), (b, &unnamed[1])]).unwrap(),
-            None
-        );
-
-        let differ = [named(Some(&one)), named(Some(&other))];
-        let err = common_model([(a, &differ[0]), (b, &differ[1])]).unwrap_err();
-        let err = err.to_string();
-        for said in ["embedded1", "embedded2", "6f0c15", "cae9ce", "--models DIR"] {
-            assert!(err.contains(said), "{said} not in: {err}");
-        }
-        for mixed in [
-            [named(None), named(Some(&one))],
-            [named(Some(&one)), named(None)],
-        ] {
-            let err = common_model([(a, &mixed[0]), (b, &mixed[1])]).unwrap_err();
-            let unnamed = if mixed[0].get(MODEL).is_none() { a } else { b };
-            let expected = format!("{} names no model", unnamed.display());
-            assert!(err.to_string().contains(&expected), "{err}");
-        }
-        let garbled = [named(Some(&one)), serde_json::json!({"model": "static"})];
-        let err = common_model([(a, &garbled[0]), (b, &garbled[1])]).unwrap_err();
-        assert!(
-            err.to_string().contains("embedded2: its summary's `model`"),
-            "{err}"
         );
     }
 }

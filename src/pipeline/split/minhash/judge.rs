@@ -1,13 +1,20 @@
 //! Stage 3, confirm: the candidates routed to one part judged, its own share of sketches held
 //! and the others read a block at a time.
 
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+use std::io::{Read, Write};
+
 use rayon::prelude::*;
 
-use super::{Routed, Scored, Share, SignedParts, merge_sorted};
+use super::band::Routed;
 use crate::confirm::Confirmer;
 use crate::error::{Error, Result};
-use crate::io::ScratchDir;
-use crate::pipeline::{MinHashConfig, Part};
+use crate::io::{ScratchDir, write_count};
+use crate::output::run::RunWriter;
+use crate::pipeline::split::share::Share;
+use crate::pipeline::split::stage::SignedParts;
+use crate::pipeline::{MinHashConfig, Pair, Part};
 use crate::spill::{Spill, SpillReader};
 
 impl Share {
@@ -268,6 +275,133 @@ fn judge_block<C: ToJudge>(
         },
     ));
     Ok(())
+}
+
+/// A confirmed part's candidates, scored.
+pub(super) const SCORED: &str = "scored.bin";
+/// A candidate as a confirmed part holds it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(in crate::pipeline) struct Scored {
+    pub a: u32,
+    pub b: u32,
+    /// Its Jaccard estimate.
+    pub score: f64,
+    /// Whether it was confirmed.
+    pub duplicate: bool,
+    /// The cosine of its documents' vectors, in a two-stage run.
+    pub cosine: Option<f32>,
+}
+
+impl Scored {
+    /// Words a candidate takes in [`SCORED`]: its pair ([`Pair::write_to`]: documents,
+    /// score, and in a two-stage run its cosine), then whether it was confirmed.
+    pub(super) fn words_each(cosine: bool) -> usize {
+        (Pair::bytes(cosine) + 4) / 4
+    }
+
+    /// The candidate as a pair of the run.
+    pub(super) fn pair(&self) -> Pair {
+        Pair {
+            a: self.a,
+            b: self.b,
+            score: self.score,
+            cosine: self.cosine,
+        }
+    }
+
+    /// Writes the candidate's [`Scored::words_each`] words.
+    fn write_to(&self, w: &mut impl Write) -> std::io::Result<()> {
+        self.pair().write_to(w, self.cosine.is_some())?;
+        w.write_all(&u32::from(self.duplicate).to_le_bytes())
+    }
+
+    /// Reads a candidate that [`Scored::write_to`] wrote, with a cosine or without.
+    pub(super) fn read_from(r: &mut impl Read, cosine: bool) -> std::io::Result<Scored> {
+        let pair = Pair::read_from(r, cosine)?;
+        let mut duplicate = [0u8; 4];
+        r.read_exact(&mut duplicate)?;
+        Ok(Scored {
+            a: pair.a,
+            b: pair.b,
+            score: pair.score,
+            duplicate: u32::from_le_bytes(duplicate) != 0,
+            cosine: pair.cosine,
+        })
+    }
+}
+
+/// Merges lists of candidates, each sorted by its documents, handing `each` one run's
+/// candidates in order. A MinHash part confirms its own candidates, shared with no other; a
+/// two-stage candidate may be found by the parts of both its documents, and is kept once,
+/// with its highest cosine, as one run keeps it (the classifier judged it the same way in
+/// both, from the same sketches and, where the cosines are equal, the same cosine).
+pub(super) fn merge_sorted<L: Iterator<Item = Result<Scored>>>(
+    lists: &mut [L],
+    mut each: impl FnMut(Scored),
+) -> Result<()> {
+    // Each list's next candidate, and the lists ordered by it.
+    let mut heads: Vec<Option<Scored>> = vec![None; lists.len()];
+    let mut order = BinaryHeap::new();
+    for (list, items) in lists.iter_mut().enumerate() {
+        if let Some(first) = items.next().transpose()? {
+            order.push(Reverse((first.a, first.b, list)));
+            heads[list] = Some(first);
+        }
+    }
+    // The last candidate, handed on once the next is another.
+    let mut last: Option<Scored> = None;
+    while let Some(Reverse((a, b, list))) = order.pop() {
+        let next = heads[list].take().expect("a listed head");
+        if let Some(after) = lists[list].next().transpose()? {
+            order.push(Reverse((after.a, after.b, list)));
+            heads[list] = Some(after);
+        }
+        let Some(held) = last else {
+            last = Some(next);
+            continue;
+        };
+        match ((held.a, held.b).cmp(&(a, b)), held.cosine, next.cosine) {
+            (Ordering::Less, ..) => each(last.replace(next).expect("held")),
+            (Ordering::Equal, Some(kept), Some(found)) => {
+                if found > kept {
+                    last = Some(next);
+                }
+            }
+            _ => {
+                return Err(Error::Usage(format!(
+                    "the confirmed parts hold candidate ({a}, {b}) twice or out of order: \
+                     confirm the parts again with this version of neardup"
+                )));
+            }
+        }
+    }
+    if let Some(held) = last {
+        each(held);
+    }
+    Ok(())
+}
+
+/// Writes a confirmed part's candidates, `judged`, into the folder `run` writes, in order;
+/// returns how many there are, and how many were confirmed.
+pub(in crate::pipeline) fn write_scored(
+    run: &mut RunWriter,
+    judged: Judged,
+) -> Result<(usize, usize)> {
+    let (count, confirmed) = (judged.count(), judged.confirmed());
+    let mut file = run.create(SCORED)?;
+    let words = count * Scored::words_each(judged.with_cosines());
+    write_count(&mut file, words).map_err(|e| Error::io(file.target(), e))?;
+    let mut failed = None;
+    judged.each(|candidate| {
+        if failed.is_none() {
+            failed = candidate.write_to(&mut file).err();
+        }
+    })?;
+    if let Some(e) = failed {
+        return Err(Error::io(file.target(), e));
+    }
+    run.commit(file)?;
+    Ok((count, confirmed))
 }
 
 #[cfg(test)]

@@ -44,18 +44,19 @@ use serde_json::Value;
 pub(super) use self::lists::read_lists;
 use self::lists::{Lists, nearest_file, nearest_titles_file};
 pub(super) use self::titles::TitleCells;
-use super::nearest::FoundInParts;
-use super::proposes;
 use super::staged::{Placed, join_parts, visit_query_blocks};
 use crate::error::{Error, Result};
 use crate::io::Input;
 use crate::io::{FolderLock, ReadOptions};
 use crate::output::run::{RunFolder, RunSummary, RunWriter, SUMMARY, StageTimes};
 use crate::pipeline::dedup::Found;
-use crate::pipeline::stages::{
-    Routed, SignedParts, Stage, StageFolder, band, folders_seen_from, open_stage, seen_from,
-    spec_for, stage_summary, write_routed,
+use crate::pipeline::split::minhash::{Routed, band, write_routed};
+use crate::pipeline::split::stage::{
+    SignedParts, Stage, StageFolder, folders_seen_from, open_stage, seen_from, spec_for,
+    stage_summary,
 };
+use crate::pipeline::two_stage::nearest::FoundInParts;
+use crate::pipeline::two_stage::proposes;
 use crate::pipeline::{Method, Part, PipelineSpec};
 use crate::search::{
     CellPlacement, CellSample, Codes, CopyHashes, NearestLists, OwnedCells, Placing,
