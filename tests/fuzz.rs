@@ -107,7 +107,7 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("in.jsonl");
         std::fs::write(&path, &bytes).unwrap();
-        let (framed, parsed, bad) = read_all(&path, InputFormat::Jsonl).unwrap();
+        let (framed, parsed, bad) = read_all(&path, InputFormat::JSONL).unwrap();
         // Every line with something on it is a record, good or bad: nothing is dropped.
         let bom_free = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
         let lines = bom_free
@@ -125,7 +125,7 @@ proptest! {
         let mut bytes = b"id,text\n".to_vec();
         bytes.extend_from_slice(&body);
         std::fs::write(&path, &bytes).unwrap();
-        match read_all(&path, InputFormat::Csv) {
+        match read_all(&path, InputFormat::named("csv").unwrap()) {
             Ok((framed, parsed, bad)) => prop_assert_eq!(parsed + bad, framed),
             // Only an over-long row stops the reader, and it is named.
             Err(e) => prop_assert!(e.to_string().contains("in.csv:"), "{}", e),
@@ -149,7 +149,7 @@ proptest! {
             bytes.truncate(truncate.index(bytes.len()));
         }
         std::fs::write(&path, &bytes).unwrap();
-        match read_all(&path, InputFormat::Parquet) {
+        match read_all(&path, InputFormat::named("parquet").unwrap()) {
             Ok((framed, parsed, bad)) => prop_assert_eq!(parsed + bad, framed),
             Err(e) => prop_assert!(e.to_string().contains("in.parquet"), "{}", e),
         }

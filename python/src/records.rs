@@ -117,7 +117,7 @@ impl Records {
         let keep = handed.keep.is_some();
         let input = InputSpec {
             paths: vec![handed.path.clone()],
-            format: Some(InputFormat::Jsonl),
+            format: Some(InputFormat::JSONL),
             id_field: ID_FIELD.into(),
             text_fields: text_fields(handed.texts.len()),
             skip_invalid: false,

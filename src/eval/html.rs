@@ -470,7 +470,7 @@ fn load_texts(
         return Ok(texts);
     }
     let limit = record_limit(DEFAULT_MAX_DOC_BYTES);
-    for raw in Input::new(path, Some(InputFormat::Jsonl))?.open(fields, limit)? {
+    for raw in Input::new(path, Some(InputFormat::JSONL))?.open(fields, limit)? {
         // Records that do not parse with these fields have no text to show; the metrics
         // were computed from the labels alone.
         if let Ok(record) = raw?.parse(fields)

@@ -11,7 +11,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{Body, FieldSpec, RawRecord, RawRecords, Record};
+use super::{Body, FieldSpec, Format, RawRecord, RawRecords, Record};
 use crate::error::{Error, InputError, Location, Result};
 
 /// Which of the two delimited formats a file is in.
@@ -431,6 +431,64 @@ impl Columns {
             object.insert(header.clone(), value.into());
         }
         Ok(serde_json::Value::Object(object).to_string().into_bytes())
+    }
+}
+
+/// Comma-separated values with a header row.
+pub(super) struct Csv;
+
+impl Format for Csv {
+    fn name(&self) -> &'static str {
+        "csv"
+    }
+
+    fn about(&self) -> &'static str {
+        "Comma-separated values with a header row"
+    }
+
+    fn extensions(&self) -> &'static [&'static str] {
+        &["csv"]
+    }
+
+    fn open(&self, path: &Path, fields: &FieldSpec, max_record_bytes: u64) -> Result<RawRecords> {
+        open(path, Dialect::Csv, fields, max_record_bytes)
+    }
+
+    fn header(&self, path: &Path) -> Result<Option<Vec<String>>> {
+        header(path, Dialect::Csv).map(Some)
+    }
+
+    fn written_as(&self) -> &'static str {
+        "csv"
+    }
+}
+
+/// Tab-separated values with a header row.
+pub(super) struct Tsv;
+
+impl Format for Tsv {
+    fn name(&self) -> &'static str {
+        "tsv"
+    }
+
+    fn about(&self) -> &'static str {
+        "Tab-separated values with a header row"
+    }
+
+    fn extensions(&self) -> &'static [&'static str] {
+        &["tsv", "tab"]
+    }
+
+    fn open(&self, path: &Path, fields: &FieldSpec, max_record_bytes: u64) -> Result<RawRecords> {
+        open(path, Dialect::Tsv, fields, max_record_bytes)
+    }
+
+    fn header(&self, path: &Path) -> Result<Option<Vec<String>>> {
+        header(path, Dialect::Tsv).map(Some)
+    }
+
+    fn written_as(&self) -> &'static str {
+        "tsv"
     }
 }
 

@@ -5,10 +5,10 @@ use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::{Body, RawRecord, RawRecords, Record, too_long};
+use super::{Body, FieldSpec, Format, RawRecord, RawRecords, Record, too_long};
 use crate::error::{Error, InputError, Location, Result};
 
-pub(super) fn open_folder(root: &Path, max_record_bytes: u64) -> Result<RawRecords> {
+fn open_folder(root: &Path, max_record_bytes: u64) -> Result<RawRecords> {
     let mut paths = Vec::new();
     for entry in walkdir::WalkDir::new(root).sort_by_file_name() {
         let entry = entry.map_err(|e| {
@@ -78,7 +78,7 @@ fn relative_id(root: &Path, path: &Path) -> String {
         .join("/")
 }
 
-pub(super) fn open_zip(path: &Path, max_record_bytes: u64) -> Result<RawRecords> {
+fn open_zip(path: &Path, max_record_bytes: u64) -> Result<RawRecords> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     let archive = zip::ZipArchive::new(std::io::BufReader::new(file)).map_err(|e| {
         Error::input(
@@ -167,6 +167,78 @@ pub(super) fn parse(id: &str, bytes: &[u8], location: &Location) -> Result<Recor
         hint: "convert the file to UTF-8, or pass --skip-invalid to skip it".into(),
     })?;
     Ok(Record::plain(id.to_owned(), text.to_owned()))
+}
+
+/// A folder of text files, searched recursively.
+pub(super) struct Folder;
+
+impl Format for Folder {
+    fn name(&self) -> &'static str {
+        "folder"
+    }
+
+    fn about(&self) -> &'static str {
+        "A folder of text files (searched recursively)"
+    }
+
+    fn extensions(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    fn is(&self, path: &Path) -> bool {
+        path.is_dir()
+    }
+
+    fn reads_a_stream(&self) -> bool {
+        false
+    }
+
+    fn open(&self, path: &Path, _: &FieldSpec, max_record_bytes: u64) -> Result<RawRecords> {
+        open_folder(path, max_record_bytes)
+    }
+
+    fn size(&self, path: &Path) -> u64 {
+        walkdir::WalkDir::new(path)
+            .into_iter()
+            .filter_map(|e| e.ok())
+            .filter_map(|e| e.metadata().ok())
+            .filter(|m| m.is_file())
+            .map(|m| m.len())
+            .sum()
+    }
+
+    fn written_as(&self) -> &'static str {
+        "jsonl"
+    }
+}
+
+/// A .zip archive of text files.
+pub(super) struct Zip;
+
+impl Format for Zip {
+    fn name(&self) -> &'static str {
+        "zip"
+    }
+
+    fn about(&self) -> &'static str {
+        "A .zip archive of text files"
+    }
+
+    fn extensions(&self) -> &'static [&'static str] {
+        &["zip"]
+    }
+
+    fn reads_a_stream(&self) -> bool {
+        false
+    }
+
+    fn open(&self, path: &Path, _: &FieldSpec, max_record_bytes: u64) -> Result<RawRecords> {
+        open_zip(path, max_record_bytes)
+    }
+
+    fn written_as(&self) -> &'static str {
+        "jsonl"
+    }
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
 use super::lines::read_line_capped;
-use super::{Body, ByteRange, FieldSpec, RawRecord, RawRecords, Record, too_long};
+use super::{Body, ByteRange, FieldSpec, Format, RawRecord, RawRecords, Record, too_long};
 use crate::error::{Error, InputError, Location, Result};
 
 /// The UTF-8 byte-order mark.
@@ -301,6 +301,42 @@ fn kind(value: &Value) -> &'static str {
     }
 }
 
+/// JSON Lines, the one format a part enters mid-file (at the first line that starts in its
+/// range).
+pub(super) struct Jsonl;
+
+impl Format for Jsonl {
+    fn name(&self) -> &'static str {
+        "jsonl"
+    }
+
+    fn about(&self) -> &'static str {
+        "One JSON object a line"
+    }
+
+    fn extensions(&self) -> &'static [&'static str] {
+        &["jsonl", "ndjson", "json"]
+    }
+
+    fn open(&self, path: &Path, _: &FieldSpec, max_record_bytes: u64) -> Result<RawRecords> {
+        open(path, max_record_bytes, ByteRange::ALL)
+    }
+
+    fn open_range(
+        &self,
+        path: &Path,
+        _: &FieldSpec,
+        max_record_bytes: u64,
+        range: ByteRange,
+    ) -> Result<RawRecords> {
+        open(path, max_record_bytes, range)
+    }
+
+    fn written_as(&self) -> &'static str {
+        "jsonl"
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -381,7 +417,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("in.jsonl");
         std::fs::write(&path, "{\"a\":1}\n\n  \n{\"a\":2}\r\n{\"a\":3}").unwrap();
-        let input = Input::new(&path, Some(InputFormat::Jsonl)).unwrap();
+        let input = Input::new(&path, Some(InputFormat::JSONL)).unwrap();
         let lines: Vec<u64> = input
             .open(&FieldSpec::default(), u64::MAX)
             .unwrap()

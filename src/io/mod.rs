@@ -6,7 +6,8 @@
 //! [`RawRecord::parse`] then extracts the id and text, on any thread. A record that cannot be
 //! parsed yields an [`InputError`] naming file, line and field; I/O failures are fatal.
 //!
-//! Formats, chosen by [`InputFormat::detect`] or explicitly:
+//! Formats, each a file behind [`Format`] and listed once in [`FORMATS`], chosen by
+//! [`InputFormat::detect`] or explicitly:
 //! - JSONL (CORE 2020 layout by default: id `core_id`, text `processed_title` + `processed_abstract`),
 //! - CSV / TSV with a header row (the same field names),
 //! - a folder or a `.zip` of text files, id = the path inside it,
@@ -19,6 +20,7 @@ mod corpus;
 mod csv_input;
 mod files;
 mod floats;
+mod format;
 mod jsonl;
 mod lines;
 mod lock;
@@ -36,6 +38,7 @@ pub use corpus::{
 };
 pub use csv_input::Dialect;
 pub use floats::Floats;
+pub use format::{FORMATS, Format, InputFormat};
 pub use lines::for_each_line;
 pub use lock::FolderLock;
 pub use range::ByteRange;
@@ -158,52 +161,6 @@ impl Record {
         match self.title_len {
             Some(len) => self.text[len..].trim_start_matches(' '),
             None => &self.text,
-        }
-    }
-}
-
-/// The formats neardup reads.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum InputFormat {
-    /// One JSON object a line.
-    Jsonl,
-    /// Comma-separated values with a header row.
-    Csv,
-    /// Tab-separated values with a header row.
-    Tsv,
-    /// A folder of text files (searched recursively).
-    Folder,
-    /// A .zip archive of text files.
-    Zip,
-    /// Apache Parquet (needs the `parquet` cargo feature, on by default).
-    Parquet,
-}
-
-impl InputFormat {
-    /// The format implied by a path: a folder, or the file's extension.
-    pub fn detect(path: &Path) -> Result<Self> {
-        if path.is_dir() {
-            return Ok(InputFormat::Folder);
-        }
-        let ext = path
-            .extension()
-            .and_then(|e| e.to_str())
-            .map(str::to_ascii_lowercase);
-        match ext.as_deref() {
-            Some("jsonl" | "ndjson" | "json") => Ok(InputFormat::Jsonl),
-            Some("csv") => Ok(InputFormat::Csv),
-            Some("tsv" | "tab") => Ok(InputFormat::Tsv),
-            Some("zip") => Ok(InputFormat::Zip),
-            Some("parquet" | "pq") => Ok(InputFormat::Parquet),
-            _ => Err(Error::input(
-                Location::file(path),
-                None,
-                "cannot tell the input format from the file name",
-                "name it .jsonl, .csv, .tsv, .parquet or .zip, give a folder, or pass --format",
-            )),
         }
     }
 }
@@ -439,10 +396,10 @@ impl Input {
     fn spooled(path: &Path, format: Option<InputFormat>) -> Result<Self> {
         let format = format
             .or_else(|| InputFormat::detect(path).ok())
-            .unwrap_or(InputFormat::Jsonl);
-        if matches!(format, InputFormat::Folder | InputFormat::Zip) {
+            .unwrap_or(InputFormat::JSONL);
+        if !format.reader().reads_a_stream() {
             return Err(Error::Usage(format!(
-                "{}: a stream cannot be read as a {format:?}; save it to a file first",
+                "{}: a stream cannot be read as a {format}; save it to a file first",
                 path.display()
             )));
         }
@@ -463,13 +420,10 @@ impl Input {
         })
     }
 
-    /// The column names of a CSV or TSV input; `None` for other formats.
+    /// The column names of an input whose format has a header row (CSV, TSV); `None` for
+    /// other formats.
     pub fn header(&self) -> Result<Option<Vec<String>>> {
-        match self.format {
-            InputFormat::Csv => csv_input::header(&self.path, Dialect::Csv).map(Some),
-            InputFormat::Tsv => csv_input::header(&self.path, Dialect::Tsv).map(Some),
-            _ => Ok(None),
-        }
+        self.format.reader().header(&self.path)
     }
 
     /// Opens the input for framing. A record (line, row, file) longer than `max_record_bytes`
@@ -487,36 +441,14 @@ impl Input {
         max_record_bytes: u64,
         range: ByteRange,
     ) -> Result<RawRecords> {
-        let limit = max_record_bytes;
-        let records = match self.format {
-            InputFormat::Jsonl => return jsonl::open(&self.path, limit, range),
-            InputFormat::Csv => csv_input::open(&self.path, Dialect::Csv, fields, limit),
-            InputFormat::Tsv => csv_input::open(&self.path, Dialect::Tsv, fields, limit),
-            InputFormat::Folder => files::open_folder(&self.path, limit),
-            InputFormat::Zip => files::open_zip(&self.path, limit),
-            #[cfg(feature = "parquet")]
-            InputFormat::Parquet => parquet::open(&self.path, fields, limit),
-            #[cfg(not(feature = "parquet"))]
-            InputFormat::Parquet => Err(Error::Usage(format!(
-                "{}: this neardup was built without Parquet support; rebuild with `--features parquet`",
-                self.path.display()
-            ))),
-        }?;
-        Ok(range::records_within(records, self.size(), range))
+        self.format
+            .reader()
+            .open_range(&self.path, fields, max_record_bytes, range)
     }
 
     /// The size in bytes that progress is measured against.
     pub fn size(&self) -> u64 {
-        match self.format {
-            InputFormat::Folder => walkdir::WalkDir::new(&self.path)
-                .into_iter()
-                .filter_map(|e| e.ok())
-                .filter_map(|e| e.metadata().ok())
-                .filter(|m| m.is_file())
-                .map(|m| m.len())
-                .sum(),
-            _ => std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0),
-        }
+        self.format.reader().size(&self.path)
     }
 }
 

@@ -22,7 +22,7 @@ use parquet::file::serialized_reader::SerializedFileReader;
 mod byte_column;
 
 use self::byte_column::{ByteColumn, is_not_utf8};
-use super::{Body, FieldSpec, RawRecord, RawRecords, Record};
+use super::{Body, FieldSpec, Format, RawRecord, RawRecords, Record};
 use crate::error::{Error, InputError, Location, Result};
 
 /// Rows decoded at a time, at most.
@@ -578,6 +578,31 @@ impl Iterator for Rows {
             }
         }
         self.buffered.pop_front().map(Ok)
+    }
+}
+
+/// Apache Parquet, read in slices of rows.
+pub(super) struct Parquet;
+
+impl Format for Parquet {
+    fn name(&self) -> &'static str {
+        "parquet"
+    }
+
+    fn about(&self) -> &'static str {
+        "Apache Parquet (needs the `parquet` cargo feature, on by default)"
+    }
+
+    fn extensions(&self) -> &'static [&'static str] {
+        &["parquet", "pq"]
+    }
+
+    fn open(&self, path: &Path, fields: &FieldSpec, max_record_bytes: u64) -> Result<RawRecords> {
+        open(path, fields, max_record_bytes)
+    }
+
+    fn written_as(&self) -> &'static str {
+        "parquet"
     }
 }
 

@@ -60,13 +60,7 @@ impl OutputFormat {
     /// The inputs' own format: theirs when they share one, JSONL otherwise (and for folders
     /// and zips of text files).
     pub fn of_inputs(inputs: &[Input]) -> OutputFormat {
-        let of = |format: InputFormat| match format {
-            InputFormat::Csv => OutputFormat::Csv,
-            InputFormat::Tsv => OutputFormat::Tsv,
-            InputFormat::Parquet => OutputFormat::Parquet,
-            InputFormat::Jsonl | InputFormat::Folder | InputFormat::Zip => OutputFormat::Jsonl,
-        };
-        let mut formats = inputs.iter().map(|i| of(i.format));
+        let mut formats = inputs.iter().map(|i| OutputFormat::written_as(i.format));
         let first = formats.next().unwrap_or(OutputFormat::Jsonl);
         if formats.all(|f| f == first) {
             first
@@ -78,20 +72,23 @@ impl OutputFormat {
     /// Refuses a format the inputs cannot be written in: CSV and TSV take their columns from a
     /// CSV or TSV input's header, Parquet its schema from a Parquet input.
     pub fn check(self, inputs: &[Input]) -> Result<()> {
-        let (fits, needs): (fn(InputFormat) -> bool, &str) = match self {
+        let (fits, needs): (fn(OutputFormat) -> bool, &str) = match self {
             OutputFormat::Jsonl => return Ok(()),
             OutputFormat::Csv | OutputFormat::Tsv => (
-                |f| matches!(f, InputFormat::Csv | InputFormat::Tsv),
+                |f| matches!(f, OutputFormat::Csv | OutputFormat::Tsv),
                 "CSV or TSV inputs (the columns come from their header)",
             ),
             OutputFormat::Parquet => (
-                |f| f == InputFormat::Parquet,
+                |f| f == OutputFormat::Parquet,
                 "Parquet inputs (the schema comes from them)",
             ),
         };
-        if let Some(input) = inputs.iter().find(|i| !fits(i.format)) {
+        let misfit = inputs
+            .iter()
+            .find(|i| !fits(OutputFormat::written_as(i.format)));
+        if let Some(input) = misfit {
             return Err(Error::Usage(format!(
-                "--out-format {} needs {needs}, and {} is {:?}; use --out-format jsonl",
+                "--out-format {} needs {needs}, and {} is {}; use --out-format jsonl",
                 self.name(),
                 input.path.display(),
                 input.format
@@ -135,6 +132,16 @@ impl OutputFormat {
             OutputFormat::Tsv => "annotated.tsv",
             OutputFormat::Parquet => "annotated.parquet",
         }
+    }
+
+    /// The format records of the input format `format` go back out in, unless asked otherwise
+    /// ([`Format::written_as`](crate::io::Format::written_as)).
+    fn written_as(format: InputFormat) -> OutputFormat {
+        let name = format.reader().written_as();
+        OutputFormat::ALL
+            .into_iter()
+            .find(|f| f.name() == name)
+            .expect("every input format goes back out in an output format")
     }
 
     fn name(self) -> &'static str {
@@ -255,5 +262,22 @@ impl RecordsWriter for NoParquet {
             "this neardup was built without Parquet support; rebuild with `--features parquet`"
                 .into(),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::FORMATS;
+
+    #[test]
+    fn every_input_format_goes_back_out_in_an_output_format() {
+        for format in FORMATS {
+            let input = InputFormat::named(format.name()).unwrap();
+            let written = OutputFormat::written_as(input);
+            assert_eq!(written.name(), format.written_as());
+        }
+        let jsonl = OutputFormat::written_as(InputFormat::JSONL);
+        assert_eq!(jsonl, OutputFormat::Jsonl);
     }
 }
