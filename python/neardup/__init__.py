@@ -15,7 +15,7 @@
     neardup.dedup(new_df, against="idx/", add=True)  # a whole run over new_df, and against idx/
 
 `data` is a path (a `str` or `pathlib.Path`, or a list of `Path`s) to JSONL, CSV, TSV,
-Parquet, a folder or a .zip of text files; a list of strings or of dicts; a pandas or polars
+Parquet, a .txt of one document a line, a folder or a .zip of text files; a list of strings or of dicts; a pandas or polars
 DataFrame; a pyarrow Table, RecordBatch or RecordBatchReader; or a Hugging Face
 `datasets.Dataset`. Results come back in the input's own type. The run is the command line's
 own (`neardup dedup`), in this process: the same methods, settings (keyword arguments, named

@@ -73,6 +73,7 @@ pub static FORMATS: &[&dyn Format] = &[
     &super::csv_input::Tsv,
     &super::files::Folder,
     &super::files::Zip,
+    &super::text_lines::TextLines,
     #[cfg(feature = "parquet")]
     &super::parquet::Parquet,
     #[cfg(not(feature = "parquet"))]
@@ -247,10 +248,10 @@ mod tests {
                 format.name()
             );
         }
-        let err = InputFormat::detect(Path::new("corpus.txt")).unwrap_err();
+        let err = InputFormat::detect(Path::new("corpus.xml")).unwrap_err();
         assert!(
             err.to_string()
-                .contains("name it .jsonl, .csv, .tsv, .zip, .parquet, give a folder"),
+                .contains("name it .jsonl, .csv, .tsv, .zip, .txt, .parquet, give a folder"),
             "{err}"
         );
     }
@@ -265,7 +266,7 @@ mod tests {
         let err = serde_json::from_str::<InputFormat>("\"xml\"").unwrap_err();
         assert!(
             err.to_string()
-                .contains("give one of jsonl, csv, tsv, folder, zip, parquet")
+                .contains("give one of jsonl, csv, tsv, folder, zip, lines, parquet")
         );
     }
 
@@ -278,14 +279,29 @@ mod tests {
         let flag = format!("`--format {}`", names.join("|"));
         assert!(readme.contains(&flag), "README.md does not say {flag}");
         let python = std::fs::read_to_string(root.join("docs/python.md")).unwrap();
-        let inputs = python
+        let row = python
             .lines()
             .find(|line| line.starts_with("| a path"))
-            .expect("docs/python.md's row of paths");
-        for name in names {
+            .expect("docs/python.md's row of paths")
+            .to_lowercase();
+        let module = std::fs::read_to_string(root.join("python/neardup/__init__.py")).unwrap();
+        let start = module
+            .find("`data` is a path")
+            .expect("the module doc's paths");
+        let paragraph = module[start..].split("\n\n").next().unwrap().to_lowercase();
+        for format in FORMATS {
+            let named = |text: &str| {
+                text.contains(format.name())
+                    || format.extensions().iter().any(|ext| text.contains(ext))
+            };
+            let name = format.name();
             assert!(
-                inputs.to_lowercase().contains(name),
-                "docs/python.md's row of paths does not name {name}: {inputs}"
+                named(&row),
+                "docs/python.md's row of paths does not name {name}"
+            );
+            assert!(
+                named(&paragraph),
+                "the Python module's doc does not name {name}"
             );
         }
     }

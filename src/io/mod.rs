@@ -30,6 +30,7 @@ mod range;
 mod scratch;
 mod seal;
 pub mod space;
+mod text_lines;
 mod words;
 
 pub use corpus::{

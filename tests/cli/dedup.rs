@@ -407,6 +407,42 @@ fn csv_and_text_folder_inputs_deduplicate() {
 }
 
 #[test]
+fn a_text_file_of_one_document_a_line_deduplicates_by_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = dir.path().join("sentences.txt");
+    std::fs::write(
+        &lines,
+        "The referendum result was announced on Friday morning in London.\n\n\
+         Football results from the weekend league matches.\n\
+         the referendum result was announced on friday morning in london\n",
+    )
+    .unwrap();
+    let out = dir.path().join("lines-out");
+    ok(&[
+        "dedup",
+        "--method",
+        "minhash",
+        s(&lines),
+        "--out",
+        s(&out),
+        "-q",
+    ]);
+    let groups = std::fs::read_to_string(out.join("groups.jsonl")).unwrap();
+    assert!(groups.contains("\"members\":[\"1\",\"4\"]"), "{groups}");
+    let unique = std::fs::read_to_string(out.join("unique.jsonl")).unwrap();
+    let kept: Vec<serde_json::Value> = unique
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(kept.len(), 2, "{unique}");
+    assert_eq!(kept[1]["id"], "3");
+    assert_eq!(
+        kept[1]["text"],
+        "Football results from the weekend league matches."
+    );
+}
+
+#[test]
 fn generated_corpus_runs_end_to_end() {
     let dir = tempfile::tempdir().unwrap();
     let corpus = dir.path().join("gen.jsonl");
