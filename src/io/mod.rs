@@ -16,6 +16,7 @@
 //! Large temporary work goes in a [`ScratchDir`], removed even when the run is interrupted.
 //! What a run writes is `crate::output`'s.
 
+mod binary;
 mod corpus;
 mod csv_input;
 mod files;
@@ -31,8 +32,11 @@ mod scratch;
 mod seal;
 pub mod space;
 mod text_lines;
-mod words;
 
+pub use binary::{
+    read_count, read_floats, read_list, read_words_into, write_count, write_floats, write_list,
+    write_words,
+};
 pub use corpus::{
     Corpus, DEFAULT_MAX_DOC_BYTES, ReadOptions, SkipReport, for_each_chunk, for_each_document,
     inputs_shortened, read_corpus, read_corpus_in, record_limit,
@@ -47,10 +51,6 @@ pub use scratch::{
     ScratchDir, remove_on_interrupt as remove_scratch_on_interrupt, report_interrupted,
 };
 pub use seal::{SealWriter, check_seal};
-pub use words::{
-    read_count, read_floats, read_list, read_words_into, write_count, write_floats, write_list,
-    write_words,
-};
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
