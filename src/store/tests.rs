@@ -1,5 +1,7 @@
 //! One suite for every engine: the in-memory store always, the embedded engine with the `edge`
-//! feature, a Qdrant server when `QDRANT_URL` is set (and the `qdrant` feature is built).
+//! feature, a Qdrant server when `QDRANT_URL` is set (and the `qdrant` feature is built). Each
+//! `check_*` is the suite's part for any engine; a new engine's tests, in its own file, call
+//! them on it.
 
 use super::payload::*;
 use super::*;
@@ -21,7 +23,7 @@ fn unit(v: &[f32]) -> Vec<f32> {
 }
 
 /// Exercises `store`, which must be empty and hold 4-dimensional vectors.
-fn check_engine(store: &dyn VectorStore) {
+pub(super) fn check_engine(store: &dyn VectorStore) {
     let vectors = [
         unit(&[1.0, 0.0, 0.0, 0.0]),
         unit(&[0.9, 0.1, 0.0, 0.0]),
@@ -167,7 +169,7 @@ pub(crate) fn random_points(
 /// Loads 3,000 random 16-dimensional points into `store` (empty, 16 dimensions) and checks
 /// that search finds each point itself before and after [`VectorStore::build_index`] (a graph,
 /// where the engine builds one).
-fn check_search_of_many_points(store: &dyn VectorStore) {
+pub(super) fn check_search_of_many_points(store: &dyn VectorStore) {
     let (ids, vectors) = random_points(3000, 16, 3);
     let signature = [0u32; 2];
     let facts = Facts::default();
@@ -219,7 +221,7 @@ fn check_search_of_many_points(store: &dyn VectorStore) {
 
 /// Scrolling `store` (which holds just the points `ids` with `vectors`) in pages gives back
 /// every point once, by key, as stored.
-fn check_scroll(store: &dyn VectorStore, ids: &[String], vectors: &[Vec<f32>]) {
+pub(super) fn check_scroll(store: &dyn VectorStore, ids: &[String], vectors: &[Vec<f32>]) {
     let mut seen = Vec::new();
     let mut from = None;
     loop {
@@ -273,7 +275,7 @@ fn compressed(scheme: Quantization, inline_vectors: bool) -> GraphSettings {
 /// builds its graph and checks the answers come with the full vectors' cosines: the best
 /// `oversampling * k` found on compressed vectors are rescored, so each point finds itself
 /// and every hit's cosine is its true one.
-fn check_rescored_graph(store: &dyn VectorStore, what: &str) {
+pub(super) fn check_rescored_graph(store: &dyn VectorStore, what: &str) {
     let (ids, vectors) = random_points(2000, 64, 5);
     let vector_of: std::collections::HashMap<u64, &Vec<f32>> =
         ids.iter().map(|id| point_key(id)).zip(&vectors).collect();
