@@ -74,10 +74,7 @@ pub static FORMATS: &[&dyn Format] = &[
     &super::files::Folder,
     &super::files::Zip,
     &super::text_lines::TextLines,
-    #[cfg(feature = "parquet")]
     &super::parquet::Parquet,
-    #[cfg(not(feature = "parquet"))]
-    &WithoutParquet,
 ];
 
 /// One of [`FORMATS`]: what `--format` and a pipeline file name.
@@ -190,36 +187,6 @@ impl<'de> serde::Deserialize<'de> for InputFormat {
                 names.join(", ")
             ))
         })
-    }
-}
-
-/// Parquet, in a neardup built without the `parquet` feature: named, and refused on reading.
-#[cfg(not(feature = "parquet"))]
-struct WithoutParquet;
-
-#[cfg(not(feature = "parquet"))]
-impl Format for WithoutParquet {
-    fn name(&self) -> &'static str {
-        "parquet"
-    }
-
-    fn about(&self) -> &'static str {
-        "Apache Parquet (needs the `parquet` cargo feature, on by default)"
-    }
-
-    fn extensions(&self) -> &'static [&'static str] {
-        &["parquet", "pq"]
-    }
-
-    fn open(&self, path: &Path, _: &FieldSpec, _: u64) -> Result<RawRecords> {
-        Err(Error::Usage(format!(
-            "{}: this neardup was built without Parquet support; rebuild with `--features parquet`",
-            path.display()
-        )))
-    }
-
-    fn written_as(&self) -> &'static str {
-        "parquet"
     }
 }
 

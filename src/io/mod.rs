@@ -25,7 +25,6 @@ mod format;
 mod jsonl;
 mod lines;
 mod lock;
-#[cfg(feature = "parquet")]
 pub(crate) mod parquet;
 mod range;
 mod scratch;
