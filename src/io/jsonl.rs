@@ -7,12 +7,9 @@ use std::path::{Path, PathBuf};
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
-use super::lines::read_line_capped;
+use super::lines::{read_line_capped, strip_utf8_bom};
 use super::{Body, ByteRange, FieldSpec, Format, RawRecord, RawRecords, Record, too_long};
 use crate::error::{Error, InputError, Location, Result};
-
-/// The UTF-8 byte-order mark.
-const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 const SKIP_HINT: &str = "fix the record, or pass --skip-invalid to skip bad records";
 
@@ -90,10 +87,8 @@ impl Iterator for Lines {
             if buf.last() == Some(&b'\n') {
                 buf.pop();
             }
-            // Editors on Windows start UTF-8 files with a byte-order mark: it is no part of
-            // the first record (unique.jsonl copies the record without it).
-            if start == 0 && buf.starts_with(UTF8_BOM) {
-                buf.drain(..UTF8_BOM.len());
+            if start == 0 {
+                strip_utf8_bom(&mut buf);
             }
             if buf.iter().all(u8::is_ascii_whitespace) {
                 continue;

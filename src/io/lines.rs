@@ -6,6 +6,16 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 
+/// Drops the UTF-8 byte-order mark that editors on Windows start a file with from `first`, the
+/// file's first line: it is no part of the first record (`unique.jsonl` copies the record
+/// without it).
+pub(super) fn strip_utf8_bom(first: &mut Vec<u8>) {
+    const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+    if first.starts_with(UTF8_BOM) {
+        first.drain(..UTF8_BOM.len());
+    }
+}
+
 /// Reads one line (with its newline) into `buf`, keeping at most `limit` bytes of it: the rest
 /// of a longer line is read past and dropped, so that memory stays within `limit` whatever the
 /// line. Returns the bytes read (0 at the end of the input) and whether the line was longer

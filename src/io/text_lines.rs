@@ -6,12 +6,9 @@ use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
-use super::lines::read_line_capped;
+use super::lines::{read_line_capped, strip_utf8_bom};
 use super::{Body, FieldSpec, Format, RawRecord, RawRecords, too_long};
 use crate::error::{Error, Location, Result};
-
-/// The UTF-8 byte-order mark, which editors on Windows start a file with.
-const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// Plain text, one document a line.
 pub(super) struct TextLines;
@@ -80,8 +77,8 @@ impl Iterator for Lines {
                     text.pop();
                 }
             }
-            if self.line == 1 && text.starts_with(UTF8_BOM) {
-                text.drain(..UTF8_BOM.len());
+            if self.line == 1 {
+                strip_utf8_bom(&mut text);
             }
             if text.iter().all(u8::is_ascii_whitespace) {
                 continue;
