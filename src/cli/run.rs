@@ -88,9 +88,9 @@ pub fn execute(spec: PipelineSpec, models: &Path) -> Result<()> {
                     collection.display()
                 );
             }
-            if let Some(evaluation) = &finished.evaluation {
+            if let Some(evaluation) = finished.evaluation? {
                 outln!();
-                out!("{}", render_table(evaluation));
+                out!("{}", render_table(&evaluation));
             }
         }
     }

@@ -51,8 +51,10 @@ pub struct Finished {
     pub skipped: SkipReport,
     /// How many records were added, and to which collection, where the run adds.
     pub added: Option<(usize, PathBuf)>,
-    /// The scores against the pipeline's labelled duplicates, where it has an `[eval]` table.
-    pub evaluation: Option<Evaluation>,
+    /// The scores against the pipeline's labelled duplicates, where it has an `[eval]` table;
+    /// or why the run, whose files are written, could not be scored (for the caller to say
+    /// after what the run did).
+    pub evaluation: Result<Option<Evaluation>>,
 }
 
 /// A run's result kept in memory ([`Run::hold`]).
@@ -140,8 +142,8 @@ impl Run {
             Ok(())
         })?;
         let evaluation = match part {
-            Some(_) => None,
-            None => self.evaluate()?,
+            Some(_) => Ok(None),
+            None => self.evaluate(),
         };
         let finished = Finished {
             summary,
