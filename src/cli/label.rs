@@ -149,7 +149,8 @@ pub fn run(args: LabelArgs, models: &Path) -> Result<()> {
         args.labels.display()
     );
     match (&args.out, &model) {
-        (Some(out), Some(fitted)) if duplicates > 0 && duplicates < count => {
+        // A prior moves with answers of one kind; a fit from nothing needs both.
+        (Some(out), Some(fitted)) if count > 0 => {
             fitted.save(out)?;
             outln!(
                 "wrote {}: use it with --match meaning --confirm-model {}",
@@ -158,7 +159,8 @@ pub fn run(args: LabelArgs, models: &Path) -> Result<()> {
             );
         }
         (Some(out), _) => outln!(
-            "no model written to {}: the answers need a duplicate and a pair that is not",
+            "no model written to {}: the answers need a duplicate and a pair that is not \
+             (or a model to move: --confirm-model)",
             out.display()
         ),
         (None, _) => {}
