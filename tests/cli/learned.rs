@@ -332,6 +332,27 @@ fn a_labelling_session_keeps_every_answer_goes_on_where_it_stopped_and_trains_a_
         std::fs::read(&trained).unwrap(),
         std::fs::read(&model).unwrap()
     );
+    // Answers of one kind move a model given to start from, and the session writes it.
+    let (one_kind, moved) = (dir.path().join("no.jsonl"), dir.path().join("moved.json"));
+    let mut from_model = vec![
+        "label",
+        s(&data),
+        "--labels",
+        s(&one_kind),
+        "--out",
+        s(&moved),
+    ];
+    from_model.extend(["--match", "meaning", "--confirm-model", s(&trained)]);
+    from_model.extend(glove);
+    let said = answering(&from_model, "n\nq\n");
+    assert!(
+        said.contains("1 pairs labelled") && said.contains("wrote"),
+        "{said}"
+    );
+    assert_ne!(
+        std::fs::read(&moved).unwrap(),
+        std::fs::read(&trained).unwrap()
+    );
     // Conflicting labels, unknown ids and pairs the search never brings together are refused
     // by line.
     let first_line = std::fs::read_to_string(&labels)
