@@ -1,106 +1,15 @@
 //! JSON Lines: one JSON object a line.
 
-use std::fs::File;
-use std::io::{BufReader, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
-use super::lines::{read_line_capped, strip_utf8_bom};
-use super::{Body, ByteRange, FieldSpec, Format, RawRecord, RawRecords, Record, too_long};
-use crate::error::{Error, InputError, Location, Result};
+use super::lines::line_records;
+use super::{Body, ByteRange, FieldSpec, Format, RawRecords, Record};
+use crate::error::{InputError, Location, Result};
 
 const SKIP_HINT: &str = "fix the record, or pass --skip-invalid to skip bad records";
-
-/// The lines of `path` that start within `range` (its own bytes). A range that starts
-/// mid-file is entered at the first line that starts in it; its lines are then named by the
-/// byte they start at, since the lines before are not counted.
-pub(super) fn open(path: &Path, max_record_bytes: u64, range: ByteRange) -> Result<RawRecords> {
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut reader = BufReader::with_capacity(1 << 20, file);
-    let mut at = 0;
-    if range.start > 0 {
-        // The line that holds the byte before the range ends where the next one starts.
-        reader
-            .seek(SeekFrom::Start(range.start - 1))
-            .and_then(|_| read_line_capped(&mut reader, &mut Vec::new(), 0))
-            .map(|(read, _)| at = range.start - 1 + read)
-            .map_err(|e| Error::io(path, e))?;
-    }
-    Ok(Box::new(Lines {
-        path: path.to_owned(),
-        reader,
-        line: 0,
-        counting: range.start == 0,
-        at,
-        end: range.end,
-        limit: max_record_bytes,
-    }))
-}
-
-struct Lines {
-    path: PathBuf,
-    reader: BufReader<File>,
-    /// Lines read, blank ones included.
-    line: u64,
-    /// Whether reading began at the file's start, so that `line` numbers the lines.
-    counting: bool,
-    /// The byte the next line starts at.
-    at: u64,
-    /// No line that starts here or later is read.
-    end: u64,
-    /// The longest line kept in memory.
-    limit: u64,
-}
-
-impl Iterator for Lines {
-    type Item = Result<RawRecord>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            if self.at >= self.end {
-                return None;
-            }
-            let mut buf = Vec::new();
-            let (read, over) = match read_line_capped(&mut self.reader, &mut buf, self.limit) {
-                Ok(read) => read,
-                Err(e) => return Some(Err(Error::io(&self.path, e))),
-            };
-            if read == 0 {
-                return None;
-            }
-            self.line += 1;
-            let start = self.at;
-            self.at += read;
-            let location = match self.counting {
-                true => Location::line(&self.path, self.line),
-                false => Location::line_at_byte(&self.path, start),
-            };
-            if over {
-                return Some(Ok(RawRecord {
-                    body: Body::Invalid(too_long(location.clone(), self.limit)),
-                    location,
-                    input_bytes: read,
-                }));
-            }
-            if buf.last() == Some(&b'\n') {
-                buf.pop();
-            }
-            if start == 0 {
-                strip_utf8_bom(&mut buf);
-            }
-            if buf.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            return Some(Ok(RawRecord {
-                location,
-                input_bytes: read,
-                body: Body::Json(buf),
-            }));
-        }
-    }
-}
 
 pub(super) fn parse(
     line: &[u8],
@@ -300,6 +209,11 @@ fn kind(value: &Value) -> &'static str {
 /// range).
 pub(super) struct Jsonl;
 
+/// A line's record: its JSON, parsed when the record is.
+fn json_line(_: u64, line: Vec<u8>) -> Body {
+    Body::Json(line)
+}
+
 impl Format for Jsonl {
     fn name(&self) -> &'static str {
         "jsonl"
@@ -314,7 +228,7 @@ impl Format for Jsonl {
     }
 
     fn open(&self, path: &Path, _: &FieldSpec, max_record_bytes: u64) -> Result<RawRecords> {
-        open(path, max_record_bytes, ByteRange::ALL)
+        line_records(path, max_record_bytes, ByteRange::ALL, json_line)
     }
 
     fn open_range(
@@ -324,7 +238,7 @@ impl Format for Jsonl {
         max_record_bytes: u64,
         range: ByteRange,
     ) -> Result<RawRecords> {
-        open(path, max_record_bytes, range)
+        line_records(path, max_record_bytes, range, json_line)
     }
 
     fn written_as(&self) -> &'static str {
@@ -398,7 +312,7 @@ mod tests {
             b"\xEF\xBB\xBF{\"core_id\":\"1\",\"processed_title\":\"t\",\"processed_abstract\":\"\"}\n",
         )
         .unwrap();
-        let raw = open(&path, u64::MAX, ByteRange::ALL)
+        let raw = line_records(&path, u64::MAX, ByteRange::ALL, json_line)
             .unwrap()
             .next()
             .unwrap()

@@ -2,13 +2,11 @@
 //! paragraph a line). A document's id is its line number, from 1. A blank line is no document
 //! and keeps its number, so that an id always names the line it came from.
 
-use std::fs::File;
-use std::io::BufReader;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use super::lines::{read_line_capped, strip_utf8_bom};
-use super::{Body, FieldSpec, Format, RawRecord, RawRecords, too_long};
-use crate::error::{Error, Location, Result};
+use super::lines::line_records;
+use super::{Body, ByteRange, FieldSpec, Format, RawRecords};
+use crate::error::Result;
 
 /// Plain text, one document a line.
 pub(super) struct TextLines;
@@ -27,13 +25,7 @@ impl Format for TextLines {
     }
 
     fn open(&self, path: &Path, _: &FieldSpec, max_record_bytes: u64) -> Result<RawRecords> {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        Ok(Box::new(Lines {
-            path: path.to_owned(),
-            reader: BufReader::with_capacity(1 << 20, file),
-            line: 0,
-            limit: max_record_bytes,
-        }))
+        line_records(path, max_record_bytes, ByteRange::ALL, numbered_line)
     }
 
     fn written_as(&self) -> &'static str {
@@ -41,57 +33,14 @@ impl Format for TextLines {
     }
 }
 
-struct Lines {
-    path: PathBuf,
-    reader: BufReader<File>,
-    /// Lines read, blank ones included.
-    line: u64,
-    /// The longest line kept in memory.
-    limit: u64,
-}
-
-impl Iterator for Lines {
-    type Item = Result<RawRecord>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            let mut text = Vec::new();
-            let (read, over) = match read_line_capped(&mut self.reader, &mut text, self.limit) {
-                Ok(read) => read,
-                Err(e) => return Some(Err(Error::io(&self.path, e))),
-            };
-            if read == 0 {
-                return None;
-            }
-            self.line += 1;
-            let location = Location::line(&self.path, self.line);
-            if over {
-                return Some(Ok(RawRecord {
-                    body: Body::Invalid(too_long(location.clone(), self.limit)),
-                    location,
-                    input_bytes: read,
-                }));
-            }
-            for end in [b'\n', b'\r'] {
-                if text.last() == Some(&end) {
-                    text.pop();
-                }
-            }
-            if self.line == 1 {
-                strip_utf8_bom(&mut text);
-            }
-            if text.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            return Some(Ok(RawRecord {
-                location,
-                input_bytes: read,
-                body: Body::File {
-                    id: self.line.to_string(),
-                    bytes: text,
-                },
-            }));
-        }
+/// A line's record, its id the line's number: a line ended by CRLF loses the CR too.
+fn numbered_line(line: u64, mut text: Vec<u8>) -> Body {
+    if text.last() == Some(&b'\r') {
+        text.pop();
+    }
+    Body::File {
+        id: line.to_string(),
+        bytes: text,
     }
 }
 
