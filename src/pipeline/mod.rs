@@ -40,7 +40,7 @@ use rethreshold::rethreshold;
 pub use run::{Finished, Held, Ran, Run};
 pub use simhash::SimHashConfig;
 pub use spec::{EvalSpec, InputSpec, OutputSpec, PipelineSpec};
-pub use split::{Embedded, Merged, Part, Signed, advance, check_out, learn_cells, merge};
+pub use split::{Merged, Part, PartWritten, advance, check_out, learn_cells, merge};
 use split::{embed_part, sign_part};
 pub use train::{Candidates, LabelledPairs, TrainingData, train};
 pub use two_stage::{BuiltIndex, TwoStageConfig, build_index};

@@ -15,7 +15,7 @@
 use std::path::{Path, PathBuf};
 
 use super::dedup::{Dedup, add_where_asked, dedup, dedup_to_rethreshold, lock_collection_to_add};
-use super::{Embedded, Method, OutputSpec, Part, PipelineSpec, Signed, embed_part, sign_part};
+use super::{Method, OutputSpec, Part, PartWritten, PipelineSpec, embed_part, sign_part};
 use crate::error::{Error, Result};
 use crate::eval::{Evaluation, Truth, evaluate, load_predictions};
 use crate::io::{FolderLock, Input, ReadOptions, SkipReport};
@@ -33,9 +33,9 @@ pub struct Run {
 /// What [`Run::execute`] did.
 pub enum Ran {
     /// A part of a split MinHash run signed its share of the input.
-    Signed(Part, Signed),
+    Signed(Part, PartWritten),
     /// A part of a split two-stage run signed and embedded its share of the input.
-    Embedded(Part, Embedded),
+    Embedded(Part, PartWritten),
     /// A part of a two-stage run over a shared index found its share's pairs, for `neardup
     /// merge` to group.
     Part(Part, Finished),

@@ -29,8 +29,7 @@ mod stage;
 mod two_stage;
 
 pub use merge::{Merged, advance, check_out, learn_cells, merge};
-pub use minhash::Signed;
 pub(super) use minhash::sign_part;
 pub use part::Part;
-pub use two_stage::Embedded;
+pub use stage::PartWritten;
 pub(super) use two_stage::embed_part;

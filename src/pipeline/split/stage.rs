@@ -8,9 +8,19 @@ use serde_json::Value;
 use super::part::{Part, check_complete, shared_settings, spec_of};
 use crate::embed::ModelIdentity;
 use crate::error::{Error, Result};
+use crate::io::SkipReport;
 use crate::output::run::{RunFolder, RunSummary, SUMMARY as RUN_SUMMARY, StageTimes};
 use crate::pipeline::provenance::common_model;
 use crate::pipeline::{Method, MinHashConfig, PipelineSpec};
+
+/// What a part of the first stage wrote (signed, or signed and embedded, its share of the
+/// input).
+pub struct PartWritten {
+    /// The folder's summary: `documents` is how many of the input's the part took.
+    pub summary: RunSummary,
+    /// What `--skip-invalid` skipped.
+    pub skipped: SkipReport,
+}
 
 /// Which stage wrote a folder: the `stage` of its summary's settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

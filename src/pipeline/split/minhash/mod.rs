@@ -53,5 +53,4 @@ pub(in crate::pipeline) use advance::advance;
 pub(in crate::pipeline) use band::{Routed, band, routed_to, write_routed};
 pub(in crate::pipeline) use join::{check_signed, join};
 pub(in crate::pipeline) use judge::{confirm, write_scored};
-pub use sign::Signed;
 pub(in crate::pipeline) use sign::{KeyFiles, route_keys, sign_part};

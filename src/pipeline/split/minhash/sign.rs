@@ -5,27 +5,17 @@ use std::time::Instant;
 
 use crate::confirm::{Confirm, Confirmer, FactsRef, Sketch, SketchFacts, title_key};
 use crate::error::{Error, Result};
-use crate::io::{
-    ByteRange, FolderLock, Input, SkipReport, read_corpus_in, read_list, write_count, write_list,
-};
-use crate::output::run::{IdsDigest, RecordsDigest, RunFile, RunSummary, RunWriter, StageTimes};
+use crate::io::{ByteRange, FolderLock, Input, read_corpus_in, read_list, write_count, write_list};
+use crate::output::run::{IdsDigest, RecordsDigest, RunFile, RunWriter, StageTimes};
 use crate::pipeline::split::sketches::{BLOCK_DOCUMENTS, SKETCHES, write_sketch_block};
-use crate::pipeline::split::stage::{Stage, StageFolder, stage_summary};
+use crate::pipeline::split::stage::{PartWritten, Stage, StageFolder, stage_summary};
 use crate::pipeline::{Method, Part, Run};
 use crate::sketch::{LshParams, Signatures, band_keys};
-
-/// What a signed part wrote.
-pub struct Signed {
-    /// The folder's summary: `documents` is how many the part signed.
-    pub summary: RunSummary,
-    /// What `--skip-invalid` skipped.
-    pub skipped: SkipReport,
-}
 
 /// Stage 1: signs the documents of the part `run`'s MinHash settings name (those that start
 /// in its [`ByteRange`] of the input), and writes their sketches and their keys, routed to
 /// the parts that own them, into the folder `lock` holds.
-pub(in crate::pipeline) fn sign_part(run: &Run, lock: FolderLock) -> Result<Signed> {
+pub(in crate::pipeline) fn sign_part(run: &Run, lock: FolderLock) -> Result<PartWritten> {
     let spec = run.spec();
     let Method::MinHash(config) = &spec.method else {
         unreachable!("only MinHash signs in stages")
@@ -69,7 +59,7 @@ pub(in crate::pipeline) fn sign_part(run: &Run, lock: FolderLock) -> Result<Sign
     let mut summary = stage_summary(spec, Stage::Signed, None, corpus.ids.len(), (0, 0), times);
     summary.ids_digest = Some(IdsDigest::of(corpus.ids.iter().map(String::as_str)));
     summary.records_digest = Some(RecordsDigest::of(&corpus.fingerprints));
-    Ok(Signed {
+    Ok(PartWritten {
         summary: run.finish(summary)?,
         skipped: corpus.skipped,
     })

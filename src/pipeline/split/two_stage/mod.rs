@@ -20,5 +20,4 @@ pub(in crate::pipeline) use by_cell::{
     join as join_searched, join_cells, learn as learn_cells_once, search_part as search_cells_part,
 };
 pub(in crate::pipeline) use by_share::confirm_part as confirm_searched_part;
-pub use staged::Embedded;
 pub(in crate::pipeline) use staged::{embed_part, join as join_embedded};

@@ -38,16 +38,18 @@ use std::time::Instant;
 use crate::confirm::{Confirm, ConfirmSettings, Confirmer, SketchFacts};
 use crate::error::{Error, Result};
 use crate::io::{
-    ByteRange, Corpus, FolderLock, Input, ReadOptions, ScratchDir, SkipReport, read_corpus,
-    read_list, write_list,
+    ByteRange, Corpus, FolderLock, Input, ReadOptions, ScratchDir, read_corpus, read_list,
+    write_list,
 };
-use crate::output::run::{IdsDigest, RecordsDigest, RunSummary, RunWriter, StageTimes};
+use crate::output::run::{IdsDigest, RecordsDigest, RunWriter, StageTimes};
 use crate::pipeline::dedup::Found;
 use crate::pipeline::provenance::record_model;
 use crate::pipeline::split::minhash::{KeyFiles, check_signed, route_keys};
 use crate::pipeline::split::share::Share;
 use crate::pipeline::split::sketches::{SKETCHES, write_sketches};
-use crate::pipeline::split::stage::{SignedParts, Stage, open_stage, spec_for, stage_summary};
+use crate::pipeline::split::stage::{
+    PartWritten, SignedParts, Stage, open_stage, spec_for, stage_summary,
+};
 use crate::pipeline::two_stage::load::{Loaded, TitleCopies, Upsert, centre_as_one_run, load};
 use crate::pipeline::two_stage::nearest::{self, FoundInParts, Within};
 use crate::pipeline::two_stage::set_aside::SketchesAside;
@@ -66,18 +68,10 @@ const TITLE_COPIES: &str = "title-copies.bin";
 /// Queries a block of [`QUERIES`] holds.
 const QUERY_BLOCK: usize = 16_384;
 
-/// What an embedded part wrote.
-pub struct Embedded {
-    /// The folder's summary: `documents` is how many the part embedded.
-    pub summary: RunSummary,
-    /// What `--skip-invalid` skipped.
-    pub skipped: SkipReport,
-}
-
 /// Stage 1: signs and embeds the documents of the part `spec`'s settings name (those that
 /// start in its [`ByteRange`] of the input), with the run's models, and writes their
 /// sketches and their queries' codes into the folder `lock` holds.
-pub(in crate::pipeline) fn embed_part(run: &Run, lock: FolderLock) -> Result<Embedded> {
+pub(in crate::pipeline) fn embed_part(run: &Run, lock: FolderLock) -> Result<PartWritten> {
     let spec = run.spec();
     let Method::TwoStage(config) = &spec.method else {
         unreachable!("only two-stage embeds in stages")
@@ -150,7 +144,7 @@ pub(in crate::pipeline) fn embed_part(run: &Run, lock: FolderLock) -> Result<Emb
     record_model(&mut summary.settings, Some(&model));
     summary.ids_digest = Some(IdsDigest::of(ids.iter().map(String::as_str)));
     summary.records_digest = Some(RecordsDigest::of(&loaded.corpus.fingerprints));
-    Ok(Embedded {
+    Ok(PartWritten {
         summary: run.finish(summary)?,
         skipped: loaded.corpus.skipped,
     })
