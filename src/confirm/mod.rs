@@ -71,6 +71,7 @@ mod proposals;
 pub(crate) use evidence::base64_words;
 mod rule;
 mod settings;
+mod title_only;
 
 pub use confirmer::Confirmer;
 pub use copies::{SignOnce, Signing};
@@ -81,3 +82,4 @@ pub use learned::{
 pub use proposals::{proposed_pairs, proposed_pairs_between, title_block_pairs, title_key};
 pub use rule::{Confirm, ConfirmRule, Match, NumberGuard, Rule, Standing, Verdict};
 pub use settings::ConfirmSettings;
+pub use title_only::TitleOnlyIndex;

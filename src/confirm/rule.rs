@@ -138,6 +138,24 @@ impl ConfirmRule {
         self.matching == Match::Meaning
     }
 
+    /// Whether a record and a copy of its title alone are decided by their titles' words
+    /// alone, beyond the whole texts' Jaccard estimate ([`ConfirmRule::titles_match`]): so
+    /// under the evidence rule, unless the learned rule decides.
+    pub fn matches_title_only_by_words(&self) -> bool {
+        self.confirm == Confirm::Evidence && !self.is_learned()
+    }
+
+    /// Whether two titles whose words' Jaccard is `jaccard`, the shorter with `words` words,
+    /// make a record and a copy of its title alone duplicates (the evidence rule's fifth).
+    pub fn titles_match(&self, jaccard: f64, words: usize) -> bool {
+        let least = if jaccard < 1.0 {
+            MIN_DIFFERING_TITLE_WORDS
+        } else {
+            MIN_TITLE_WORDS
+        };
+        jaccard >= self.title_threshold && words >= least
+    }
+
     /// The verdict on two sketches under `banding`, and the evidence it rests on.
     pub fn decide(
         &self,
@@ -206,14 +224,8 @@ impl ConfirmRule {
         {
             Standing::JaccardOrContainment
         } else if !e.both_bodies
-            && e.title_jaccard.is_some_and(|t| {
-                let least = if t < 1.0 {
-                    MIN_DIFFERING_TITLE_WORDS
-                } else {
-                    MIN_TITLE_WORDS
-                };
-                t >= self.title_threshold && e.title_words >= least
-            })
+            && e.title_jaccard
+                .is_some_and(|t| self.titles_match(t, e.title_words))
         {
             Standing::JaccardOrTitle
         } else {

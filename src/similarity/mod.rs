@@ -16,7 +16,7 @@ pub use measure::{Measure, Scorer};
 pub use pairwise::{
     cosine, cosine_counts, jaccard, overlap, set_jaccard, shared_count, word_counts,
 };
-pub use prefix_join::{SetJoin, similar_pairs};
+pub use prefix_join::{SetIndex, SetJoin, similar_pairs};
 
 /// The exact Jaccard a pair reaches to be a duplicate, unless told (the design card's 0.7).
 pub const JACCARD_THRESHOLD: f64 = 0.7;

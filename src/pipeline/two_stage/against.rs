@@ -104,6 +104,11 @@ impl CollectionSide {
         self.placement.cells()
     }
 
+    /// Its documents' sketches.
+    pub(super) fn sketches(&self) -> &SketchFacts {
+        &self.documents.sketches
+    }
+
     /// Whether each of its documents is a title and nothing else.
     pub(super) fn title_only(&self) -> impl Iterator<Item = bool> + '_ {
         let sketches = &self.documents.sketches;

@@ -36,7 +36,7 @@ pub use against::{add_to_collection, check_not_removed};
 pub use config::TwoStageConfig;
 pub(super) use nearest::distinct_pairs;
 pub(in crate::pipeline) use steps::{
-    confirm_aside, learn_cells, minhash_proposals, open_index, proposes,
+    confirm_aside, learn_cells, minhash_proposals, open_index, proposes, titles_by_words,
 };
 pub(super) use verdicts::confirm_candidates;
 
@@ -177,9 +177,9 @@ pub(super) fn run(
         (None, true) => 1,
         (None, false) => config.cells_of(documents),
     };
-    let propose = proposes(config, count);
+    let held = collection.as_ref().map(CollectionSide::sketches);
     let mut proposed =
-        use_cells.then(|| minhash_proposals(&signatures, &sketches, config, propose));
+        use_cells.then(|| minhash_proposals((&signatures, &sketches), held, config, count));
     if let (Some(collection), Some(proposed)) = (&collection, proposed.as_mut()) {
         // Even in one cell: the collection's records have no title queries to find the batch's
         // title-only copies of them, and these proposals, scored at their titles, stand in.
@@ -205,7 +205,7 @@ pub(super) fn run(
     };
     let clock = Instant::now();
     let within = match (&cells, proposed) {
-        (Some(cells), Some(proposed)) => Within::Cells(cells, proposed, None),
+        (Some(cells), Some(proposed)) => Within::Cells(cells, Box::new(proposed), None),
         _ => Within::Store {
             index: &index,
             title_only: &title_only,

@@ -1,6 +1,8 @@
 //! The second stage: every query (each document's vector, and each title's) asks the vector
 //! store for its nearest neighbours, or, searching within cells, the documents of its nearest
-//! cells; each pair found is a candidate, kept once with its highest cosine.
+//! cells; each pair found is a candidate, kept once with its highest cosine. Where the pairs
+//! of a record and its title-only copies come from their titles' words (`Proposed`'s
+//! `by_title_words`), the titles are not searched, and their vectors only score those pairs.
 
 use std::collections::HashMap;
 
@@ -25,6 +27,9 @@ pub(in crate::pipeline) struct Proposed {
     pub title_only: Vec<bool>,
     /// The title vectors of a collection's documents, where a batch searches with them.
     pub held_titles: Option<HeldTitles>,
+    /// The pairs `(record, title-only record)` that their titles' words make, where these
+    /// stand in for searching each title among the title-only documents.
+    pub by_title_words: Option<Vec<(u32, u32)>>,
 }
 
 /// Where the queries are searched.
@@ -39,7 +44,7 @@ pub(in crate::pipeline) enum Within<'a> {
     },
     /// The documents' nearest cells, joined by the pairs MinHash proposed; searched here,
     /// or, as given, by the parts that own the cells.
-    Cells(&'a Cells, Proposed, Option<FoundInParts>),
+    Cells(&'a Cells, Box<Proposed>, Option<FoundInParts>),
 }
 
 /// What the parts that own the cells found (`by_cell`): each document's best within its
@@ -78,6 +83,7 @@ pub(in crate::pipeline) fn candidates(
     let mut titles_at_once = None;
     let mut titles_found = None;
     let mut paired_copy = None;
+    let mut titles_by_words = false;
     let (documents_in, titles_in): (Option<Box<dyn NeighbourSearch>>, Box<dyn NeighbourSearch>) =
         match within {
             Within::Store {
@@ -101,6 +107,15 @@ pub(in crate::pipeline) fn candidates(
                 cells.with_cosines(&proposed.pairs, &mut neighbours);
                 by_title =
                     TitleOnlyPartners::of(cells, &neighbours, &proposed.title_only, min_cosine);
+                if let Some(pairs) = &proposed.by_title_words {
+                    // A copy of a vector many hold leaves them to its first, as it leaves it
+                    // its title's search.
+                    let paired = cells.paired_copy();
+                    let searched =
+                        |record: u32| paired.as_ref().is_none_or(|paired| !paired(record));
+                    by_title.add(pairs.iter().filter(|&&(record, _)| searched(record)));
+                    titles_by_words = true;
+                }
                 if let Some(held) = &proposed.held_titles {
                     by_title.score_held(held, min_cosine, &mut neighbours);
                 }
@@ -156,6 +171,7 @@ pub(in crate::pipeline) fn candidates(
             None => (Vec::new(), Vec::new()),
         };
         match &titles_found {
+            _ if titles_by_words => hits.extend(titles.iter().map(|_| Vec::new())),
             Some(found) => hits.extend(
                 titles
                     .iter()
@@ -236,6 +252,13 @@ impl<'c> TitleOnlyPartners<'c> {
         TitleOnlyPartners {
             cells: Some(cells),
             partners,
+        }
+    }
+
+    /// Adds `pairs` of a record and a title-only document to be scored at the record's title.
+    fn add<'p>(&mut self, pairs: impl Iterator<Item = &'p (u32, u32)>) {
+        for &(record, title_only) in pairs {
+            self.partners.entry(record).or_default().push(title_only);
         }
     }
 

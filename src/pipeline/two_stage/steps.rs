@@ -10,7 +10,7 @@ use super::nearest::Proposed;
 use super::set_aside::{CandidatesAside, SketchesAside};
 use super::shared_index::open_shared;
 use super::verdicts::{CONFIRM_BATCH, Confirmed, Verdicts};
-use crate::confirm::{Confirmer, SketchFacts, proposed_pairs};
+use crate::confirm::{Confirmer, SketchFacts, TitleOnlyIndex, proposed_pairs};
 use crate::error::{Error, Result};
 use crate::index::DocumentIndex;
 use crate::output::run::StageTimes;
@@ -51,19 +51,28 @@ pub(in crate::pipeline) fn proposes(config: &TwoStageConfig, count: usize) -> bo
     config.cells.is_some() || count > 1
 }
 
-/// What MinHash proposes (where `propose`), read off the sketches before they go aside: cells
+/// Whether, searching within `count` cells, the pairs of a record and a title-only document
+/// come from their titles' words ([`TitleOnlyIndex`]) instead of a search of each title among
+/// the title-only documents: where MinHash proposes and the rule matches such pairs by words.
+pub(in crate::pipeline) fn titles_by_words(config: &TwoStageConfig, count: usize) -> bool {
+    proposes(config, count) && config.settings.confirm.rule.matches_title_only_by_words()
+}
+
+/// What MinHash proposes (where it [`proposes`] in `count` cells), read off the sketches before they go aside: cells
 /// may part two near-copies whose vectors sit near a boundary, and these pairs, cheap beside
-/// the search, join the candidates.
+/// the search, join the candidates. Where the rule matches a title-only record by its title's
+/// words, with them come the pairs those words make, within the run's documents and between
+/// them and a collection's (`held`, numbered after them): they stand in for the titles' search.
 pub(in crate::pipeline) fn minhash_proposals(
-    signatures: &Signatures,
-    sketches: &SketchFacts,
+    (signatures, sketches): (&Signatures, &SketchFacts),
+    held: Option<&SketchFacts>,
     config: &TwoStageConfig,
-    propose: bool,
+    count: usize,
 ) -> Proposed {
     let clock = Instant::now();
     let documents = signatures.len();
     let proposed = Proposed {
-        pairs: match propose {
+        pairs: match proposes(config, count) {
             true => proposed_pairs(signatures, sketches, &config.settings.confirm),
             false => Vec::new(),
         },
@@ -71,13 +80,30 @@ pub(in crate::pipeline) fn minhash_proposals(
             .map(|doc| sketches.facts(doc).title_only())
             .collect(),
         held_titles: None,
+        by_title_words: titles_by_words(config, count)
+            .then(|| title_copies(sketches, held, config)),
     };
     tracing::info!(
         pairs = proposed.pairs.len(),
+        by_title_words = proposed.by_title_words.as_ref().map(Vec::len),
         seconds = clock.elapsed().as_secs_f64(),
         "MinHash proposed its pairs"
     );
     proposed
+}
+
+/// The pairs `(record, title-only record)` that their titles' words make ([`TitleOnlyIndex`]):
+/// within `sketches`, and between them and `held` (numbered after them), not within `held`.
+fn title_copies(
+    sketches: &SketchFacts,
+    held: Option<&SketchFacts>,
+    config: &TwoStageConfig,
+) -> Vec<(u32, u32)> {
+    let documents = sketches.len() as u32;
+    let sides = std::iter::once((sketches, 0)).chain(held.map(|held| (held, documents)));
+    let index = TitleOnlyIndex::of_sketches(sides.clone(), &config.settings.confirm.rule);
+    let crosses = |record: u32, other: u32| record < documents || other < documents;
+    (sides.flat_map(|side| index.copies_of_records(side, config.top_k + 1, crosses))).collect()
 }
 
 /// Learns `count` k-means cells over the spilled vectors (counted as index time).

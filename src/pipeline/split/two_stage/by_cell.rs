@@ -15,8 +15,10 @@
 //!    and a hash of every document's code; it learns the cells from the sample as one run
 //!    learns them. The second time it finds each document's nearest cells as the codes pass
 //!    (`cells.bin`), and routes each title query to its nearest cells; it also notes which
-//!    documents are a title and nothing else (`titles.bin`). So it holds the sample and a
-//!    block, not every code. The centroids come from `f32` matrix products, whose sums
+//!    documents are a title and nothing else (`titles.bin`). Where titles go by their words
+//!    (`two_stage::titles_by_words`), it routes none and keeps the title-only documents'
+//!    titles instead (`title-only-words.bin`). So it holds the sample and a block, not every
+//!    code. The centroids come from `f32` matrix products, whose sums
 //!    another machine may split otherwise, so they are learned, and every query routed, once.
 //! 2. **search** (`neardup merge cells/ --part J/N --out searchedJ/`, [`search_part`]): part
 //!    `J` owns cell `c` where `c mod N = J - 1`. It holds the codes of its cells' members (a
@@ -43,7 +45,7 @@ use serde_json::Value;
 
 pub(super) use self::lists::read_lists;
 use self::lists::{Lists, nearest_file, nearest_titles_file};
-pub(super) use self::titles::TitleCells;
+pub(super) use self::titles::{TitleCells, TitleOnlyWords};
 use super::staged::{Placed, join_parts, visit_query_blocks};
 use crate::error::{Error, Result};
 use crate::io::Input;
@@ -56,7 +58,7 @@ use crate::pipeline::split::stage::{
     stage_summary,
 };
 use crate::pipeline::two_stage::nearest::FoundInParts;
-use crate::pipeline::two_stage::proposes;
+use crate::pipeline::two_stage::{proposes, titles_by_words};
 use crate::pipeline::{Method, Part, PipelineSpec};
 use crate::search::{
     CellPlacement, CellSample, Codes, CopyHashes, NearestLists, OwnedCells, Placing,
@@ -66,6 +68,8 @@ use crate::search::{
 const PLACEMENT: &str = "cells.bin";
 /// Which documents are a title and nothing else, and where each title query was routed.
 const TITLES: &str = "titles.bin";
+/// The titles of the title-only documents, where a record's copies among them go by words.
+const TITLE_ONLY_WORDS: &str = "title-only-words.bin";
 /// Stage 1: the cells of the embedded parts in `dirs`, learned once, every document placed
 /// among them and every title query routed, written into the folder `lock` holds.
 pub(in crate::pipeline) fn learn(dirs: &[PathBuf], lock: FolderLock) -> Result<RunSummary> {
@@ -107,12 +111,16 @@ pub(in crate::pipeline) fn learn(dirs: &[PathBuf], lock: FolderLock) -> Result<R
     };
     drop(sampled);
     tracing::info!(seconds = clock.elapsed().as_secs_f64(), "cells learned");
-    let titles = TitleCells::place_and_route(&signed, &mut placing)?;
+    let by_words = titles_by_words(config, count);
+    let (titles, words) = TitleCells::place_and_route(&signed, &mut placing, by_words)?;
     let placement = placing.finish();
     let signed_from_here = folders_seen_from(lock.dir(), &signed.folders);
     let mut run = RunWriter::begin(lock)?;
     run.write_with(PLACEMENT, |file| placement.write_to(file))?;
     run.write_with(TITLES, |file| titles.write_to(file))?;
+    if let Some(words) = words {
+        run.write_with(TITLE_ONLY_WORDS, |file| words.write_to(file))?;
+    }
     tracing::info!(
         cells = placement.cells(),
         documents,
@@ -297,8 +305,24 @@ impl CellsFolder {
         })
     }
 
+    /// The titles of the title-only documents, which the cells keep where a record's
+    /// title-only copies go by their words.
+    pub(super) fn title_only_words(&self) -> Result<TitleOnlyWords> {
+        let documents = self.signed.documents();
+        if !self.folder.dir().join(TITLE_ONLY_WORDS).is_file() {
+            return Err(Error::Usage(format!(
+                "{} keeps no titles of the title-only documents ({TITLE_ONLY_WORDS}), which \
+                 this version confirms by: learn the cells again",
+                self.folder.dir().display()
+            )));
+        }
+        (self.folder).read_with(TITLE_ONLY_WORDS, |r| {
+            TitleOnlyWords::read_from(r, documents)
+        })
+    }
+
     /// The run's pipeline, as part `part` (or none).
-    fn spec(&self, part: Option<Part>) -> PipelineSpec {
+    pub(super) fn spec(&self, part: Option<Part>) -> PipelineSpec {
         spec_for(&self.signed.folders[0], part)
     }
 }
@@ -364,6 +388,7 @@ pub(in crate::pipeline) fn search_part(
         "searching documents and titles",
     );
     let k = config.top_k;
+    let by_words = titles_by_words(config, cells.count);
     visit_query_blocks(&cells.signed, |queries, codes| {
         for (row, query) in queries.iter().enumerate() {
             if !query.title {
@@ -374,6 +399,9 @@ pub(in crate::pipeline) fn search_part(
                     documents.write(|docs, codes| owned.search(docs, codes, k))?;
                 }
                 bar.set_position(u64::from(query.doc) + 1);
+                continue;
+            }
+            if by_words {
                 continue;
             }
             let Some((&doc, cells)) = title.next().filter(|&(&doc, _)| doc == query.doc) else {

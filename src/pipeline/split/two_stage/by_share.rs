@@ -11,14 +11,18 @@
 //! finds every pair with a document of its share that one run finds:
 //!
 //! 1. **lists**: each of its documents' best `k + 1`, merged over the searched parts as one run
-//!    merges them; and each title its part embedded (once a part, by the title's first record
-//!    there), whose hits pair with every record of the part that has the title. Records with
-//!    the same title have the same code, so a title's hits are the same in every part.
+//!    merges them; and, where titles were searched by vector, each title its part embedded
+//!    (once a part, by the title's first record there), whose hits pair with every record of
+//!    the part that has the title. Records with the same title have the same code, so a
+//!    title's hits are the same in every part.
 //! 2. **copies** of a vector that many documents hold, which the cells search neither: each
 //!    paired with the first of them.
 //! 3. **proposals** routed to it, scored by their codes; where a title-only document and a
 //!    record with more lie too far apart, scored again at the record's title's code, as one
 //!    run scores them.
+//! 4. **title-only copies** of its records, where titles go by their words instead of a search
+//!    (`two_stage::titles_by_words`): the title-only documents whose titles the cells' learn
+//!    job kept, joined with its records' titles, scored at the record's title's code.
 //!
 //! It keeps each pair once with its highest cosine, drops those under the floor, and judges
 //! the rest as a MinHash confirmed part does: its share's sketches held, each other share's
@@ -40,15 +44,18 @@ use rayon::prelude::*;
 
 use super::by_cell::{CellsFolder, TitleCells, read_lists};
 use super::staged::{PartTitles, visit_part_queries};
+use crate::confirm::TitleOnlyIndex;
 use crate::error::{Error, Result};
 use crate::io::FolderLock;
 use crate::output::run::{RunSummary, RunWriter, StageTimes};
 use crate::pipeline::TwoStageConfig;
 use crate::pipeline::split::minhash::{confirm, routed_to, write_scored};
+use crate::pipeline::split::share::Share;
 use crate::pipeline::split::stage::{
-    SignedParts, Stage, StageFolder, folders_seen_from, open_stage, spec_for, stage_summary,
+    SignedParts, Stage, StageFolder, folders_seen_from, open_stage, stage_summary,
 };
 use crate::pipeline::two_stage::nearest::{FoundInParts, distinct_pairs};
+use crate::pipeline::two_stage::titles_by_words;
 use crate::pipeline::{Method, Part};
 use crate::search::{Code, Codes, NearestLists, Query, cosine, is_paired_copy};
 
@@ -61,6 +68,15 @@ pub(in crate::pipeline) fn confirm_part(
     lock: FolderLock,
 ) -> Result<RunSummary> {
     let searched = open_stage(dirs)?;
+    let cells = CellsFolder::searched_by(&searched)?;
+    let spec = cells.spec(Some(part));
+    let Method::TwoStage(config) = &spec.method else {
+        unreachable!("cells are two-stage's")
+    };
+    let by_words = (titles_by_words(config, cells.count))
+        .then(|| cells.title_only_words())
+        .transpose()?
+        .map(|words| words.index(&config.settings.confirm.rule));
     // Of the cells, a share needs only which documents are title-only and the copies of a
     // vector many hold; the rest goes as it is read (the search's tables, the titles' routes).
     let CellsFolder {
@@ -69,7 +85,7 @@ pub(in crate::pipeline) fn confirm_part(
         titles: TitleCells { title_only, .. },
         count,
         ..
-    } = CellsFolder::searched_by(&searched)?;
+    } = cells;
     let signers = signed.folders[0].part;
     if part.count != signers.count {
         return Err(Error::Usage(format!(
@@ -78,11 +94,6 @@ pub(in crate::pipeline) fn confirm_part(
             signers.count
         )));
     }
-    let spec = spec_for(&signed.folders[0], Some(part));
-    let Method::TwoStage(config) = &spec.method else {
-        unreachable!("cells are two-stage's")
-    };
-    let min_cosine = config.settings.min_cosine;
     let clock = Instant::now();
     let signed = &signed;
     let share = signed.docs_of(part.number);
@@ -93,8 +104,9 @@ pub(in crate::pipeline) fn confirm_part(
     drop(placement);
     let titles = PartTitles::read(signed, part.number)?;
     let of_cells = (copies.as_slice(), title_only.as_slice());
-    let scored = proposals_and_copies(&searched, signed, part, of_cells, &titles, min_cosine)?;
-    drop(title_only);
+    let titles_of = (&titles, by_words.as_ref());
+    let scored = proposals_and_copies(&searched, signed, part, of_cells, titles_of, config)?;
+    drop((title_only, by_words));
 
     let found = listed_pairs(&searched, (part, share), config, (&titles, &copies), scored)?;
     drop(copies);
@@ -183,24 +195,36 @@ fn listed_pairs(
 }
 
 /// The pairs of MinHash's proposals routed to part `part` and of the `copies` of its share
-/// (each with the first of a vector many hold), with their cosines; and where a proposal joins
-/// a title-only document to a record with more, too far apart, the pair scored again at the
-/// record's title (`titles`: its part's), as one run scores it.
+/// (each with the first of a vector many hold), with their cosines; and, scored at the
+/// record's title (`titles`: its part's) as one run scores them, where a proposal joins a
+/// title-only document to a record with more, too far apart, and the pairs of its share's
+/// records with the title-only documents their titles' words match (`by_words`, where the
+/// run finds them so).
 fn proposals_and_copies(
     searched: &[StageFolder],
     signed: &SignedParts,
     part: Part,
     (copies, title_only): (&[(u32, u32)], &[bool]),
-    titles: &PartTitles,
-    min_cosine: f32,
+    (titles, by_words): (&PartTitles, Option<&TitleOnlyIndex>),
+    config: &TwoStageConfig,
 ) -> Result<Vec<(u32, u32, f32)>> {
+    let min_cosine = config.settings.min_cosine;
     let mut proposed = routed_to(searched, part)?;
     proposed.par_sort_unstable();
     proposed.dedup();
     let pairs: Vec<(u32, u32)> = (proposed.iter().copied())
         .chain(copies.iter().map(|&(copy, first)| (first, copy)))
         .collect();
-    if pairs.is_empty() {
+    let mut by_title_words = Vec::new();
+    if let Some(index) = by_words {
+        // A copy of a vector many hold leaves them to its first, as one run leaves it them.
+        let searched = |record: u32, _| !is_paired_copy(copies, record);
+        Share::visit(signed, part.number, |block| {
+            let records = (&block.sketches, block.docs.start);
+            by_title_words.extend(index.copies_of_records(records, config.top_k + 1, searched));
+        })?;
+    }
+    if pairs.is_empty() && by_title_words.is_empty() {
         return Ok(Vec::new());
     }
     let own = HeldCodes::of_parts(signed, [part.number], |q| !q.title)?;
@@ -243,15 +267,14 @@ fn proposals_and_copies(
                 Entry::Vacant(slot) => slot.insert(PartTitles::read(signed, signer)?),
             },
         };
-        let first = of_record.first_of.get(&record).copied().unwrap_or(record);
         rescued.push((record.min(alone), record.max(alone)));
-        let title = Query {
-            doc: first,
-            title: true,
-        };
-        wanted.push((title, document(alone)));
+        wanted.push((of_record.title_query(record), document(alone)));
     }
     drop(part_titles);
+    for (record, alone) in by_title_words {
+        rescued.push((record.min(alone), record.max(alone)));
+        wanted.push((titles.title_query(record), document(alone)));
+    }
     // A record without a title has no title query, and so no second chance.
     let cosines = cosines_of(signed, part, &own, &wanted)?;
     let before = scored.len();

@@ -54,7 +54,7 @@ use crate::pipeline::two_stage::load::{Loaded, TitleCopies, Upsert, centre_as_on
 use crate::pipeline::two_stage::nearest::{self, FoundInParts, Within};
 use crate::pipeline::two_stage::set_aside::SketchesAside;
 use crate::pipeline::two_stage::{
-    TwoStageConfig, confirm_aside, learn_cells, minhash_proposals, open_index, proposes,
+    TwoStageConfig, confirm_aside, learn_cells, minhash_proposals, open_index,
 };
 use crate::pipeline::{Method, Part, PipelineSpec, Run, ScoredCandidates};
 use crate::search::{CellPlacement, Cells, Codes, Query, QueryFile, QueryReader};
@@ -232,6 +232,15 @@ impl PartTitles {
         }
         Ok(titles)
     }
+
+    /// The query of `record`'s title: its part searched each title once, by its first record
+    /// there.
+    pub(super) fn title_query(&self, record: u32) -> Query {
+        Query {
+            doc: self.first_of.get(&record).copied().unwrap_or(record),
+            title: true,
+        }
+    }
 }
 
 /// A query as one word of [`QUERIES`]: its document, and whether it is a title.
@@ -320,8 +329,7 @@ pub(super) fn join_parts(
     };
     let (neighbours, signatures, pairs) = match queries {
         Some(mut queries) => {
-            let propose = proposes(&config, count);
-            let proposed = minhash_proposals(&signatures, &sketches, &config, propose);
+            let proposed = minhash_proposals((&signatures, &sketches), None, &config, count);
             let sketches_aside = SketchesAside::write(work.path(), signatures, sketches)?;
             let (cells, found) = match placed {
                 Some(Placed {
@@ -338,7 +346,7 @@ pub(super) fn join_parts(
                 }
             };
             let clock = Instant::now();
-            let within = Within::Cells(&cells, proposed, found);
+            let within = Within::Cells(&cells, Box::new(proposed), found);
             let neighbours = nearest::candidates(within, queries, &title_copies, &config)?;
             drop(cells);
             times.search = clock.elapsed().as_secs_f64();

@@ -1,9 +1,13 @@
 //! What the titles need of the cells: which documents are a title and nothing else, and where
-//! each title query was routed, learned once with the cells and read by every part.
+//! each title query was routed, learned once with the cells and read by every part. Where the
+//! run pairs a record with the title-only documents by their titles' words instead
+//! (`two_stage::titles_by_words`), no title is routed, and the title-only documents' titles
+//! are kept for the parts that confirm ([`TitleOnlyWords`]).
 
 use std::time::Instant;
 
 use super::visit_documents_and_titles;
+use crate::confirm::{ConfirmRule, TitleOnlyIndex};
 use crate::error::Result;
 use crate::io::{read_list, write_list};
 use crate::pipeline::split::share::Share;
@@ -23,19 +27,29 @@ pub(in crate::pipeline::split::two_stage) struct TitleCells {
 }
 
 impl TitleCells {
-    /// Reads which documents are title-only from the parts' sketches, a block at a time; then,
-    /// in one pass over the parts' codes, places every document among the cells `placing`
-    /// learned, and routes every title query to its nearest cells.
+    /// Reads which documents are title-only from the parts' sketches, a block at a time, and,
+    /// where titles go `by_words`, their titles' words; then, in one pass over the parts'
+    /// codes, places every document among the cells `placing` learned, and routes every title
+    /// query to its nearest cells unless titles go by words.
     pub(super) fn place_and_route(
         signed: &SignedParts,
         placing: &mut Placing,
-    ) -> Result<TitleCells> {
+        by_words: bool,
+    ) -> Result<(TitleCells, Option<TitleOnlyWords>)> {
         let clock = Instant::now();
         let mut title_only = Vec::with_capacity(signed.documents());
+        let mut words = by_words.then(TitleOnlyWords::default);
         for folder in &signed.folders {
             Share::visit(signed, folder.part.number, |block| {
                 let sketches = &block.sketches;
-                title_only.extend((0..sketches.len()).map(|doc| sketches.facts(doc).title_only()));
+                for doc in 0..sketches.len() {
+                    let facts = sketches.facts(doc);
+                    title_only.push(facts.title_only());
+                    if let (Some(words), Some(title), false) = (&mut words, facts.title, facts.body)
+                    {
+                        words.push(block.docs.start + doc as u32, title);
+                    }
+                }
             })?;
         }
         tracing::info!(
@@ -50,8 +64,10 @@ impl TitleCells {
         let (mut titles, mut routed) = (Vec::new(), Vec::new());
         visit_documents_and_titles(signed, |_, documents, block_titles, title_codes| {
             placing.place(documents);
-            titles.extend_from_slice(block_titles);
-            routed.extend(placing.placement().route(title_codes));
+            if !by_words {
+                titles.extend_from_slice(block_titles);
+                routed.extend(placing.placement().route(title_codes));
+            }
             bar.inc(documents.len() as u64);
             Ok(())
         })?;
@@ -61,11 +77,12 @@ impl TitleCells {
             seconds = clock.elapsed().as_secs_f64(),
             "documents placed and title queries routed to their cells"
         );
-        Ok(TitleCells {
+        let cells = TitleCells {
             title_only,
             titles,
             routed,
-        })
+        };
+        Ok((cells, words))
     }
 
     pub(super) fn write_to(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
@@ -105,5 +122,66 @@ impl TitleCells {
             titles,
             routed,
         })
+    }
+}
+
+/// The titles of the title-only documents (`title-only-words.bin`), for the parts that confirm
+/// to find each record's title-only copies by their words ([`TitleOnlyIndex`]).
+#[derive(Default)]
+pub(in crate::pipeline::split::two_stage) struct TitleOnlyWords {
+    docs: Vec<u32>,
+    /// How many words each title has, and their hashes one title after another.
+    lengths: Vec<u32>,
+    words: Vec<u32>,
+}
+
+impl TitleOnlyWords {
+    fn push(&mut self, doc: u32, title: &[u32]) {
+        self.docs.push(doc);
+        self.lengths.push(title.len() as u32);
+        self.words.extend_from_slice(title);
+    }
+
+    /// The titles indexed by their words for `rule`.
+    pub(in crate::pipeline::split::two_stage) fn index(
+        &self,
+        rule: &ConfirmRule,
+    ) -> TitleOnlyIndex {
+        let mut rest = self.words.as_slice();
+        let titles = self.lengths.iter().map(|&length| {
+            let (title, after) = rest.split_at(length as usize);
+            rest = after;
+            title
+        });
+        TitleOnlyIndex::new(self.docs.iter().copied().zip(titles), rule)
+    }
+
+    pub(super) fn write_to(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
+        write_list(w, &self.docs)?;
+        write_list(w, &self.lengths)?;
+        write_list(w, &self.words)
+    }
+
+    /// Reads what [`TitleOnlyWords::write_to`] wrote for a run of `documents` documents.
+    pub(super) fn read_from(
+        r: &mut impl std::io::Read,
+        documents: usize,
+    ) -> std::io::Result<TitleOnlyWords> {
+        let titles = TitleOnlyWords {
+            docs: read_list(r)?,
+            lengths: read_list(r)?,
+            words: read_list(r)?,
+        };
+        let words: u64 = titles.lengths.iter().map(|&length| u64::from(length)).sum();
+        if titles.docs.len() != titles.lengths.len()
+            || words != titles.words.len() as u64
+            || titles.docs.iter().any(|&doc| doc as usize >= documents)
+        {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "its titles do not fit the run's documents",
+            ));
+        }
+        Ok(titles)
     }
 }
