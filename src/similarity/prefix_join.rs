@@ -149,8 +149,16 @@ fn ranked<T: Hash + Eq>(rank: &HashMap<T, u32>, set: &[T]) -> (Vec<u32>, usize) 
 /// The sets of a join indexed by the tokens of their prefixes at one threshold.
 struct Prefixes {
     threshold: f64,
-    /// For each rank, the sets whose prefix holds it.
-    postings: Vec<Vec<u32>>,
+    /// For each rank, the sets whose prefix holds it, by size.
+    postings: Vec<Vec<Posting>>,
+}
+
+/// A set in a posting list: its number, how many tokens it has, and where the token lies in it.
+#[derive(Clone, Copy)]
+struct Posting {
+    size: u32,
+    number: u32,
+    position: u32,
 }
 
 impl Prefixes {
@@ -165,13 +173,20 @@ impl Prefixes {
             postings: Vec::new(),
         };
         for (number, set) in sets.iter().enumerate() {
-            for &token in &set[..prefixes.prefix_len(set.len())] {
+            for (position, &token) in set[..prefixes.prefix_len(set.len())].iter().enumerate() {
                 let at = token as usize;
                 if prefixes.postings.len() <= at {
                     prefixes.postings.resize_with(at + 1, Vec::new);
                 }
-                prefixes.postings[at].push(number as u32);
+                prefixes.postings[at].push(Posting {
+                    size: set.len() as u32,
+                    number: number as u32,
+                    position: position as u32,
+                });
             }
+        }
+        for list in &mut prefixes.postings {
+            list.sort_by_key(|posting| posting.size);
         }
         prefixes
     }
@@ -184,20 +199,33 @@ impl Prefixes {
         (size + 1 - needed.min(size)).min(size)
     }
 
-    /// The indexed sets, ascending, that share a token of the prefix of a set whose known
-    /// tokens are `known` (ranks, ascending) and which has `unknown` tokens ranked before them,
-    /// of those `wanted` says.
+    /// The indexed sets, ascending, of those `wanted` says, that may reach the threshold with
+    /// a set whose known tokens are `known` (ranks, ascending) and which has `unknown` tokens
+    /// ranked before them: those of a size it allows that share a token of its prefix, where
+    /// the tokens after the first they share leave room for the overlap the threshold needs.
+    /// (A set sharing a later prefix token too is found at the first, where that room is
+    /// counted exactly.)
     fn candidates(&self, known: &[u32], unknown: usize, wanted: impl Fn(u32) -> bool) -> Vec<u32> {
-        let prefix = self
-            .prefix_len(known.len() + unknown)
-            .saturating_sub(unknown);
-        let mut candidates: Vec<u32> = known[..prefix.min(known.len())]
-            .iter()
-            .filter_map(|&token| self.postings.get(token as usize))
-            .flatten()
-            .copied()
-            .filter(|&y| wanted(y))
-            .collect();
+        let size = known.len() + unknown;
+        let prefix = self.prefix_len(size).saturating_sub(unknown);
+        let t = self.threshold;
+        // |y| between t·|x| and |x| / t; and |x ∩ y| at least t·(|x| + |y|) / (1 + t).
+        let smallest = ((t * size as f64) - 1e-9).ceil() as u32;
+        let largest = ((size as f64 / t) + 1e-9).floor() as u32;
+        let overlap = |other: u32| (t * (size as f64 + f64::from(other)) / (1.0 + t) - 1e-9).ceil();
+        let mut candidates = Vec::new();
+        for (at, &token) in (unknown..).zip(&known[..prefix.min(known.len())]) {
+            let Some(list) = self.postings.get(token as usize) else {
+                continue;
+            };
+            let from = list.partition_point(|posting| posting.size < smallest);
+            for posting in list[from..].iter().take_while(|p| p.size <= largest) {
+                let room = 1 + (size - at - 1).min((posting.size - posting.position - 1) as usize);
+                if room as f64 >= overlap(posting.size) && wanted(posting.number) {
+                    candidates.push(posting.number);
+                }
+            }
+        }
         candidates.sort_unstable();
         candidates.dedup();
         candidates
@@ -206,10 +234,6 @@ impl Prefixes {
     /// The Jaccard similarity of a set of `size` tokens whose known ones are `known` and the
     /// indexed `other`, where it reaches the threshold.
     fn verified(&self, known: &[u32], size: usize, other: &[u32]) -> Option<f64> {
-        let (small, large) = (size.min(other.len()), size.max(other.len()));
-        if (small as f64) < self.threshold * large as f64 - 1e-9 {
-            return None;
-        }
         let j = jaccard_of(known, size, other);
         (j >= self.threshold - 1e-12).then_some(j)
     }

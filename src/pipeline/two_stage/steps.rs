@@ -99,11 +99,19 @@ fn title_copies(
     held: Option<&SketchFacts>,
     config: &TwoStageConfig,
 ) -> Vec<(u32, u32)> {
+    let clock = Instant::now();
     let documents = sketches.len() as u32;
     let sides = std::iter::once((sketches, 0)).chain(held.map(|held| (held, documents)));
     let index = TitleOnlyIndex::of_sketches(sides.clone(), &config.settings.confirm.rule);
     let crosses = |record: u32, other: u32| record < documents || other < documents;
-    (sides.flat_map(|side| index.copies_of_records(side, config.top_k + 1, crosses))).collect()
+    let pairs: Vec<(u32, u32)> =
+        (sides.flat_map(|side| index.copies_of_records(side, config.top_k + 1, crosses))).collect();
+    tracing::info!(
+        pairs = pairs.len(),
+        seconds = clock.elapsed().as_secs_f64(),
+        "records paired with their title-only copies by the titles' words"
+    );
+    pairs
 }
 
 /// Learns `count` k-means cells over the spilled vectors (counted as index time).
