@@ -619,6 +619,21 @@ fn two_stage_signed_and_embedded_in_parts_writes_the_files_of_one_run() {
         "{err}"
     );
 
+    // Within many cells a record's title-only copies go by their titles' words, which the
+    // learned cells keep (one cell searches its titles). Cells without them are refused by
+    // the parts that confirm by them, naming the file.
+    let words = "title-only-words.bin";
+    assert!(!at("cells0-3").join(words).exists());
+    std::fs::remove_file(at("cells2-3").join(words)).unwrap();
+    let searched: Vec<PathBuf> = (1..=4).map(|j| at(&format!("searched2-3-{j}"))).collect();
+    let mut confirm: Vec<&str> = vec!["merge"];
+    confirm.extend(searched.iter().map(|d| s(d)));
+    let err = rejected(&[&confirm[..], &["--part", "1/3", "--out", out]].concat());
+    assert!(
+        err.contains(words) && err.contains("learn the cells again"),
+        "{err}"
+    );
+
     // The join of the confirmed parts reads their folders and the embedded parts' sketches
     // alone, as `merge --help` tells a user short of disk.
     for j in 1..=4 {

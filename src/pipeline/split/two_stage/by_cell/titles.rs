@@ -185,3 +185,29 @@ impl TitleOnlyWords {
         Ok(titles)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn title_only_words_read_back_as_written_and_titles_past_the_run_are_refused() {
+        let mut words = TitleOnlyWords::default();
+        words.push(3, &[10, 11, 12, 13]);
+        words.push(7, &[20, 21, 22, 23, 24]);
+        let mut bytes = Vec::new();
+        words.write_to(&mut bytes).unwrap();
+        let read = TitleOnlyWords::read_from(&mut bytes.as_slice(), 8).unwrap();
+        assert_eq!(
+            (read.docs, read.lengths, read.words),
+            (words.docs, words.lengths, words.words)
+        );
+        let err = TitleOnlyWords::read_from(&mut bytes.as_slice(), 7)
+            .err()
+            .unwrap();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidData);
+        // A title whose words the file cuts short.
+        let short = &bytes[..bytes.len() - 8];
+        assert!(TitleOnlyWords::read_from(&mut &short[..], 8).is_err());
+    }
+}
