@@ -619,11 +619,11 @@ fn two_stage_signed_and_embedded_in_parts_writes_the_files_of_one_run() {
         "{err}"
     );
 
-    // Within many cells a record's title-only copies go by their titles' words, which the
-    // learned cells keep (one cell searches its titles). Cells without them are refused by
-    // the parts that confirm by them, naming the file.
+    // Within cells a record's title-only copies go by their titles' words, which the learned
+    // cells keep. Cells without them are refused by the parts that confirm by them, naming
+    // the file.
     let words = "title-only-words.bin";
-    assert!(!at("cells0-3").join(words).exists());
+    assert!(at("cells0-3").join(words).exists());
     std::fs::remove_file(at("cells2-3").join(words)).unwrap();
     let searched: Vec<PathBuf> = (1..=4).map(|j| at(&format!("searched2-3-{j}"))).collect();
     let mut confirm: Vec<&str> = vec!["merge"];

@@ -51,18 +51,19 @@ pub(in crate::pipeline) fn proposes(config: &TwoStageConfig, count: usize) -> bo
     config.cells.is_some() || count > 1
 }
 
-/// Whether, searching within `count` cells, the pairs of a record and a title-only document
-/// come from their titles' words ([`TitleOnlyIndex`]) instead of a search of each title among
-/// the title-only documents: where MinHash proposes and the rule matches such pairs by words.
-pub(in crate::pipeline) fn titles_by_words(config: &TwoStageConfig, count: usize) -> bool {
-    proposes(config, count) && config.settings.confirm.rule.matches_title_only_by_words()
+/// Whether, searching within cells, the pairs of a record and a title-only document come from
+/// their titles' words ([`TitleOnlyIndex`]) instead of a search of each title among the
+/// title-only documents: where the rule matches such pairs by words.
+pub(in crate::pipeline) fn titles_by_words(config: &TwoStageConfig) -> bool {
+    config.settings.confirm.rule.matches_title_only_by_words()
 }
 
-/// What MinHash proposes (where it [`proposes`] in `count` cells), read off the sketches before they go aside: cells
-/// may part two near-copies whose vectors sit near a boundary, and these pairs, cheap beside
-/// the search, join the candidates. Where the rule matches a title-only record by its title's
-/// words, with them come the pairs those words make, within the run's documents and between
-/// them and a collection's (`held`, numbered after them): they stand in for the titles' search.
+/// What MinHash proposes (where it [`proposes`] in `count` cells), read off the sketches
+/// before they go aside: cells may part two near-copies whose vectors sit near a boundary, and
+/// these pairs, cheap beside the search, join the candidates. Where the rule matches a
+/// title-only record by its title's words ([`titles_by_words`]), with them come the pairs
+/// those words make, within the run's documents and between them and a collection's (`held`,
+/// numbered after them), in any number of cells: they stand in for the titles' search.
 pub(in crate::pipeline) fn minhash_proposals(
     (signatures, sketches): (&Signatures, &SketchFacts),
     held: Option<&SketchFacts>,
@@ -80,8 +81,7 @@ pub(in crate::pipeline) fn minhash_proposals(
             .map(|doc| sketches.facts(doc).title_only())
             .collect(),
         held_titles: None,
-        by_title_words: titles_by_words(config, count)
-            .then(|| title_copies(sketches, held, config)),
+        by_title_words: titles_by_words(config).then(|| title_copies(sketches, held, config)),
     };
     tracing::info!(
         pairs = proposed.pairs.len(),

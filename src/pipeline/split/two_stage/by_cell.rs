@@ -111,7 +111,7 @@ pub(in crate::pipeline) fn learn(dirs: &[PathBuf], lock: FolderLock) -> Result<R
     };
     drop(sampled);
     tracing::info!(seconds = clock.elapsed().as_secs_f64(), "cells learned");
-    let by_words = titles_by_words(config, count);
+    let by_words = titles_by_words(config);
     let (titles, words) = TitleCells::place_and_route(&signed, &mut placing, by_words)?;
     let placement = placing.finish();
     let signed_from_here = folders_seen_from(lock.dir(), &signed.folders);
@@ -388,7 +388,7 @@ pub(in crate::pipeline) fn search_part(
         "searching documents and titles",
     );
     let k = config.top_k;
-    let by_words = titles_by_words(config, cells.count);
+    let by_words = titles_by_words(config);
     visit_query_blocks(&cells.signed, |queries, codes| {
         for (row, query) in queries.iter().enumerate() {
             if !query.title {

@@ -73,7 +73,7 @@ pub(in crate::pipeline) fn confirm_part(
     let Method::TwoStage(config) = &spec.method else {
         unreachable!("cells are two-stage's")
     };
-    let by_words = (titles_by_words(config, cells.count))
+    let by_words = (titles_by_words(config))
         .then(|| cells.title_only_words())
         .transpose()?
         .map(|words| words.index(&config.settings.confirm.rule));
