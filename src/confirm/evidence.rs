@@ -65,10 +65,15 @@ pub struct FactsRef<'a> {
     pub sample: &'a [u32],
 }
 
-impl FactsRef<'_> {
+impl<'a> FactsRef<'a> {
     /// Whether the record is a title and nothing else.
     pub fn title_only(&self) -> bool {
-        self.title.is_some() && !self.body
+        self.title_alone().is_some()
+    }
+
+    /// The title of a record that is a title and nothing else.
+    pub fn title_alone(&self) -> Option<&'a [u32]> {
+        self.title.filter(|_| !self.body)
     }
 
     /// An owned copy.

@@ -54,8 +54,7 @@ impl TitleOnlyIndex {
     ) -> Self {
         let title_only = sides.into_iter().flat_map(|(sketches, first)| {
             (0..sketches.len()).filter_map(move |doc| {
-                let facts = sketches.facts(doc);
-                let title = facts.title.filter(|_| !facts.body)?;
+                let title = sketches.facts(doc).title_alone()?;
                 Some((first + doc as u32, title))
             })
         });

@@ -43,10 +43,9 @@ impl TitleCells {
             Share::visit(signed, folder.part.number, |block| {
                 let sketches = &block.sketches;
                 for doc in 0..sketches.len() {
-                    let facts = sketches.facts(doc);
-                    title_only.push(facts.title_only());
-                    if let (Some(words), Some(title), false) = (&mut words, facts.title, facts.body)
-                    {
+                    let title = sketches.facts(doc).title_alone();
+                    title_only.push(title.is_some());
+                    if let (Some(words), Some(title)) = (&mut words, title) {
                         words.push(block.docs.start + doc as u32, title);
                     }
                 }
