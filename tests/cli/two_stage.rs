@@ -160,9 +160,10 @@ fn cells_probed_all_find_what_the_exact_search_finds_and_fewer_probes_still_find
 }
 
 #[test]
-fn with_cells_the_minhash_bands_propose_the_near_copies_a_short_top_k_leaves_out() {
+fn the_minhash_bands_propose_the_near_copies_a_short_top_k_leaves_out() {
     // A record, an exact copy and a copy with one word changed: with one neighbour a
-    // document, the search pairs the changed copy with one of the other two only.
+    // document, the search pairs the changed copy with one of the other two only. Within
+    // cells, however many, the bands add the pair it leaves out (decision 0039).
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("copies.jsonl");
     let words = "robot assisted gait training improves walking speed and balance after \
@@ -191,6 +192,11 @@ fn with_cells_the_minhash_bands_propose_the_near_copies_a_short_top_k_leaves_out
         pairs("cells", &["--cells", "1"]),
         3,
         "the bands add the third pair"
+    );
+    assert_eq!(
+        pairs("chosen", &[]),
+        3,
+        "the search chosen for three documents, one cell, takes the bands' pairs too"
     );
 }
 

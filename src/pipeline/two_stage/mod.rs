@@ -36,7 +36,7 @@ pub use against::{add_to_collection, check_not_removed};
 pub use config::TwoStageConfig;
 pub(super) use nearest::distinct_pairs;
 pub(in crate::pipeline) use steps::{
-    confirm_aside, learn_cells, minhash_proposals, open_index, proposes, titles_by_words,
+    confirm_aside, learn_cells, minhash_proposals, open_index, titles_by_words,
 };
 pub(super) use verdicts::confirm_candidates;
 
@@ -178,11 +178,10 @@ pub(super) fn run(
         (None, false) => config.cells_of(documents),
     };
     let held = collection.as_ref().map(CollectionSide::sketches);
-    let mut proposed =
-        use_cells.then(|| minhash_proposals((&signatures, &sketches), held, config, count));
+    let mut proposed = use_cells.then(|| minhash_proposals((&signatures, &sketches), held, config));
     if let (Some(collection), Some(proposed)) = (&collection, proposed.as_mut()) {
-        // Even in one cell: the collection's records have no title queries to find the batch's
-        // title-only copies of them, and these proposals, scored at their titles, stand in.
+        // Between the sides too: the collection's records have no title queries to find the
+        // batch's title-only copies of them, and these proposals, scored at their titles, stand in.
         let between = collection.proposed_pairs(&signatures, &sketches, config);
         proposed.pairs.extend(between);
         proposed.title_only.extend(collection.title_only());

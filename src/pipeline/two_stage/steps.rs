@@ -44,13 +44,6 @@ pub(in crate::pipeline) fn open_index(
     })
 }
 
-/// Whether MinHash's pairs join a search within `count` cells: one cell compares every
-/// document with every other, so no boundary parts two near-copies (unless cells were asked
-/// for).
-pub(in crate::pipeline) fn proposes(config: &TwoStageConfig, count: usize) -> bool {
-    config.cells.is_some() || count > 1
-}
-
 /// Whether, searching within cells, the pairs of a record and a title-only document come from
 /// their titles' words ([`TitleOnlyIndex`]) instead of a search of each title among the
 /// title-only documents: where the rule matches such pairs by words.
@@ -58,25 +51,22 @@ pub(in crate::pipeline) fn titles_by_words(config: &TwoStageConfig) -> bool {
     config.settings.confirm.rule.matches_title_only_by_words()
 }
 
-/// What MinHash proposes (where it [`proposes`] in `count` cells), read off the sketches
-/// before they go aside: cells may part two near-copies whose vectors sit near a boundary, and
-/// these pairs, cheap beside the search, join the candidates. Where the rule matches a
+/// What MinHash proposes, read off the sketches before they go aside: these pairs, cheap beside
+/// the search, join the candidates of a search within cells, however many. Cells part some
+/// near-copies whose vectors sit near a boundary, and even in one cell a document's top k may
+/// fill before a near-copy whose words MinHash sees (decision 0039). Where the rule matches a
 /// title-only record by its title's words ([`titles_by_words`]), with them come the pairs
 /// those words make, within the run's documents and between them and a collection's (`held`,
-/// numbered after them), in any number of cells: they stand in for the titles' search.
+/// numbered after them): they stand in for the titles' search.
 pub(in crate::pipeline) fn minhash_proposals(
     (signatures, sketches): (&Signatures, &SketchFacts),
     held: Option<&SketchFacts>,
     config: &TwoStageConfig,
-    count: usize,
 ) -> Proposed {
     let clock = Instant::now();
     let documents = signatures.len();
     let proposed = Proposed {
-        pairs: match proposes(config, count) {
-            true => proposed_pairs(signatures, sketches, &config.settings.confirm),
-            false => Vec::new(),
-        },
+        pairs: proposed_pairs(signatures, sketches, &config.settings.confirm),
         title_only: (0..documents)
             .map(|doc| sketches.facts(doc).title_only())
             .collect(),

@@ -58,7 +58,7 @@ use crate::pipeline::split::stage::{
     stage_summary,
 };
 use crate::pipeline::two_stage::nearest::FoundInParts;
-use crate::pipeline::two_stage::{proposes, titles_by_words};
+use crate::pipeline::two_stage::titles_by_words;
 use crate::pipeline::{Method, Part, PipelineSpec};
 use crate::search::{
     CellPlacement, CellSample, Codes, CopyHashes, NearestLists, OwnedCells, Placing,
@@ -443,11 +443,7 @@ pub(in crate::pipeline) fn search_part(
     );
     // The members' codes go before the keys come.
     drop(owned);
-    let routed = match proposes(config, cells.count) {
-        true => band_share(&cells.signed, part)?,
-        false => vec![Vec::new(); cells.signed.folders[0].part.count as usize],
-    };
-    let proposed = write_routed(&mut run, routed)?;
+    let proposed = write_routed(&mut run, band_share(&cells.signed, part)?)?;
     tracing::info!(part = %part, proposed, "MinHash's proposals banded and routed");
     let times = StageTimes {
         search: clock.elapsed().as_secs_f64(),

@@ -329,7 +329,7 @@ pub(super) fn join_parts(
     };
     let (neighbours, signatures, pairs) = match queries {
         Some(mut queries) => {
-            let proposed = minhash_proposals((&signatures, &sketches), None, &config, count);
+            let proposed = minhash_proposals((&signatures, &sketches), None, &config);
             let sketches_aside = SketchesAside::write(work.path(), signatures, sketches)?;
             let (cells, found) = match placed {
                 Some(Placed {
