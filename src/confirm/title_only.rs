@@ -31,6 +31,12 @@ pub struct TitleOnlyIndex {
 }
 
 impl TitleOnlyIndex {
+    /// Whether a title (its words' hashes, distinct) is long enough for the title rule to
+    /// match on: the titles the index holds, and those a record probes it with.
+    pub fn long_enough(title: &[u32]) -> bool {
+        title.len() >= MIN_TITLE_WORDS
+    }
+
     /// Indexes the titles (word hashes, distinct) of `title_only`, each with its document,
     /// that are long enough for `rule` to match on.
     pub fn new<'t>(
@@ -38,7 +44,7 @@ impl TitleOnlyIndex {
         rule: &ConfirmRule,
     ) -> Self {
         let (docs, titles): (Vec<u32>, Vec<&[u32]>) = (title_only.into_iter())
-            .filter(|(_, title)| title.len() >= MIN_TITLE_WORDS)
+            .filter(|(_, title)| TitleOnlyIndex::long_enough(title))
             .unzip();
         TitleOnlyIndex {
             index: SetIndex::new(titles, rule.title_threshold),
@@ -82,7 +88,7 @@ impl TitleOnlyIndex {
                 let facts = records.facts(doc);
                 let title = facts
                     .title
-                    .filter(|title| facts.body && title.len() >= MIN_TITLE_WORDS);
+                    .filter(|title| facts.body && TitleOnlyIndex::long_enough(title));
                 let mut found: Vec<(f64, u32)> = (title.map(|title| self.copies_of(title)))
                     .into_iter()
                     .flatten()

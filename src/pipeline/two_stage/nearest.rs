@@ -54,6 +54,17 @@ pub(in crate::pipeline) struct FoundInParts {
     pub titles: NearestLists,
 }
 
+/// Where a title's nearest title-only documents come from.
+enum TitleHits<'a> {
+    /// A search among the title-only documents.
+    Searched(Box<dyn NeighbourSearch + 'a>),
+    /// The lists found by the parts that own the cells.
+    Found(NearestLists),
+    /// Nowhere: the pairs of a record and its title-only copies came from their titles' words
+    /// (`Proposed::by_title_words`), and a title's vector only scores them.
+    ByWords,
+}
+
 /// The candidate pairs `(a, b, cosine)` of every query in `queries`: its `top_k` nearest
 /// documents (the title-only documents, for a title), searched `within` the store or the
 /// cells. With the cells come the pairs MinHash proposed, candidates too, scored by the cells'
@@ -81,69 +92,75 @@ pub(in crate::pipeline) fn candidates(
     // A title is searched among the title-only documents; a document among all, unless the
     // cells found every document's neighbours already.
     let mut titles_at_once = None;
-    let mut titles_found = None;
     let mut paired_copy = None;
-    let mut titles_by_words = false;
-    let (documents_in, titles_in): (Option<Box<dyn NeighbourSearch>>, Box<dyn NeighbourSearch>) =
-        match within {
-            Within::Store {
-                index,
-                title_only,
-                doc_of_key,
-            } => {
-                let exact = config.exact_search || index.search_exactly();
-                let in_store = |store| -> Box<dyn NeighbourSearch + '_> {
-                    Box::new(InStore {
-                        store,
-                        documents: doc_of_key,
-                        exact,
-                    })
-                };
-                (Some(in_store(index.store())), in_store(title_only.store()))
+    let (documents_in, titles_in): (Option<Box<dyn NeighbourSearch>>, TitleHits) = match within {
+        Within::Store {
+            index,
+            title_only,
+            doc_of_key,
+        } => {
+            let exact = config.exact_search || index.search_exactly();
+            let in_store = |store| -> Box<dyn NeighbourSearch + '_> {
+                Box::new(InStore {
+                    store,
+                    documents: doc_of_key,
+                    exact,
+                })
+            };
+            let titles_in = TitleHits::Searched(in_store(title_only.store()));
+            (Some(in_store(index.store())), titles_in)
+        }
+        Within::Cells(cells, proposed, found) => {
+            let clock = std::time::Instant::now();
+            cells.with_cosines(&proposed.pairs, &mut neighbours);
+            by_title = TitleOnlyPartners::of(cells, &neighbours, &proposed.title_only, min_cosine);
+            if let Some(pairs) = &proposed.by_title_words {
+                // A copy of a vector many hold leaves them to its first, as it leaves it
+                // its title's search.
+                let paired = cells.paired_copy();
+                let searched = |record: u32| paired.as_ref().is_none_or(|paired| !paired(record));
+                by_title.add(pairs.iter().filter(|&&(record, _)| searched(record)));
             }
-            Within::Cells(cells, proposed, found) => {
-                let titles_in = InCells::among(cells, &proposed.title_only);
-                let clock = std::time::Instant::now();
-                cells.with_cosines(&proposed.pairs, &mut neighbours);
-                by_title =
-                    TitleOnlyPartners::of(cells, &neighbours, &proposed.title_only, min_cosine);
-                if let Some(pairs) = &proposed.by_title_words {
-                    // A copy of a vector many hold leaves them to its first, as it leaves it
-                    // its title's search.
-                    let paired = cells.paired_copy();
-                    let searched =
-                        |record: u32| paired.as_ref().is_none_or(|paired| !paired(record));
-                    by_title.add(pairs.iter().filter(|&&(record, _)| searched(record)));
-                    titles_by_words = true;
-                }
-                if let Some(held) = &proposed.held_titles {
-                    by_title.score_held(held, min_cosine, &mut neighbours);
-                }
-                drop(proposed);
-                tracing::info!(
-                    seconds = clock.elapsed().as_secs_f64(),
-                    "MinHash's pairs scored by their vectors"
-                );
-                let clock = std::time::Instant::now();
-                let before = neighbours.len();
-                match found {
-                    Some(found) => {
-                        cells.neighbours_found(found.documents, &mut neighbours);
-                        titles_found = Some(found.titles);
+            if let Some(held) = &proposed.held_titles {
+                by_title.score_held(held, min_cosine, &mut neighbours);
+            }
+            let by_words = proposed.by_title_words.is_some();
+            let among =
+                (!by_words && found.is_none()).then(|| InCells::among(cells, &proposed.title_only));
+            drop(proposed);
+            tracing::info!(
+                seconds = clock.elapsed().as_secs_f64(),
+                "MinHash's pairs scored by their vectors"
+            );
+            let clock = std::time::Instant::now();
+            let before = neighbours.len();
+            let titles_in = match found {
+                Some(found) => {
+                    cells.neighbours_found(found.documents, &mut neighbours);
+                    match by_words {
+                        true => TitleHits::ByWords,
+                        false => TitleHits::Found(found.titles),
                     }
-                    None => cells.neighbours(top_k, &mut neighbours),
                 }
-                tracing::info!(
-                    pairs = neighbours.len() - before,
-                    seconds = clock.elapsed().as_secs_f64(),
-                    "documents searched within their cells"
-                );
-                // Within cells only titles are left to search, many at a time.
-                titles_at_once = Some(cells.queries_at_once());
-                paired_copy = cells.paired_copy();
-                (None, Box::new(titles_in))
-            }
-        };
+                None => {
+                    cells.neighbours(top_k, &mut neighbours);
+                    match among {
+                        Some(among) => TitleHits::Searched(Box::new(among)),
+                        None => TitleHits::ByWords,
+                    }
+                }
+            };
+            tracing::info!(
+                pairs = neighbours.len() - before,
+                seconds = clock.elapsed().as_secs_f64(),
+                "documents searched within their cells"
+            );
+            // Within cells only titles are left to search, many at a time.
+            titles_at_once = Some(cells.queries_at_once());
+            paired_copy = cells.paired_copy();
+            (None, titles_in)
+        }
+    };
     neighbours.retain(|&(_, _, cosine)| cosine >= min_cosine);
     let clock = std::time::Instant::now();
     // Titles searched on their own count beside the documents.
@@ -170,14 +187,16 @@ pub(in crate::pipeline) fn candidates(
             }
             None => (Vec::new(), Vec::new()),
         };
-        match &titles_found {
-            _ if titles_by_words => hits.extend(titles.iter().map(|_| Vec::new())),
-            Some(found) => hits.extend(
+        match &titles_in {
+            TitleHits::ByWords => hits.extend(titles.iter().map(|_| Vec::new())),
+            TitleHits::Found(found) => hits.extend(
                 titles
                     .iter()
                     .map(|(query, _)| found.list(query.doc).to_vec()),
             ),
-            None => hits.extend(titles_in.nearest(&vectors_of(&titles), top_k + 1)?),
+            TitleHits::Searched(search) => {
+                hits.extend(search.nearest(&vectors_of(&titles), top_k + 1)?)
+            }
         }
         let searched = documents.iter().chain(&titles);
         for ((query, vector), hits) in searched.zip(hits) {

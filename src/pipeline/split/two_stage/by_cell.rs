@@ -155,7 +155,7 @@ fn embedded_runs(signed: &SignedParts) -> Value {
 fn read_sample(signed: &SignedParts, sample: CellSample) -> Result<(Codes, CopyHashes)> {
     let mut sampled: Option<Codes> = None;
     let mut hashes = CopyHashes::default();
-    visit_documents_and_titles(signed, |first, documents, _, _| {
+    visit_documents_and_titles(signed, false, |first, documents, _, _| {
         let sampled = sampled.get_or_insert_with(|| Codes::new(documents.width()));
         for row in 0..documents.len() {
             if sample.holds(first + row) {
@@ -170,9 +170,11 @@ fn read_sample(signed: &SignedParts, sample: CellSample) -> Result<(Codes, CopyH
 
 /// Hands `visit` every part's queries a block at a time, in the run's order: the number of
 /// the block's first document and the documents' codes, then the documents of its titles and
-/// their codes. Checks that the parts hold every document's code once, in order.
+/// their codes (none unless `with_titles`: a title's codes are as many as a document's). Checks
+/// that the parts hold every document's code once, in order.
 fn visit_documents_and_titles(
     signed: &SignedParts,
+    with_titles: bool,
     mut visit: impl FnMut(usize, &Codes, &[u32], &Codes) -> Result<()>,
 ) -> Result<()> {
     let mut next = 0;
@@ -182,8 +184,10 @@ fn visit_documents_and_titles(
         let (mut titles, mut title_codes) = (Vec::new(), Codes::new(codes.width()));
         for (row, query) in queries.iter().enumerate() {
             if query.title {
-                titles.push(query.doc);
-                title_codes.push_code(codes.row(row));
+                if with_titles {
+                    titles.push(query.doc);
+                    title_codes.push_code(codes.row(row));
+                }
             } else if query.doc as usize == next {
                 documents.push_code(codes.row(row));
                 next += 1;

@@ -45,7 +45,9 @@ impl TitleCells {
                 for doc in 0..sketches.len() {
                     let title = sketches.facts(doc).title_alone();
                     title_only.push(title.is_some());
-                    if let (Some(words), Some(title)) = (&mut words, title) {
+                    if let (Some(words), Some(title)) = (&mut words, title)
+                        && TitleOnlyIndex::long_enough(title)
+                    {
                         words.push(block.docs.start + doc as u32, title);
                     }
                 }
@@ -61,15 +63,17 @@ impl TitleCells {
             "placing the documents and routing the titles",
         );
         let (mut titles, mut routed) = (Vec::new(), Vec::new());
-        visit_documents_and_titles(signed, |_, documents, block_titles, title_codes| {
-            placing.place(documents);
-            if !by_words {
+        visit_documents_and_titles(
+            signed,
+            !by_words,
+            |_, documents, block_titles, title_codes| {
+                placing.place(documents);
                 titles.extend_from_slice(block_titles);
                 routed.extend(placing.placement().route(title_codes));
-            }
-            bar.inc(documents.len() as u64);
-            Ok(())
-        })?;
+                bar.inc(documents.len() as u64);
+                Ok(())
+            },
+        )?;
         bar.finish_and_clear();
         tracing::info!(
             titles = titles.len(),
@@ -124,8 +128,9 @@ impl TitleCells {
     }
 }
 
-/// The titles of the title-only documents (`title-only-words.bin`), for the parts that confirm
-/// to find each record's title-only copies by their words ([`TitleOnlyIndex`]).
+/// The titles of the title-only documents that are long enough to match
+/// ([`TitleOnlyIndex::long_enough`]; `title-only-words.bin`), for the parts that confirm to find
+/// each record's title-only copies by their words ([`TitleOnlyIndex`]).
 #[derive(Default)]
 pub(in crate::pipeline::split::two_stage) struct TitleOnlyWords {
     docs: Vec<u32>,
