@@ -191,6 +191,13 @@ impl Method {
         }
     }
 
+    /// Whether each pair's score is the similarity groups are formed by (for MinHash and
+    /// two-stage, the Jaccard estimate of the signatures), so that a join of parts may answer
+    /// grouping from the scores the parts wrote; a learned rule's probability is not.
+    pub fn scores_are_similarities(&self) -> bool {
+        !matches!(self, Method::TwoStage(c) if c.settings.confirm.rule.is_learned())
+    }
+
     pub(super) fn find(
         &self,
         inputs: &[Input],

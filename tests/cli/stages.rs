@@ -434,9 +434,20 @@ fn two_stage_signed_and_embedded_in_parts_writes_the_files_of_one_run() {
     std::fs::write(&data, lines.join("\n") + "\n").unwrap();
     let vectors = at("words.txt");
     word_vectors_around(&data, &vectors, 0.3);
-    // Many cells, so that MinHash's proposals join the search, and one (the default here).
-    for cells in [&["--cells", "12"][..], &[]] {
-        let label = cells.len();
+    // Many cells and one (the default here); and in one cell the learned rule (fitted on these
+    // vectors), whose pairs' scores are probabilities, where groups form by the Jaccard
+    // estimate.
+    let model = at("model.json");
+    let glove = ["--embedder", "glove", "--glove", s(&vectors)];
+    let train = ["train", "--truth", s(&data), "--out", s(&model), "-q"];
+    ok(&[&train[..], &glove[..]].concat());
+    let meaning = ["--match", "meaning", "--confirm-model", s(&model)];
+    let runs = [
+        ("2", &["--cells", "12"][..]),
+        ("0", &[]),
+        ("meaning", &meaning[..]),
+    ];
+    for (label, cells) in runs {
         let mut settings = vec!["--embedder", "glove", "--glove", s(&vectors), "-q"];
         settings.extend(cells);
         let whole = at(&format!("whole{label}"));

@@ -79,9 +79,15 @@ pub(in crate::pipeline) fn join(
     };
     times.confirm = clock.elapsed().as_secs_f64();
 
-    // A pair a part scored is answered from its score, which is the similarity grouping asks
-    // for; the signatures of the rest are read.
-    let asked = AskedScores::of(&corpus.ids, &pairs, spec.method.linkage(), &candidates)?;
+    // A pair a part scored is answered from its score, where that is the similarity grouping
+    // asks for; the signatures of the rest are read.
+    let by_score = spec.method.scores_are_similarities();
+    let asked = AskedScores::of(
+        &corpus.ids,
+        &pairs,
+        spec.method.linkage(),
+        by_score.then_some(&candidates),
+    )?;
     let gathered = Gathered::read(&signed, asked.unscored(), config.confirm.minhash.num_perm)?;
     tracing::info!(
         parts = signed.folders.len(),
@@ -267,8 +273,9 @@ pub(in crate::pipeline) fn check_signed(signed: &SignedParts, corpus: &Corpus) -
     Ok(())
 }
 
-/// The pairs grouping asks the similarity of, with the score of each that is a candidate. A
-/// part scored every candidate; the signatures of the documents of the rest are read.
+/// The pairs grouping asks the similarity of, with the score of each that is a candidate
+/// where scores are similarities. A part scored every candidate; the signatures of the
+/// documents of the rest are read.
 struct AskedScores {
     /// The pairs asked, `(smaller, larger)`, sorted, without repeats.
     pairs: Vec<(u32, u32)>,
@@ -277,7 +284,8 @@ struct AskedScores {
 }
 
 impl AskedScores {
-    /// The pairs that grouping `pairs` under `linkage` asks, scored from `candidates`.
+    /// The pairs that grouping `pairs` under `linkage` asks, scored from `candidates` (none
+    /// where the scores are not the similarity groups are formed by).
     /// Grouping is run once to learn them: which pairs a group asks does not turn on their
     /// similarity (single linkage asks every pair of a component, or of a sample of a large
     /// one; complete and star ask only linked, so scored, pairs).
@@ -285,7 +293,7 @@ impl AskedScores {
         ids: &[String],
         pairs: &[Pair],
         linkage: Linkage,
-        candidates: &ScoredCandidates,
+        candidates: Option<&ScoredCandidates>,
     ) -> Result<AskedScores> {
         let edges: Vec<(u32, u32)> = pairs.iter().map(|p| (p.a, p.b)).collect();
         let asked = Mutex::new(Vec::new());
@@ -298,8 +306,9 @@ impl AskedScores {
         asked.par_sort_unstable();
         asked.dedup();
         let scores = match candidates {
+            None => vec![f64::NAN; asked.len()],
             // Held, the candidates are found by each asked pair: far fewer than they are.
-            ScoredCandidates::Held(scored) => (asked.par_iter())
+            Some(ScoredCandidates::Held(scored)) => (asked.par_iter())
                 .map(
                     |&(x, y)| match scored.find(x, y).or_else(|| scored.find(y, x)) {
                         Some(i) => scored.get(i).score,
@@ -308,7 +317,7 @@ impl AskedScores {
                 )
                 .collect(),
             // In files, each candidate read finds its asked pair, if any.
-            ScoredCandidates::InFiles(files) => {
+            Some(ScoredCandidates::InFiles(files)) => {
                 let mut scores = vec![f64::NAN; asked.len()];
                 files.for_each(&mut |p| {
                     if let Ok(i) = asked.binary_search(&(p.a.min(p.b), p.a.max(p.b))) {
@@ -489,7 +498,7 @@ mod tests {
             scored.push(a, b, score);
         }
         let candidates = ScoredCandidates::Held(Arc::new(scored));
-        let asked = AskedScores::of(&ids, &pairs, Linkage::Single, &candidates).unwrap();
+        let asked = AskedScores::of(&ids, &pairs, Linkage::Single, Some(&candidates)).unwrap();
         assert_eq!(asked.pairs, [(0, 1), (0, 2), (1, 2), (3, 4)]);
         assert_eq!(asked.unscored(), [0, 2]);
         assert_eq!(asked.score(1, 0), Some(0.8));
@@ -497,9 +506,14 @@ mod tests {
         assert_eq!(asked.score(1, 3), None, "not asked");
         // Complete and star linkage ask only linked pairs.
         for linkage in [Linkage::Complete, Linkage::Star] {
-            let asked = AskedScores::of(&ids, &pairs, linkage, &candidates).unwrap();
+            let asked = AskedScores::of(&ids, &pairs, linkage, Some(&candidates)).unwrap();
             assert!(asked.unscored().is_empty(), "{linkage:?}");
             assert_eq!(asked.score(3, 4), Some(0.9), "{linkage:?}");
         }
+        // Scores that are not similarities (a learned rule's probabilities) answer nothing:
+        // every document of a pair asked is named.
+        let asked = AskedScores::of(&ids, &pairs, Linkage::Single, None).unwrap();
+        assert_eq!(asked.unscored(), [0, 1, 2, 3, 4]);
+        assert_eq!(asked.score(1, 0), None);
     }
 }
